@@ -42,8 +42,8 @@ fn run(spec_dir: &Path, out_dir: &Path) -> Result<usize, String> {
     for path in &paths {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let message = model::Message::parse(&text)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let message =
+            model::Message::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(message) = message {
             messages.push(message);
         }

@@ -91,7 +91,10 @@ impl Message {
 
         let mut structs = Vec::new();
         let empty = Vec::new();
-        let top_fields = json.get("fields").and_then(Value::as_array).unwrap_or(&empty);
+        let top_fields = json
+            .get("fields")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
         let fields = parse_fields(top_fields, &mut structs)?;
         structs.insert(
             0,

@@ -8,6 +8,8 @@
 //! length from the wire (see `wire`), and record batches stay opaque, zero-copy slices of the
 //! frame that `record_batch` can inspect and patch.
 
+#[cfg(test)]
+mod conformance_tests;
 pub mod wire;
 #[rustfmt::skip]
 pub mod messages;

@@ -58,6 +58,26 @@ impl wire::Struct for AddOffsetsToTxnRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddOffsetsToTxnRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_id = rng.string();
+        }
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if true {
+            this.group_id = rng.string();
+        }
+        this
+    }
+}
+
 impl wire::Message for AddOffsetsToTxnRequest {
     const NAME: &'static str = "AddOffsetsToTxnRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

@@ -49,6 +49,20 @@ impl wire::Struct for AddOffsetsToTxnResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddOffsetsToTxnResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for AddOffsetsToTxnResponse {
     const NAME: &'static str = "AddOffsetsToTxnResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

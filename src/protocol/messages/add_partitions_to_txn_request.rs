@@ -141,6 +141,31 @@ impl wire::Struct for AddPartitionsToTxnRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 4 {
+            this.transactions = rng
+                .vec(|rng| <AddPartitionsToTxnTransaction as wire::Sample>::sample(rng, version));
+        }
+        if version <= 3 {
+            this.v3_and_below_transactional_id = rng.string();
+        }
+        if version <= 3 {
+            this.v3_and_below_producer_id = rng.next() as i64;
+        }
+        if version <= 3 {
+            this.v3_and_below_producer_epoch = rng.next() as i16;
+        }
+        if version <= 3 {
+            this.v3_and_below_topics =
+                rng.vec(|rng| <AddPartitionsToTxnTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddPartitionsToTxnTransaction {
     pub transactional_id: String,
@@ -265,6 +290,30 @@ impl wire::Struct for AddPartitionsToTxnTransaction {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnTransaction {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 4 {
+            this.transactional_id = rng.string();
+        }
+        if version >= 4 {
+            this.producer_id = rng.next() as i64;
+        }
+        if version >= 4 {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if version >= 4 {
+            this.verify_only = rng.bool();
+        }
+        if version >= 4 {
+            this.topics =
+                rng.vec(|rng| <AddPartitionsToTxnTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddPartitionsToTxnTopic {
     pub name: String,
@@ -313,6 +362,20 @@ impl wire::Struct for AddPartitionsToTxnTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

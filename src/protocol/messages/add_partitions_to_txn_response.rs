@@ -106,6 +106,28 @@ impl wire::Struct for AddPartitionsToTxnResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 4 {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 4 {
+            this.results_by_transaction =
+                rng.vec(|rng| <AddPartitionsToTxnResult as wire::Sample>::sample(rng, version));
+        }
+        if version <= 3 {
+            this.results_by_topic_v3_and_below = rng
+                .vec(|rng| <AddPartitionsToTxnTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddPartitionsToTxnResult {
     pub transactional_id: String,
@@ -185,6 +207,21 @@ impl wire::Struct for AddPartitionsToTxnResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 4 {
+            this.transactional_id = rng.string();
+        }
+        if version >= 4 {
+            this.topic_results = rng
+                .vec(|rng| <AddPartitionsToTxnTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddPartitionsToTxnTopicResult {
     pub name: String,
@@ -238,6 +275,22 @@ impl wire::Struct for AddPartitionsToTxnTopicResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.results_by_partition = rng.vec(|rng| {
+                <AddPartitionsToTxnPartitionResult as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddPartitionsToTxnPartitionResult {
     pub partition_index: i32,
@@ -281,6 +334,20 @@ impl wire::Struct for AddPartitionsToTxnPartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AddPartitionsToTxnPartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.partition_error_code = rng.next() as i16;
+        }
+        this
     }
 }
 

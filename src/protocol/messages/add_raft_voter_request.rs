@@ -84,6 +84,36 @@ impl wire::Struct for AddRaftVoterRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AddRaftVoterRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.voter_id = rng.next() as i32;
+        }
+        if true {
+            this.voter_directory_id = rng.uuid();
+        }
+        if true {
+            this.listeners = rng.vec(|rng| <Listener as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.ack_when_committed = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listener {
     pub name: String,
@@ -131,6 +161,23 @@ impl wire::Struct for Listener {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Listener {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 

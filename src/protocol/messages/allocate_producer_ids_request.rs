@@ -49,6 +49,20 @@ impl wire::Struct for AllocateProducerIdsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AllocateProducerIdsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.broker_epoch = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for AllocateProducerIdsRequest {
     const NAME: &'static str = "AllocateProducerIdsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

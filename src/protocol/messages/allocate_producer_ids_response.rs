@@ -57,6 +57,26 @@ impl wire::Struct for AllocateProducerIdsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AllocateProducerIdsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.producer_id_start = rng.next() as i64;
+        }
+        if true {
+            this.producer_id_len = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for AllocateProducerIdsResponse {
     const NAME: &'static str = "AllocateProducerIdsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

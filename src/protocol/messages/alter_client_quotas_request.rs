@@ -56,6 +56,20 @@ impl wire::Struct for AlterClientQuotasRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterClientQuotasRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entries = rng.vec(|rng| <EntryData as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.validate_only = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityData {
     pub entity_type: String,
@@ -100,6 +114,24 @@ impl wire::Struct for EntityData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EntityData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity_type = rng.string();
+        }
+        if true {
+            this.entity_name = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -150,6 +182,23 @@ impl wire::Struct for OpData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OpData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.key = rng.string();
+        }
+        if true {
+            this.value = (rng.next() % 1_000_000) as f64 / 8.0;
+        }
+        if true {
+            this.remove = rng.bool();
+        }
+        this
     }
 }
 
@@ -210,6 +259,20 @@ impl wire::Struct for EntryData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EntryData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity = rng.vec(|rng| <EntityData as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.ops = rng.vec(|rng| <OpData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

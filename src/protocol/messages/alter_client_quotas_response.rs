@@ -56,6 +56,20 @@ impl wire::Struct for AlterClientQuotasResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterClientQuotasResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.entries = rng.vec(|rng| <EntryData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityData {
     pub entity_type: String,
@@ -100,6 +114,24 @@ impl wire::Struct for EntityData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EntityData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity_type = rng.string();
+        }
+        if true {
+            this.entity_name = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -158,6 +190,27 @@ impl wire::Struct for EntryData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EntryData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.entity = rng.vec(|rng| <EntityData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

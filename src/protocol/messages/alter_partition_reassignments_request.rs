@@ -72,6 +72,23 @@ impl wire::Struct for AlterPartitionReassignmentsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterPartitionReassignmentsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.allow_replication_factor_change = rng.bool();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <ReassignableTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReassignablePartition {
     pub partition_index: i32,
@@ -120,6 +137,24 @@ impl wire::Struct for ReassignablePartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReassignablePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.replicas = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.next() as i32))
+            };
+        }
+        this
     }
 }
 
@@ -173,6 +208,21 @@ impl wire::Struct for ReassignableTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReassignableTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <ReassignablePartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -74,6 +74,34 @@ impl wire::Struct for AlterPartitionReassignmentsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterPartitionReassignmentsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.allow_replication_factor_change = rng.bool();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.responses =
+                rng.vec(|rng| <ReassignableTopicResponse as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReassignablePartitionResponse {
     pub partition_index: i32,
@@ -122,6 +150,27 @@ impl wire::Struct for ReassignablePartitionResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReassignablePartitionResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -175,6 +224,21 @@ impl wire::Struct for ReassignableTopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReassignableTopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng
+                .vec(|rng| <ReassignablePartitionResponse as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

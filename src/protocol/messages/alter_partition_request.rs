@@ -60,6 +60,23 @@ impl wire::Struct for AlterPartitionRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterPartitionRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.broker_epoch = rng.next() as i64;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct BrokerState {
     pub broker_id: i32,
@@ -125,6 +142,20 @@ impl wire::Struct for BrokerState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for BrokerState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.broker_id = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.broker_epoch = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -230,6 +261,33 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if version <= 2 {
+            this.new_isr = rng.vec(|rng| rng.next() as i32);
+        }
+        if version >= 3 {
+            this.new_isr_with_epochs =
+                rng.vec(|rng| <BrokerState as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.leader_recovery_state = rng.next() as i8;
+        }
+        if true {
+            this.partition_epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic_id: ::uuid::Uuid,
@@ -280,6 +338,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

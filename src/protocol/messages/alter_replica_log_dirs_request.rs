@@ -52,6 +52,17 @@ impl wire::Struct for AlterReplicaLogDirsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDirsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.dirs = rng.vec(|rng| <AlterReplicaLogDir as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterReplicaLogDirTopic {
     pub name: String,
@@ -100,6 +111,20 @@ impl wire::Struct for AlterReplicaLogDirTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDirTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -153,6 +178,21 @@ impl wire::Struct for AlterReplicaLogDir {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDir {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.path = rng.string();
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <AlterReplicaLogDirTopic as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

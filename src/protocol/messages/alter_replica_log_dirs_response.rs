@@ -56,6 +56,21 @@ impl wire::Struct for AlterReplicaLogDirsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDirsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.results = rng
+                .vec(|rng| <AlterReplicaLogDirTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterReplicaLogDirPartitionResult {
     pub partition_index: i32,
@@ -99,6 +114,20 @@ impl wire::Struct for AlterReplicaLogDirPartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDirPartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -152,6 +181,22 @@ impl wire::Struct for AlterReplicaLogDirTopicResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterReplicaLogDirTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <AlterReplicaLogDirPartitionResult as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
     }
 }
 

@@ -56,6 +56,22 @@ impl wire::Struct for AlterShareGroupOffsetsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| {
+                <AlterShareGroupOffsetsRequestTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterShareGroupOffsetsRequestPartition {
     pub partition_index: i32,
@@ -99,6 +115,20 @@ impl wire::Struct for AlterShareGroupOffsetsRequestPartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsRequestPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -152,6 +182,22 @@ impl wire::Struct for AlterShareGroupOffsetsRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <AlterShareGroupOffsetsRequestPartition as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
     }
 }
 

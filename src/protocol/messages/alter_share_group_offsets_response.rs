@@ -65,6 +65,32 @@ impl wire::Struct for AlterShareGroupOffsetsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.responses = rng.vec(|rng| {
+                <AlterShareGroupOffsetsResponseTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterShareGroupOffsetsResponsePartition {
     pub partition_index: i32,
@@ -113,6 +139,27 @@ impl wire::Struct for AlterShareGroupOffsetsResponsePartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -170,6 +217,25 @@ impl wire::Struct for AlterShareGroupOffsetsResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterShareGroupOffsetsResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <AlterShareGroupOffsetsResponsePartition as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
     }
 }
 

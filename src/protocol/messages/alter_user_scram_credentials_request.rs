@@ -63,6 +63,22 @@ impl wire::Struct for AlterUserScramCredentialsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterUserScramCredentialsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.deletions =
+                rng.vec(|rng| <ScramCredentialDeletion as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.upsertions =
+                rng.vec(|rng| <ScramCredentialUpsertion as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScramCredentialDeletion {
     pub name: String,
@@ -106,6 +122,20 @@ impl wire::Struct for ScramCredentialDeletion {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ScramCredentialDeletion {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.mechanism = rng.next() as i8;
+        }
+        this
     }
 }
 
@@ -165,6 +195,29 @@ impl wire::Struct for ScramCredentialUpsertion {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ScramCredentialUpsertion {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.mechanism = rng.next() as i8;
+        }
+        if true {
+            this.iterations = rng.next() as i32;
+        }
+        if true {
+            this.salt = rng.bytes();
+        }
+        if true {
+            this.salted_password = rng.bytes();
+        }
+        this
     }
 }
 

@@ -56,6 +56,21 @@ impl wire::Struct for AlterUserScramCredentialsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AlterUserScramCredentialsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.results = rng
+                .vec(|rng| <AlterUserScramCredentialsResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterUserScramCredentialsResult {
     pub user: String,
@@ -104,6 +119,27 @@ impl wire::Struct for AlterUserScramCredentialsResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterUserScramCredentialsResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.user = rng.string();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

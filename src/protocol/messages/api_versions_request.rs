@@ -59,6 +59,20 @@ impl wire::Struct for ApiVersionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ApiVersionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.client_software_name = rng.string();
+        }
+        if version >= 3 {
+            this.client_software_version = rng.string();
+        }
+        this
+    }
+}
+
 impl wire::Message for ApiVersionsRequest {
     const NAME: &'static str = "ApiVersionsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

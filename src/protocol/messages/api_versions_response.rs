@@ -130,6 +130,37 @@ impl wire::Struct for ApiVersionsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ApiVersionsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.api_keys = rng.vec(|rng| <ApiVersion as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.supported_features =
+                rng.vec(|rng| <SupportedFeatureKey as wire::Sample>::sample(rng, version));
+        }
+        if version >= 3 {
+            this.finalized_features_epoch = rng.next() as i64;
+        }
+        if version >= 3 {
+            this.finalized_features =
+                rng.vec(|rng| <FinalizedFeatureKey as wire::Sample>::sample(rng, version));
+        }
+        if version >= 3 {
+            this.zk_migration_ready = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiVersion {
     pub api_key: i16,
@@ -177,6 +208,23 @@ impl wire::Struct for ApiVersion {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ApiVersion {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.api_key = rng.next() as i16;
+        }
+        if true {
+            this.min_version = rng.next() as i16;
+        }
+        if true {
+            this.max_version = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -263,6 +311,23 @@ impl wire::Struct for SupportedFeatureKey {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SupportedFeatureKey {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.name = rng.string();
+        }
+        if version >= 3 {
+            this.min_version = rng.next() as i16;
+        }
+        if version >= 3 {
+            this.max_version = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinalizedFeatureKey {
     pub name: String,
@@ -343,6 +408,23 @@ impl wire::Struct for FinalizedFeatureKey {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for FinalizedFeatureKey {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.name = rng.string();
+        }
+        if version >= 3 {
+            this.max_version_level = rng.next() as i16;
+        }
+        if version >= 3 {
+            this.min_version_level = rng.next() as i16;
+        }
+        this
     }
 }
 

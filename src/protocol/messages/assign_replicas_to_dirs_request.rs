@@ -60,6 +60,23 @@ impl wire::Struct for AssignReplicasToDirsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AssignReplicasToDirsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.broker_epoch = rng.next() as i64;
+        }
+        if true {
+            this.directories = rng.vec(|rng| <DirectoryData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition_index: i32,
@@ -99,6 +116,17 @@ impl wire::Struct for PartitionData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -155,6 +183,20 @@ impl wire::Struct for TopicData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirectoryData {
     pub id: ::uuid::Uuid,
@@ -205,6 +247,20 @@ impl wire::Struct for DirectoryData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DirectoryData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.id = rng.uuid();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

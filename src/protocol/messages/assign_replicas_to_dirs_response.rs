@@ -60,6 +60,23 @@ impl wire::Struct for AssignReplicasToDirsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AssignReplicasToDirsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.directories = rng.vec(|rng| <DirectoryData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition_index: i32,
@@ -103,6 +120,20 @@ impl wire::Struct for PartitionData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -159,6 +190,20 @@ impl wire::Struct for TopicData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirectoryData {
     pub id: ::uuid::Uuid,
@@ -209,6 +254,20 @@ impl wire::Struct for DirectoryData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DirectoryData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.id = rng.uuid();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -90,6 +90,24 @@ impl wire::Struct for BeginQuorumEpochResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BeginQuorumEpochResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition_index: i32,
@@ -144,6 +162,26 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic_name: String,
@@ -194,6 +232,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -277,6 +329,23 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.host = rng.string();
+        }
+        if version >= 1 {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 

@@ -94,6 +94,32 @@ impl wire::Struct for BrokerHeartbeatRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BrokerHeartbeatRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.broker_epoch = rng.next() as i64;
+        }
+        if true {
+            this.current_metadata_offset = rng.next() as i64;
+        }
+        if true {
+            this.want_fence = rng.bool();
+        }
+        if true {
+            this.want_shut_down = rng.bool();
+        }
+        if version >= 1 {
+            this.offline_log_dirs = rng.vec(|rng| rng.uuid());
+        }
+        this
+    }
+}
+
 impl wire::Message for BrokerHeartbeatRequest {
     const NAME: &'static str = "BrokerHeartbeatRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

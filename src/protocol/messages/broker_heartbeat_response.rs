@@ -61,6 +61,29 @@ impl wire::Struct for BrokerHeartbeatResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BrokerHeartbeatResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.is_caught_up = rng.bool();
+        }
+        if true {
+            this.is_fenced = rng.bool();
+        }
+        if true {
+            this.should_shut_down = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for BrokerHeartbeatResponse {
     const NAME: &'static str = "BrokerHeartbeatResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

@@ -117,6 +117,45 @@ impl wire::Struct for BrokerRegistrationRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BrokerRegistrationRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.cluster_id = rng.string();
+        }
+        if true {
+            this.incarnation_id = rng.uuid();
+        }
+        if true {
+            this.listeners = rng.vec(|rng| <Listener as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.features = rng.vec(|rng| <Feature as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.rack = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 1 {
+            this.is_migrating_zk_broker = rng.bool();
+        }
+        if version >= 2 {
+            this.log_dirs = rng.vec(|rng| rng.uuid());
+        }
+        if version >= 3 {
+            this.previous_broker_epoch = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listener {
     pub name: String,
@@ -171,6 +210,26 @@ impl wire::Struct for Listener {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Listener {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        if true {
+            this.security_protocol = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Feature {
     pub name: String,
@@ -220,6 +279,23 @@ impl wire::Struct for Feature {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Feature {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.min_supported_version = rng.next() as i16;
+        }
+        if true {
+            this.max_supported_version = rng.next() as i16;
+        }
+        this
     }
 }
 

@@ -53,6 +53,23 @@ impl wire::Struct for BrokerRegistrationResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BrokerRegistrationResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.broker_epoch = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for BrokerRegistrationResponse {
     const NAME: &'static str = "BrokerRegistrationResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

@@ -56,6 +56,20 @@ impl wire::Struct for ConsumerGroupDescribeResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ConsumerGroupDescribeResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.groups = rng.vec(|rng| <DescribedGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Member {
     pub member_id: String,
@@ -157,6 +171,59 @@ impl wire::Struct for Member {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Member {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.instance_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rack_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.client_id = rng.string();
+        }
+        if true {
+            this.client_host = rng.string();
+        }
+        if true {
+            this.subscribed_topic_names = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.subscribed_topic_regex = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.assignment = <Assignment as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.target_assignment = <Assignment as wire::Sample>::sample(rng, version);
+        }
+        if version >= 1 {
+            this.member_type = rng.next() as i8;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedGroup {
     pub error_code: i16,
@@ -240,6 +307,45 @@ impl wire::Struct for DescribedGroup {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribedGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.group_state = rng.string();
+        }
+        if true {
+            this.group_epoch = rng.next() as i32;
+        }
+        if true {
+            this.assignment_epoch = rng.next() as i32;
+        }
+        if true {
+            this.assignor_name = rng.string();
+        }
+        if true {
+            this.members = rng.vec(|rng| <Member as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.authorized_operations = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicPartitions {
     pub topic_id: ::uuid::Uuid,
@@ -295,6 +401,23 @@ impl wire::Struct for TopicPartitions {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TopicPartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assignment {
     pub topic_partitions: Vec<TopicPartitions>,
@@ -341,6 +464,18 @@ impl wire::Struct for Assignment {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Assignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_partitions =
+                rng.vec(|rng| <TopicPartitions as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -115,6 +115,68 @@ impl wire::Struct for ConsumerGroupHeartbeatRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ConsumerGroupHeartbeatRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.instance_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rack_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rebalance_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.subscribed_topic_names = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.string()))
+            };
+        }
+        if version >= 1 {
+            this.subscribed_topic_regex = if version >= 1 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.server_assignor = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topic_partitions = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TopicPartitions as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicPartitions {
     pub topic_id: ::uuid::Uuid,
@@ -163,6 +225,20 @@ impl wire::Struct for TopicPartitions {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

@@ -42,6 +42,25 @@ impl wire::Struct for ConsumerProtocolAssignment {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ConsumerProtocolAssignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.assigned_partitions =
+                rng.vec(|rng| <TopicPartition as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.user_data = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicPartition {
     pub topic: String,
@@ -76,6 +95,20 @@ impl wire::Struct for TopicPartition {
             wire::write_i32(buf, *e)
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

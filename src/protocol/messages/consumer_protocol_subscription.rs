@@ -71,6 +71,38 @@ impl wire::Struct for ConsumerProtocolSubscription {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ConsumerProtocolSubscription {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.user_data = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        if version >= 1 {
+            this.owned_partitions =
+                rng.vec(|rng| <TopicPartition as wire::Sample>::sample(rng, version));
+        }
+        if version >= 2 {
+            this.generation_id = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.rack_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicPartition {
     pub topic: String,
@@ -130,6 +162,20 @@ impl wire::Struct for TopicPartition {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.topic = rng.string();
+        }
+        if version >= 1 {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

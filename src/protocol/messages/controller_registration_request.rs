@@ -75,6 +75,29 @@ impl wire::Struct for ControllerRegistrationRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ControllerRegistrationRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.controller_id = rng.next() as i32;
+        }
+        if true {
+            this.incarnation_id = rng.uuid();
+        }
+        if true {
+            this.zk_migration_ready = rng.bool();
+        }
+        if true {
+            this.listeners = rng.vec(|rng| <Listener as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.features = rng.vec(|rng| <Feature as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listener {
     pub name: String,
@@ -129,6 +152,26 @@ impl wire::Struct for Listener {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Listener {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        if true {
+            this.security_protocol = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Feature {
     pub name: String,
@@ -178,6 +221,23 @@ impl wire::Struct for Feature {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Feature {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.min_supported_version = rng.next() as i16;
+        }
+        if true {
+            this.max_supported_version = rng.next() as i16;
+        }
+        this
     }
 }
 

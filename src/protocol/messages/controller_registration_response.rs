@@ -54,6 +54,27 @@ impl wire::Struct for ControllerRegistrationResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ControllerRegistrationResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for ControllerRegistrationResponse {
     const NAME: &'static str = "ControllerRegistrationResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -52,6 +52,17 @@ impl wire::Struct for CreateAclsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreateAclsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.creations = rng.vec(|rng| <AclCreation as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AclCreation {
     pub resource_type: i8,
@@ -115,6 +126,35 @@ impl wire::Struct for AclCreation {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AclCreation {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.resource_pattern_type = rng.next() as i8;
+        }
+        if true {
+            this.principal = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.operation = rng.next() as i8;
+        }
+        if true {
+            this.permission_type = rng.next() as i8;
+        }
+        this
     }
 }
 

@@ -92,6 +92,35 @@ impl wire::Struct for CreateDelegationTokenRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreateDelegationTokenRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.owner_principal_type = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 3 {
+            this.owner_principal_name = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.renewers =
+                rng.vec(|rng| <CreatableRenewers as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.max_lifetime_ms = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatableRenewers {
     pub principal_type: String,
@@ -137,6 +166,20 @@ impl wire::Struct for CreatableRenewers {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatableRenewers {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.principal_type = rng.string();
+        }
+        if true {
+            this.principal_name = rng.string();
+        }
+        this
     }
 }
 

@@ -115,6 +115,47 @@ impl wire::Struct for CreateDelegationTokenResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreateDelegationTokenResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.principal_type = rng.string();
+        }
+        if true {
+            this.principal_name = rng.string();
+        }
+        if version >= 3 {
+            this.token_requester_principal_type = rng.string();
+        }
+        if version >= 3 {
+            this.token_requester_principal_name = rng.string();
+        }
+        if true {
+            this.issue_timestamp_ms = rng.next() as i64;
+        }
+        if true {
+            this.expiry_timestamp_ms = rng.next() as i64;
+        }
+        if true {
+            this.max_timestamp_ms = rng.next() as i64;
+        }
+        if true {
+            this.token_id = rng.string();
+        }
+        if true {
+            this.hmac = rng.bytes();
+        }
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for CreateDelegationTokenResponse {
     const NAME: &'static str = "CreateDelegationTokenResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 3);

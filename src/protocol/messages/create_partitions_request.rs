@@ -60,6 +60,24 @@ impl wire::Struct for CreatePartitionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreatePartitionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics =
+                rng.vec(|rng| <CreatePartitionsTopic as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.validate_only = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatePartitionsAssignment {
     pub broker_ids: Vec<i32>,
@@ -104,6 +122,17 @@ impl wire::Struct for CreatePartitionsAssignment {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatePartitionsAssignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_ids = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -161,6 +190,30 @@ impl wire::Struct for CreatePartitionsTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatePartitionsTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.count = rng.next() as i32;
+        }
+        if true {
+            this.assignments =
+                if true && rng.bool() {
+                    None
+                } else {
+                    Some(rng.vec(|rng| {
+                        <CreatePartitionsAssignment as wire::Sample>::sample(rng, version)
+                    }))
+                };
+        }
+        this
     }
 }
 

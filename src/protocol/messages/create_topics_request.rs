@@ -60,6 +60,23 @@ impl wire::Struct for CreateTopicsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreateTopicsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = rng.vec(|rng| <CreatableTopic as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.validate_only = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatableReplicaAssignment {
     pub partition_index: i32,
@@ -111,6 +128,20 @@ impl wire::Struct for CreatableReplicaAssignment {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreatableReplicaAssignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.broker_ids = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatableTopicConfig {
     pub name: String,
@@ -154,6 +185,24 @@ impl wire::Struct for CreatableTopicConfig {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatableTopicConfig {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.value = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -226,6 +275,31 @@ impl wire::Struct for CreatableTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatableTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.num_partitions = rng.next() as i32;
+        }
+        if true {
+            this.replication_factor = rng.next() as i16;
+        }
+        if true {
+            this.assignments =
+                rng.vec(|rng| <CreatableReplicaAssignment as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.configs =
+                rng.vec(|rng| <CreatableTopicConfig as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -56,6 +56,21 @@ impl wire::Struct for CreateTopicsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreateTopicsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <CreatableTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatableTopicConfigs {
     pub name: String,
@@ -162,6 +177,33 @@ impl wire::Struct for CreatableTopicConfigs {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for CreatableTopicConfigs {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 5 {
+            this.name = rng.string();
+        }
+        if version >= 5 {
+            this.value = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.read_only = rng.bool();
+        }
+        if version >= 5 {
+            this.config_source = rng.next() as i8;
+        }
+        if version >= 5 {
+            this.is_sensitive = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatableTopicResult {
     pub name: String,
@@ -259,6 +301,46 @@ impl wire::Struct for CreatableTopicResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CreatableTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if version >= 7 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.topic_config_error_code = rng.next() as i16;
+        }
+        if version >= 5 {
+            this.num_partitions = rng.next() as i32;
+        }
+        if version >= 5 {
+            this.replication_factor = rng.next() as i16;
+        }
+        if version >= 5 {
+            this.configs = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <CreatableTopicConfigs as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
     }
 }
 

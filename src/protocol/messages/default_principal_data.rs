@@ -53,6 +53,23 @@ impl wire::Struct for DefaultPrincipalData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DefaultPrincipalData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.r#type = rng.string();
+        }
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.token_authenticated = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for DefaultPrincipalData {
     const NAME: &'static str = "DefaultPrincipalData";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

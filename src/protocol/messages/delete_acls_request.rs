@@ -52,6 +52,17 @@ impl wire::Struct for DeleteAclsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteAclsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.filters = rng.vec(|rng| <DeleteAclsFilter as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteAclsFilter {
     pub resource_type_filter: i8,
@@ -120,6 +131,47 @@ impl wire::Struct for DeleteAclsFilter {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteAclsFilter {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type_filter = rng.next() as i8;
+        }
+        if true {
+            this.resource_name_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.pattern_type_filter = rng.next() as i8;
+        }
+        if true {
+            this.principal_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.host_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.operation = rng.next() as i8;
+        }
+        if true {
+            this.permission_type = rng.next() as i8;
+        }
+        this
     }
 }
 

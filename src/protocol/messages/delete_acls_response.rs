@@ -56,6 +56,21 @@ impl wire::Struct for DeleteAclsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteAclsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.filter_results =
+                rng.vec(|rng| <DeleteAclsFilterResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteAclsMatchingAcl {
     pub error_code: i16,
@@ -131,6 +146,45 @@ impl wire::Struct for DeleteAclsMatchingAcl {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteAclsMatchingAcl {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.pattern_type = rng.next() as i8;
+        }
+        if true {
+            this.principal = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.operation = rng.next() as i8;
+        }
+        if true {
+            this.permission_type = rng.next() as i8;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteAclsFilterResult {
     pub error_code: i16,
@@ -186,6 +240,28 @@ impl wire::Struct for DeleteAclsFilterResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteAclsFilterResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.matching_acls =
+                rng.vec(|rng| <DeleteAclsMatchingAcl as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

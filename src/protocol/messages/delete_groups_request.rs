@@ -50,6 +50,17 @@ impl wire::Struct for DeleteGroupsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteGroupsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.groups_names = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for DeleteGroupsRequest {
     const NAME: &'static str = "DeleteGroupsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 2);

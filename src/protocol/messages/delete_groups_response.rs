@@ -56,6 +56,21 @@ impl wire::Struct for DeleteGroupsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteGroupsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.results =
+                rng.vec(|rng| <DeletableGroupResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeletableGroupResult {
     pub group_id: String,
@@ -99,6 +114,20 @@ impl wire::Struct for DeletableGroupResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeletableGroupResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 

@@ -56,6 +56,20 @@ impl wire::Struct for DeleteRecordsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = rng.vec(|rng| <DeleteRecordsTopic as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteRecordsPartition {
     pub partition_index: i32,
@@ -99,6 +113,20 @@ impl wire::Struct for DeleteRecordsPartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -152,6 +180,21 @@ impl wire::Struct for DeleteRecordsTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <DeleteRecordsPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

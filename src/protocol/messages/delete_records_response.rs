@@ -56,6 +56,21 @@ impl wire::Struct for DeleteRecordsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <DeleteRecordsTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteRecordsPartitionResult {
     pub partition_index: i32,
@@ -103,6 +118,23 @@ impl wire::Struct for DeleteRecordsPartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsPartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.low_watermark = rng.next() as i64;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -156,6 +188,21 @@ impl wire::Struct for DeleteRecordsTopicResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteRecordsTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <DeleteRecordsPartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -56,6 +56,22 @@ impl wire::Struct for DeleteShareGroupOffsetsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupOffsetsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| {
+                <DeleteShareGroupOffsetsRequestTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteShareGroupOffsetsRequestTopic {
     pub topic_name: String,
@@ -95,6 +111,17 @@ impl wire::Struct for DeleteShareGroupOffsetsRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupOffsetsRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        this
     }
 }
 

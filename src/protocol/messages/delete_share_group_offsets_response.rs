@@ -65,6 +65,32 @@ impl wire::Struct for DeleteShareGroupOffsetsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupOffsetsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.responses = rng.vec(|rng| {
+                <DeleteShareGroupOffsetsResponseTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteShareGroupOffsetsResponseTopic {
     pub topic_name: String,
@@ -117,6 +143,30 @@ impl wire::Struct for DeleteShareGroupOffsetsResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupOffsetsResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

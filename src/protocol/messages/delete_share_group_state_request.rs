@@ -56,6 +56,20 @@ impl wire::Struct for DeleteShareGroupStateRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupStateRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <DeleteStateData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition: i32,
@@ -95,6 +109,17 @@ impl wire::Struct for PartitionData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -148,6 +173,20 @@ impl wire::Struct for DeleteStateData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteStateData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -52,6 +52,17 @@ impl wire::Struct for DeleteShareGroupStateResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteShareGroupStateResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.results = rng.vec(|rng| <DeleteStateResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionResult {
     pub partition: i32,
@@ -100,6 +111,27 @@ impl wire::Struct for PartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -153,6 +185,21 @@ impl wire::Struct for DeleteStateResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteStateResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -83,6 +83,23 @@ impl wire::Struct for DeleteTopicsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteTopicsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 6 {
+            this.topics = rng.vec(|rng| <DeleteTopicState as wire::Sample>::sample(rng, version));
+        }
+        if version <= 5 {
+            this.topic_names = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteTopicState {
     pub name: Option<String>,
@@ -148,6 +165,24 @@ impl wire::Struct for DeleteTopicState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeleteTopicState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 6 {
+            this.name = if version >= 6 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 6 {
+            this.topic_id = rng.uuid();
+        }
+        this
     }
 }
 

@@ -56,6 +56,21 @@ impl wire::Struct for DeleteTopicsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DeleteTopicsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.responses =
+                rng.vec(|rng| <DeletableTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeletableTopicResult {
     pub name: Option<String>,
@@ -130,6 +145,34 @@ impl wire::Struct for DeletableTopicResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DeletableTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = if version >= 6 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 6 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 5 {
+            this.error_message = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

@@ -74,6 +74,47 @@ impl wire::Struct for DescribeAclsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeAclsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type_filter = rng.next() as i8;
+        }
+        if true {
+            this.resource_name_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.pattern_type_filter = rng.next() as i8;
+        }
+        if true {
+            this.principal_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.host_filter = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.operation = rng.next() as i8;
+        }
+        if true {
+            this.permission_type = rng.next() as i8;
+        }
+        this
+    }
+}
+
 impl wire::Message for DescribeAclsRequest {
     const NAME: &'static str = "DescribeAclsRequest";
     const VALID_VERSIONS: (i16, i16) = (1, 3);

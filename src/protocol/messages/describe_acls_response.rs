@@ -65,6 +65,31 @@ impl wire::Struct for DescribeAclsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeAclsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.resources =
+                rng.vec(|rng| <DescribeAclsResource as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AclDescription {
     pub principal: String,
@@ -116,6 +141,26 @@ impl wire::Struct for AclDescription {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AclDescription {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.principal = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.operation = rng.next() as i8;
+        }
+        if true {
+            this.permission_type = rng.next() as i8;
+        }
+        this
     }
 }
 
@@ -177,6 +222,26 @@ impl wire::Struct for DescribeAclsResource {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeAclsResource {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.pattern_type = rng.next() as i8;
+        }
+        if true {
+            this.acls = rng.vec(|rng| <AclDescription as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

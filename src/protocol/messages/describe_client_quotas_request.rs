@@ -56,6 +56,20 @@ impl wire::Struct for DescribeClientQuotasRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeClientQuotasRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.components = rng.vec(|rng| <ComponentData as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.strict = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ComponentData {
     pub entity_type: String,
@@ -103,6 +117,27 @@ impl wire::Struct for ComponentData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ComponentData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity_type = rng.string();
+        }
+        if true {
+            this.match_type = rng.next() as i8;
+        }
+        if true {
+            this.r#match = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

@@ -65,6 +65,34 @@ impl wire::Struct for DescribeClientQuotasResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeClientQuotasResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.entries = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <EntryData as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityData {
     pub entity_type: String,
@@ -112,6 +140,24 @@ impl wire::Struct for EntityData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EntityData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity_type = rng.string();
+        }
+        if true {
+            this.entity_name = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueData {
     pub key: String,
@@ -155,6 +201,20 @@ impl wire::Struct for ValueData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ValueData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.key = rng.string();
+        }
+        if true {
+            this.value = (rng.next() % 1_000_000) as f64 / 8.0;
+        }
+        this
     }
 }
 
@@ -215,6 +275,20 @@ impl wire::Struct for EntryData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EntryData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.entity = rng.vec(|rng| <EntityData as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.values = rng.vec(|rng| <ValueData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -77,6 +77,23 @@ impl wire::Struct for DescribeClusterRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeClusterRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.include_cluster_authorized_operations = rng.bool();
+        }
+        if version >= 1 {
+            this.endpoint_type = rng.next() as i8;
+        }
+        if version >= 2 {
+            this.include_fenced_brokers = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for DescribeClusterRequest {
     const NAME: &'static str = "DescribeClusterRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 2);

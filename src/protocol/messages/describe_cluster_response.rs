@@ -93,6 +93,43 @@ impl wire::Struct for DescribeClusterResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeClusterResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 1 {
+            this.endpoint_type = rng.next() as i8;
+        }
+        if true {
+            this.cluster_id = rng.string();
+        }
+        if true {
+            this.controller_id = rng.next() as i32;
+        }
+        if true {
+            this.brokers =
+                rng.vec(|rng| <DescribeClusterBroker as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.cluster_authorized_operations = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeClusterBroker {
     pub broker_id: i32,
@@ -159,6 +196,33 @@ impl wire::Struct for DescribeClusterBroker {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeClusterBroker {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as i32;
+        }
+        if true {
+            this.rack = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 2 {
+            this.is_fenced = rng.bool();
+        }
+        this
     }
 }
 

@@ -72,6 +72,24 @@ impl wire::Struct for DescribeConfigsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resources =
+                rng.vec(|rng| <DescribeConfigsResource as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.include_synonyms = rng.bool();
+        }
+        if version >= 3 {
+            this.include_documentation = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeConfigsResource {
     pub resource_type: i8,
@@ -127,6 +145,27 @@ impl wire::Struct for DescribeConfigsResource {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsResource {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.configuration_keys = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.string()))
+            };
+        }
+        this
     }
 }
 

@@ -56,6 +56,21 @@ impl wire::Struct for DescribeConfigsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.results =
+                rng.vec(|rng| <DescribeConfigsResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeConfigsSynonym {
     pub name: String,
@@ -103,6 +118,27 @@ impl wire::Struct for DescribeConfigsSynonym {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsSynonym {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.value = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.source = rng.next() as i8;
+        }
+        this
     }
 }
 
@@ -192,6 +228,47 @@ impl wire::Struct for DescribeConfigsResourceResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsResourceResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.value = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.read_only = rng.bool();
+        }
+        if true {
+            this.config_source = rng.next() as i8;
+        }
+        if true {
+            this.is_sensitive = rng.bool();
+        }
+        if true {
+            this.synonyms =
+                rng.vec(|rng| <DescribeConfigsSynonym as wire::Sample>::sample(rng, version));
+        }
+        if version >= 3 {
+            this.config_type = rng.next() as i8;
+        }
+        if version >= 3 {
+            this.documentation = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeConfigsResult {
     pub error_code: i16,
@@ -255,6 +332,34 @@ impl wire::Struct for DescribeConfigsResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeConfigsResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.configs = rng
+                .vec(|rng| <DescribeConfigsResourceResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

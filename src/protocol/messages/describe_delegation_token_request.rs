@@ -52,6 +52,23 @@ impl wire::Struct for DescribeDelegationTokenRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeDelegationTokenRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.owners = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| {
+                    <DescribeDelegationTokenOwner as wire::Sample>::sample(rng, version)
+                }))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeDelegationTokenOwner {
     pub principal_type: String,
@@ -97,6 +114,20 @@ impl wire::Struct for DescribeDelegationTokenOwner {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeDelegationTokenOwner {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.principal_type = rng.string();
+        }
+        if true {
+            this.principal_name = rng.string();
+        }
+        this
     }
 }
 

@@ -60,6 +60,24 @@ impl wire::Struct for DescribeDelegationTokenResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeDelegationTokenResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.tokens =
+                rng.vec(|rng| <DescribedDelegationToken as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedDelegationTokenRenewer {
     pub principal_type: String,
@@ -105,6 +123,20 @@ impl wire::Struct for DescribedDelegationTokenRenewer {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribedDelegationTokenRenewer {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.principal_type = rng.string();
+        }
+        if true {
+            this.principal_name = rng.string();
+        }
+        this
     }
 }
 
@@ -220,6 +252,45 @@ impl wire::Struct for DescribedDelegationToken {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribedDelegationToken {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.principal_type = rng.string();
+        }
+        if true {
+            this.principal_name = rng.string();
+        }
+        if version >= 3 {
+            this.token_requester_principal_type = rng.string();
+        }
+        if version >= 3 {
+            this.token_requester_principal_name = rng.string();
+        }
+        if true {
+            this.issue_timestamp = rng.next() as i64;
+        }
+        if true {
+            this.expiry_timestamp = rng.next() as i64;
+        }
+        if true {
+            this.max_timestamp = rng.next() as i64;
+        }
+        if true {
+            this.token_id = rng.string();
+        }
+        if true {
+            this.hmac = rng.bytes();
+        }
+        if true {
+            this.renewers = rng
+                .vec(|rng| <DescribedDelegationTokenRenewer as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -66,6 +66,20 @@ impl wire::Struct for DescribeGroupsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeGroupsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.groups = rng.vec(|rng| rng.string());
+        }
+        if version >= 3 {
+            this.include_authorized_operations = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for DescribeGroupsRequest {
     const NAME: &'static str = "DescribeGroupsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 6);

@@ -60,6 +60,20 @@ impl wire::Struct for DescribeGroupsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeGroupsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.groups = rng.vec(|rng| <DescribedGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedGroupMember {
     pub member_id: String,
@@ -126,6 +140,36 @@ impl wire::Struct for DescribedGroupMember {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribedGroupMember {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 4 {
+            this.group_instance_id = if version >= 4 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.client_id = rng.string();
+        }
+        if true {
+            this.client_host = rng.string();
+        }
+        if true {
+            this.member_metadata = rng.bytes();
+        }
+        if true {
+            this.member_assignment = rng.bytes();
+        }
+        this
     }
 }
 
@@ -227,6 +271,43 @@ impl wire::Struct for DescribedGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribedGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 6 {
+            this.error_message = if version >= 6 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.group_state = rng.string();
+        }
+        if true {
+            this.protocol_type = rng.string();
+        }
+        if true {
+            this.protocol_data = rng.string();
+        }
+        if true {
+            this.members =
+                rng.vec(|rng| <DescribedGroupMember as wire::Sample>::sample(rng, version));
+        }
+        if version >= 3 {
+            this.authorized_operations = rng.next() as i32;
+        }
+        this
     }
 }
 

@@ -52,6 +52,21 @@ impl wire::Struct for DescribeLogDirsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeLogDirsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <DescribableLogDirTopic as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribableLogDirTopic {
     pub topic: String,
@@ -100,6 +115,20 @@ impl wire::Struct for DescribableLogDirTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribableLogDirTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

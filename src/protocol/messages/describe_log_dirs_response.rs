@@ -64,6 +64,24 @@ impl wire::Struct for DescribeLogDirsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeLogDirsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.results =
+                rng.vec(|rng| <DescribeLogDirsResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeLogDirsPartition {
     pub partition_index: i32,
@@ -118,6 +136,26 @@ impl wire::Struct for DescribeLogDirsPartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeLogDirsPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.partition_size = rng.next() as i64;
+        }
+        if true {
+            this.offset_lag = rng.next() as i64;
+        }
+        if true {
+            this.is_future_key = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeLogDirsTopic {
     pub name: String,
@@ -168,6 +206,21 @@ impl wire::Struct for DescribeLogDirsTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeLogDirsTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <DescribeLogDirsPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -241,6 +294,30 @@ impl wire::Struct for DescribeLogDirsResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeLogDirsResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.log_dir = rng.string();
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <DescribeLogDirsTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 4 {
+            this.total_bytes = rng.next() as i64;
+        }
+        if version >= 4 {
+            this.usable_bytes = rng.next() as i64;
+        }
+        this
     }
 }
 

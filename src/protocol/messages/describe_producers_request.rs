@@ -52,6 +52,17 @@ impl wire::Struct for DescribeProducersRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeProducersRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = rng.vec(|rng| <TopicRequest as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicRequest {
     pub name: String,
@@ -100,6 +111,20 @@ impl wire::Struct for TopicRequest {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partition_indexes = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

@@ -56,6 +56,20 @@ impl wire::Struct for DescribeProducersResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeProducersResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicResponse as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProducerState {
     pub producer_id: i64,
@@ -116,6 +130,32 @@ impl wire::Struct for ProducerState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ProducerState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i32;
+        }
+        if true {
+            this.last_sequence = rng.next() as i32;
+        }
+        if true {
+            this.last_timestamp = rng.next() as i64;
+        }
+        if true {
+            this.coordinator_epoch = rng.next() as i32;
+        }
+        if true {
+            this.current_txn_start_offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -181,6 +221,31 @@ impl wire::Struct for PartitionResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.active_producers =
+                rng.vec(|rng| <ProducerState as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicResponse {
     pub name: String,
@@ -231,6 +296,21 @@ impl wire::Struct for TopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionResponse as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

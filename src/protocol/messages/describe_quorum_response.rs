@@ -90,6 +90,30 @@ impl wire::Struct for DescribeQuorumResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeQuorumResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 2 {
+            this.error_message = if version >= 2 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        if version >= 2 {
+            this.nodes = rng.vec(|rng| <Node as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition_index: i32,
@@ -179,6 +203,43 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 2 {
+            this.error_message = if version >= 2 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.high_watermark = rng.next() as i64;
+        }
+        if true {
+            this.current_voters =
+                rng.vec(|rng| <ReplicaState as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.observers = rng.vec(|rng| <ReplicaState as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic_name: String,
@@ -229,6 +290,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -315,6 +390,23 @@ impl wire::Struct for Listener {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Listener {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 2 {
+            this.name = rng.string();
+        }
+        if version >= 2 {
+            this.host = rng.string();
+        }
+        if version >= 2 {
+            this.port = rng.next() as u16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub node_id: i32,
@@ -390,6 +482,20 @@ impl wire::Struct for Node {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Node {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 2 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.listeners = rng.vec(|rng| <Listener as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -470,6 +576,29 @@ impl wire::Struct for ReplicaState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReplicaState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.replica_id = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.replica_directory_id = rng.uuid();
+        }
+        if true {
+            this.log_end_offset = rng.next() as i64;
+        }
+        if version >= 1 {
+            this.last_fetch_timestamp = rng.next() as i64;
+        }
+        if version >= 1 {
+            this.last_caught_up_timestamp = rng.next() as i64;
+        }
+        this
     }
 }
 

@@ -52,6 +52,19 @@ impl wire::Struct for DescribeShareGroupOffsetsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.groups = rng.vec(|rng| {
+                <DescribeShareGroupOffsetsRequestGroup as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeShareGroupOffsetsRequestTopic {
     pub topic_name: String,
@@ -100,6 +113,20 @@ impl wire::Struct for DescribeShareGroupOffsetsRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -153,6 +180,26 @@ impl wire::Struct for DescribeShareGroupOffsetsRequestGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsRequestGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| {
+                    <DescribeShareGroupOffsetsRequestTopic as wire::Sample>::sample(rng, version)
+                }))
+            };
+        }
+        this
     }
 }
 

@@ -56,6 +56,22 @@ impl wire::Struct for DescribeShareGroupOffsetsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.groups = rng.vec(|rng| {
+                <DescribeShareGroupOffsetsResponseGroup as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeShareGroupOffsetsResponsePartition {
     pub partition_index: i32,
@@ -130,6 +146,36 @@ impl wire::Struct for DescribeShareGroupOffsetsResponsePartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.lag = rng.next() as i64;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeShareGroupOffsetsResponseTopic {
     pub topic_name: String,
@@ -184,6 +230,25 @@ impl wire::Struct for DescribeShareGroupOffsetsResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <DescribeShareGroupOffsetsResponsePartition as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
     }
 }
 
@@ -246,6 +311,32 @@ impl wire::Struct for DescribeShareGroupOffsetsResponseGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeShareGroupOffsetsResponseGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| {
+                <DescribeShareGroupOffsetsResponseTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

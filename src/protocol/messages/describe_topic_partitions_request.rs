@@ -62,6 +62,27 @@ impl wire::Struct for DescribeTopicPartitionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTopicPartitionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = rng.vec(|rng| <TopicRequest as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.response_partition_limit = rng.next() as i32;
+        }
+        if true {
+            this.cursor = if true && rng.bool() {
+                None
+            } else {
+                Some(<Cursor as wire::Sample>::sample(rng, version))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicRequest {
     pub name: String,
@@ -101,6 +122,17 @@ impl wire::Struct for TopicRequest {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        this
     }
 }
 
@@ -147,6 +179,20 @@ impl wire::Struct for Cursor {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Cursor {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        this
     }
 }
 

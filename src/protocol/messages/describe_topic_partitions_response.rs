@@ -63,6 +63,29 @@ impl wire::Struct for DescribeTopicPartitionsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTopicPartitionsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics = rng.vec(|rng| {
+                <DescribeTopicPartitionsResponseTopic as wire::Sample>::sample(rng, version)
+            });
+        }
+        if true {
+            this.next_cursor = if true && rng.bool() {
+                None
+            } else {
+                Some(<Cursor as wire::Sample>::sample(rng, version))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeTopicPartitionsResponsePartition {
     pub error_code: i16,
@@ -168,6 +191,49 @@ impl wire::Struct for DescribeTopicPartitionsResponsePartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTopicPartitionsResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.replica_nodes = rng.vec(|rng| rng.next() as i32);
+        }
+        if true {
+            this.isr_nodes = rng.vec(|rng| rng.next() as i32);
+        }
+        if true {
+            this.eligible_leader_replicas = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.next() as i32))
+            };
+        }
+        if true {
+            this.last_known_elr = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.next() as i32))
+            };
+        }
+        if true {
+            this.offline_replicas = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeTopicPartitionsResponseTopic {
     pub error_code: i16,
@@ -238,6 +304,38 @@ impl wire::Struct for DescribeTopicPartitionsResponseTopic {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTopicPartitionsResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.name = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.is_internal = rng.bool();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <DescribeTopicPartitionsResponsePartition as wire::Sample>::sample(rng, version)
+            });
+        }
+        if true {
+            this.topic_authorized_operations = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cursor {
     pub topic_name: String,
@@ -281,6 +379,20 @@ impl wire::Struct for Cursor {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Cursor {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        this
     }
 }
 

@@ -50,6 +50,17 @@ impl wire::Struct for DescribeTransactionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTransactionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_ids = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for DescribeTransactionsRequest {
     const NAME: &'static str = "DescribeTransactionsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -56,6 +56,21 @@ impl wire::Struct for DescribeTransactionsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeTransactionsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.transaction_states =
+                rng.vec(|rng| <TransactionState as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic: String,
@@ -104,6 +119,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -185,6 +214,38 @@ impl wire::Struct for TransactionState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TransactionState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.transactional_id = rng.string();
+        }
+        if true {
+            this.transaction_state = rng.string();
+        }
+        if true {
+            this.transaction_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.transaction_start_time_ms = rng.next() as i64;
+        }
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

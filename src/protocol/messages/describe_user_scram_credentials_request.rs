@@ -52,6 +52,21 @@ impl wire::Struct for DescribeUserScramCredentialsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeUserScramCredentialsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.users = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <UserName as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserName {
     pub name: String,
@@ -91,6 +106,17 @@ impl wire::Struct for UserName {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for UserName {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        this
     }
 }
 

@@ -65,6 +65,32 @@ impl wire::Struct for DescribeUserScramCredentialsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribeUserScramCredentialsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.results = rng.vec(|rng| {
+                <DescribeUserScramCredentialsResult as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CredentialInfo {
     pub mechanism: i8,
@@ -108,6 +134,20 @@ impl wire::Struct for CredentialInfo {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CredentialInfo {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.mechanism = rng.next() as i8;
+        }
+        if true {
+            this.iterations = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -170,6 +210,31 @@ impl wire::Struct for DescribeUserScramCredentialsResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for DescribeUserScramCredentialsResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.user = rng.string();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.credential_infos =
+                rng.vec(|rng| <CredentialInfo as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

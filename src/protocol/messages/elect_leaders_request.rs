@@ -74,6 +74,27 @@ impl wire::Struct for ElectLeadersRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ElectLeadersRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.election_type = rng.next() as i8;
+        }
+        if true {
+            this.topic_partitions = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TopicPartitions as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicPartitions {
     pub topic: String,
@@ -122,6 +143,20 @@ impl wire::Struct for TopicPartitions {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

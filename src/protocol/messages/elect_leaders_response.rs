@@ -71,6 +71,24 @@ impl wire::Struct for ElectLeadersResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ElectLeadersResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.replica_election_results =
+                rng.vec(|rng| <ReplicaElectionResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionResult {
     pub partition_id: i32,
@@ -119,6 +137,27 @@ impl wire::Struct for PartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_id = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -172,6 +211,21 @@ impl wire::Struct for ReplicaElectionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReplicaElectionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partition_result =
+                rng.vec(|rng| <PartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -72,6 +72,28 @@ impl wire::Struct for EndQuorumEpochRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EndQuorumEpochRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.leader_endpoints =
+                rng.vec(|rng| <LeaderEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaInfo {
     pub candidate_id: i32,
@@ -138,6 +160,20 @@ impl wire::Struct for ReplicaInfo {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReplicaInfo {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.candidate_id = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.candidate_directory_id = rng.uuid();
+        }
+        this
     }
 }
 
@@ -219,6 +255,30 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if version <= 0 {
+            this.preferred_successors = rng.vec(|rng| rng.next() as i32);
+        }
+        if version >= 1 {
+            this.preferred_candidates =
+                rng.vec(|rng| <ReplicaInfo as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic_name: String,
@@ -269,6 +329,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -352,6 +426,23 @@ impl wire::Struct for LeaderEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for LeaderEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.name = rng.string();
+        }
+        if version >= 1 {
+            this.host = rng.string();
+        }
+        if version >= 1 {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 

@@ -31,6 +31,17 @@ impl wire::Struct for EndTxnMarker {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EndTxnMarker {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.coordinator_epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for EndTxnMarker {
     const NAME: &'static str = "EndTxnMarker";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -65,6 +65,26 @@ impl wire::Struct for EndTxnResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EndTxnResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 5 {
+            this.producer_id = rng.next() as i64;
+        }
+        if version >= 5 {
+            this.producer_epoch = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for EndTxnResponse {
     const NAME: &'static str = "EndTxnResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 5);

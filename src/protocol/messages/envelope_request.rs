@@ -55,6 +55,27 @@ impl wire::Struct for EnvelopeRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EnvelopeRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.request_data = rng.bytes();
+        }
+        if true {
+            this.request_principal = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        if true {
+            this.client_host_address = rng.bytes();
+        }
+        this
+    }
+}
+
 impl wire::Message for EnvelopeRequest {
     const NAME: &'static str = "EnvelopeRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

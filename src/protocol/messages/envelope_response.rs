@@ -50,6 +50,24 @@ impl wire::Struct for EnvelopeResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EnvelopeResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.response_data = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for EnvelopeResponse {
     const NAME: &'static str = "EnvelopeResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

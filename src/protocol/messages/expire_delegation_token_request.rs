@@ -49,6 +49,20 @@ impl wire::Struct for ExpireDelegationTokenRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ExpireDelegationTokenRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.hmac = rng.bytes();
+        }
+        if true {
+            this.expiry_time_period_ms = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for ExpireDelegationTokenRequest {
     const NAME: &'static str = "ExpireDelegationTokenRequest";
     const VALID_VERSIONS: (i16, i16) = (1, 2);

@@ -53,6 +53,23 @@ impl wire::Struct for ExpireDelegationTokenResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ExpireDelegationTokenResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.expiry_timestamp_ms = rng.next() as i64;
+        }
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for ExpireDelegationTokenResponse {
     const NAME: &'static str = "ExpireDelegationTokenResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 2);

@@ -168,6 +168,55 @@ impl wire::Struct for FetchRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 12 {
+            this.cluster_id = if version >= 12 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version <= 14 {
+            this.replica_id = rng.next() as i32;
+        }
+        if version >= 15 {
+            this.replica_state = <ReplicaState as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.max_wait_ms = rng.next() as i32;
+        }
+        if true {
+            this.min_bytes = rng.next() as i32;
+        }
+        if true {
+            this.max_bytes = rng.next() as i32;
+        }
+        if true {
+            this.isolation_level = rng.next() as i8;
+        }
+        if version >= 7 {
+            this.session_id = rng.next() as i32;
+        }
+        if version >= 7 {
+            this.session_epoch = rng.next() as i32;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <FetchTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 7 {
+            this.forgotten_topics_data =
+                rng.vec(|rng| <ForgottenTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 11 {
+            this.rack_id = rng.string();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaState {
     pub replica_id: i32,
@@ -233,6 +282,20 @@ impl wire::Struct for ReplicaState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReplicaState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 15 {
+            this.replica_id = rng.next() as i32;
+        }
+        if version >= 15 {
+            this.replica_epoch = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -338,6 +401,38 @@ impl wire::Struct for FetchPartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if version >= 9 {
+            this.current_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.fetch_offset = rng.next() as i64;
+        }
+        if version >= 12 {
+            this.last_fetched_epoch = rng.next() as i32;
+        }
+        if version >= 5 {
+            this.log_start_offset = rng.next() as i64;
+        }
+        if true {
+            this.partition_max_bytes = rng.next() as i32;
+        }
+        if version >= 17 {
+            this.replica_directory_id = rng.uuid();
+        }
+        if version >= 18 {
+            this.high_watermark = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchTopic {
     pub topic: String,
@@ -400,6 +495,23 @@ impl wire::Struct for FetchTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for FetchTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 12 {
+            this.topic = rng.string();
+        }
+        if version >= 13 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <FetchPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -477,6 +589,23 @@ impl wire::Struct for ForgottenTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ForgottenTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 7 && version <= 12 {
+            this.topic = rng.string();
+        }
+        if version >= 13 {
+            this.topic_id = rng.uuid();
+        }
+        if version >= 7 {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

@@ -113,6 +113,31 @@ impl wire::Struct for FetchResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 7 {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 7 {
+            this.session_id = rng.next() as i32;
+        }
+        if true {
+            this.responses =
+                rng.vec(|rng| <FetchableTopicResponse as wire::Sample>::sample(rng, version));
+        }
+        if version >= 16 {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpochEndOffset {
     pub epoch: i32,
@@ -178,6 +203,20 @@ impl wire::Struct for EpochEndOffset {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for EpochEndOffset {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 12 {
+            this.epoch = rng.next() as i32;
+        }
+        if version >= 12 {
+            this.end_offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -249,6 +288,20 @@ impl wire::Struct for LeaderIdAndEpoch {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for LeaderIdAndEpoch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 12 {
+            this.leader_id = rng.next() as i32;
+        }
+        if version >= 12 {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotId {
     pub end_offset: i64,
@@ -295,6 +348,20 @@ impl wire::Struct for SnapshotId {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SnapshotId {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.end_offset = rng.next() as i64;
+        }
+        if true {
+            this.epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AbortedTransaction {
     pub producer_id: i64,
@@ -338,6 +405,20 @@ impl wire::Struct for AbortedTransaction {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AbortedTransaction {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -499,6 +580,55 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.high_watermark = rng.next() as i64;
+        }
+        if true {
+            this.last_stable_offset = rng.next() as i64;
+        }
+        if version >= 5 {
+            this.log_start_offset = rng.next() as i64;
+        }
+        if version >= 12 {
+            this.diverging_epoch = <EpochEndOffset as wire::Sample>::sample(rng, version);
+        }
+        if version >= 12 {
+            this.current_leader = <LeaderIdAndEpoch as wire::Sample>::sample(rng, version);
+        }
+        if version >= 12 {
+            this.snapshot_id = <SnapshotId as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.aborted_transactions = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <AbortedTransaction as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if version >= 11 {
+            this.preferred_read_replica = rng.next() as i32;
+        }
+        if true {
+            this.records = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchableTopicResponse {
     pub topic: String,
@@ -561,6 +691,23 @@ impl wire::Struct for FetchableTopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for FetchableTopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 12 {
+            this.topic = rng.string();
+        }
+        if version >= 13 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -659,6 +806,30 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 16 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 16 {
+            this.host = rng.string();
+        }
+        if version >= 16 {
+            this.port = rng.next() as i32;
+        }
+        if version >= 16 {
+            this.rack = if version >= 16 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

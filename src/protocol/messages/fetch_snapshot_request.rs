@@ -82,6 +82,30 @@ impl wire::Struct for FetchSnapshotRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchSnapshotRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.replica_id = rng.next() as i32;
+        }
+        if true {
+            this.max_bytes = rng.next() as i32;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicSnapshot as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotId {
     pub end_offset: i64,
@@ -125,6 +149,20 @@ impl wire::Struct for SnapshotId {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for SnapshotId {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.end_offset = rng.next() as i64;
+        }
+        if true {
+            this.epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -195,6 +233,29 @@ impl wire::Struct for PartitionSnapshot {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionSnapshot {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.current_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.snapshot_id = <SnapshotId as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.position = rng.next() as i64;
+        }
+        if version >= 1 {
+            this.replica_directory_id = rng.uuid();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicSnapshot {
     pub name: String,
@@ -245,6 +306,21 @@ impl wire::Struct for TopicSnapshot {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicSnapshot {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionSnapshot as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -94,6 +94,27 @@ impl wire::Struct for FetchSnapshotResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchSnapshotResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicSnapshot as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotId {
     pub end_offset: i64,
@@ -140,6 +161,20 @@ impl wire::Struct for SnapshotId {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SnapshotId {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.end_offset = rng.next() as i64;
+        }
+        if true {
+            this.epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderIdAndEpoch {
     pub leader_id: i32,
@@ -183,6 +218,20 @@ impl wire::Struct for LeaderIdAndEpoch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for LeaderIdAndEpoch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -274,6 +323,35 @@ impl wire::Struct for PartitionSnapshot {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionSnapshot {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.snapshot_id = <SnapshotId as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.current_leader = <LeaderIdAndEpoch as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.size = rng.next() as i64;
+        }
+        if true {
+            this.position = rng.next() as i64;
+        }
+        if true {
+            this.unaligned_records = rng.bytes();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicSnapshot {
     pub name: String,
@@ -324,6 +402,21 @@ impl wire::Struct for TopicSnapshot {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicSnapshot {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionSnapshot as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -407,6 +500,23 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.host = rng.string();
+        }
+        if version >= 1 {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 

@@ -94,6 +94,23 @@ impl wire::Struct for FindCoordinatorRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FindCoordinatorRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 3 {
+            this.key = rng.string();
+        }
+        if version >= 1 {
+            this.key_type = rng.next() as i8;
+        }
+        if version >= 4 {
+            this.coordinator_keys = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for FindCoordinatorRequest {
     const NAME: &'static str = "FindCoordinatorRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 6);

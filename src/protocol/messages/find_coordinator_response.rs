@@ -143,6 +143,39 @@ impl wire::Struct for FindCoordinatorResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FindCoordinatorResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version <= 3 {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 1 && version <= 3 {
+            this.error_message = if version >= 1 && version <= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version <= 3 {
+            this.node_id = rng.next() as i32;
+        }
+        if version <= 3 {
+            this.host = rng.string();
+        }
+        if version <= 3 {
+            this.port = rng.next() as i32;
+        }
+        if version >= 4 {
+            this.coordinators = rng.vec(|rng| <Coordinator as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Coordinator {
     pub key: String,
@@ -262,6 +295,36 @@ impl wire::Struct for Coordinator {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Coordinator {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 4 {
+            this.key = rng.string();
+        }
+        if version >= 4 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 4 {
+            this.host = rng.string();
+        }
+        if version >= 4 {
+            this.port = rng.next() as i32;
+        }
+        if version >= 4 {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 4 {
+            this.error_message = if version >= 4 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

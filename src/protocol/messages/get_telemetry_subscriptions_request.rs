@@ -45,6 +45,17 @@ impl wire::Struct for GetTelemetrySubscriptionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for GetTelemetrySubscriptionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.client_instance_id = rng.uuid();
+        }
+        this
+    }
+}
+
 impl wire::Message for GetTelemetrySubscriptionsRequest {
     const NAME: &'static str = "GetTelemetrySubscriptionsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

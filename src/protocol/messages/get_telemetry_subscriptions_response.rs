@@ -87,6 +87,41 @@ impl wire::Struct for GetTelemetrySubscriptionsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for GetTelemetrySubscriptionsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.client_instance_id = rng.uuid();
+        }
+        if true {
+            this.subscription_id = rng.next() as i32;
+        }
+        if true {
+            this.accepted_compression_types = rng.vec(|rng| rng.next() as i8);
+        }
+        if true {
+            this.push_interval_ms = rng.next() as i32;
+        }
+        if true {
+            this.telemetry_max_bytes = rng.next() as i32;
+        }
+        if true {
+            this.delta_temporality = rng.bool();
+        }
+        if true {
+            this.requested_metrics = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for GetTelemetrySubscriptionsResponse {
     const NAME: &'static str = "GetTelemetrySubscriptionsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

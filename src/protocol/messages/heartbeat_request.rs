@@ -69,6 +69,30 @@ impl wire::Struct for HeartbeatRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for HeartbeatRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.generation_id = rng.next() as i32;
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.group_instance_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for HeartbeatRequest {
     const NAME: &'static str = "HeartbeatRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

@@ -53,6 +53,20 @@ impl wire::Struct for HeartbeatResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for HeartbeatResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for HeartbeatResponse {
     const NAME: &'static str = "HeartbeatResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);

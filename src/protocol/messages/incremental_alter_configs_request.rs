@@ -56,6 +56,21 @@ impl wire::Struct for IncrementalAlterConfigsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for IncrementalAlterConfigsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resources =
+                rng.vec(|rng| <AlterConfigsResource as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.validate_only = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterableConfig {
     pub name: String,
@@ -103,6 +118,27 @@ impl wire::Struct for AlterableConfig {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterableConfig {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.config_operation = rng.next() as i8;
+        }
+        if true {
+            this.value = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -160,6 +196,23 @@ impl wire::Struct for AlterConfigsResource {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterConfigsResource {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        if true {
+            this.configs = rng.vec(|rng| <AlterableConfig as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

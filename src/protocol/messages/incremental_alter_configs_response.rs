@@ -56,6 +56,21 @@ impl wire::Struct for IncrementalAlterConfigsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for IncrementalAlterConfigsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.responses =
+                rng.vec(|rng| <AlterConfigsResourceResponse as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterConfigsResourceResponse {
     pub error_code: i16,
@@ -108,6 +123,30 @@ impl wire::Struct for AlterConfigsResourceResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AlterConfigsResourceResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.resource_type = rng.next() as i8;
+        }
+        if true {
+            this.resource_name = rng.string();
+        }
+        this
     }
 }
 

@@ -111,6 +111,36 @@ impl wire::Struct for InitProducerIdRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for InitProducerIdRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.transaction_timeout_ms = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.producer_id = rng.next() as i64;
+        }
+        if version >= 3 {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if version >= 6 {
+            this.enable2_pc = rng.bool();
+        }
+        if version >= 6 {
+            this.keep_prepared_txn = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for InitProducerIdRequest {
     const NAME: &'static str = "InitProducerIdRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 6);

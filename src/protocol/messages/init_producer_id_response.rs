@@ -89,6 +89,32 @@ impl wire::Struct for InitProducerIdResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for InitProducerIdResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if version >= 6 {
+            this.ongoing_txn_producer_id = rng.next() as i64;
+        }
+        if version >= 6 {
+            this.ongoing_txn_producer_epoch = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for InitProducerIdResponse {
     const NAME: &'static str = "InitProducerIdResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 6);

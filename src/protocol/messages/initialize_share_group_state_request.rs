@@ -56,6 +56,21 @@ impl wire::Struct for InitializeShareGroupStateRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for InitializeShareGroupStateRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <InitializeStateData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition: i32,
@@ -103,6 +118,23 @@ impl wire::Struct for PartitionData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.state_epoch = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -156,6 +188,20 @@ impl wire::Struct for InitializeStateData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for InitializeStateData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

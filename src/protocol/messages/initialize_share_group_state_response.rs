@@ -52,6 +52,18 @@ impl wire::Struct for InitializeShareGroupStateResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for InitializeShareGroupStateResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.results =
+                rng.vec(|rng| <InitializeStateResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionResult {
     pub partition: i32,
@@ -100,6 +112,27 @@ impl wire::Struct for PartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -153,6 +186,21 @@ impl wire::Struct for InitializeStateResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for InitializeStateResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -101,6 +101,47 @@ impl wire::Struct for JoinGroupRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for JoinGroupRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.session_timeout_ms = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.rebalance_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 5 {
+            this.group_instance_id = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.protocol_type = rng.string();
+        }
+        if true {
+            this.protocols =
+                rng.vec(|rng| <JoinGroupRequestProtocol as wire::Sample>::sample(rng, version));
+        }
+        if version >= 8 {
+            this.reason = if version >= 8 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinGroupRequestProtocol {
     pub name: String,
@@ -144,6 +185,20 @@ impl wire::Struct for JoinGroupRequestProtocol {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for JoinGroupRequestProtocol {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.metadata = rng.bytes();
+        }
+        this
     }
 }
 

@@ -120,6 +120,50 @@ impl wire::Struct for JoinGroupResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for JoinGroupResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 2 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.generation_id = rng.next() as i32;
+        }
+        if version >= 7 {
+            this.protocol_type = if version >= 7 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.protocol_name = if version >= 7 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.leader = rng.string();
+        }
+        if version >= 9 {
+            this.skip_assignment = rng.bool();
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.members =
+                rng.vec(|rng| <JoinGroupResponseMember as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinGroupResponseMember {
     pub member_id: String,
@@ -172,6 +216,27 @@ impl wire::Struct for JoinGroupResponseMember {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for JoinGroupResponseMember {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 5 {
+            this.group_instance_id = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.metadata = rng.bytes();
+        }
+        this
     }
 }
 

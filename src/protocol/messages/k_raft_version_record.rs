@@ -49,6 +49,20 @@ impl wire::Struct for KRaftVersionRecord {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for KRaftVersionRecord {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.version = rng.next() as i16;
+        }
+        if true {
+            this.k_raft_version = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for KRaftVersionRecord {
     const NAME: &'static str = "KRaftVersionRecord";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -71,6 +71,26 @@ impl wire::Struct for LeaderChangeMessage {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for LeaderChangeMessage {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.version = rng.next() as i16;
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.voters = rng.vec(|rng| <Voter as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.granting_voters = rng.vec(|rng| <Voter as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Voter {
     pub voter_id: i32,
@@ -125,6 +145,20 @@ impl wire::Struct for Voter {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Voter {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.voter_id = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.voter_directory_id = rng.uuid();
+        }
+        this
     }
 }
 

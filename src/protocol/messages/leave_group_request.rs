@@ -85,6 +85,23 @@ impl wire::Struct for LeaveGroupRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for LeaveGroupRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if version <= 2 {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.members = rng.vec(|rng| <MemberIdentity as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberIdentity {
     pub member_id: String,
@@ -159,6 +176,31 @@ impl wire::Struct for MemberIdentity {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MemberIdentity {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.group_instance_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.reason = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

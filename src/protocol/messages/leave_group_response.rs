@@ -78,6 +78,23 @@ impl wire::Struct for LeaveGroupResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for LeaveGroupResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 3 {
+            this.members = rng.vec(|rng| <MemberResponse as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberResponse {
     pub member_id: String,
@@ -159,6 +176,27 @@ impl wire::Struct for MemberResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MemberResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.group_instance_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 3 {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 

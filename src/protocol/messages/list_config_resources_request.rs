@@ -64,6 +64,17 @@ impl wire::Struct for ListConfigResourcesRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListConfigResourcesRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.resource_types = rng.vec(|rng| rng.next() as i8);
+        }
+        this
+    }
+}
+
 impl wire::Message for ListConfigResourcesRequest {
     const NAME: &'static str = "ListConfigResourcesRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

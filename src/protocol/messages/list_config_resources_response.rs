@@ -60,6 +60,24 @@ impl wire::Struct for ListConfigResourcesResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListConfigResourcesResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.config_resources =
+                rng.vec(|rng| <ConfigResource as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigResource {
     pub resource_name: String,
@@ -107,6 +125,20 @@ impl wire::Struct for ConfigResource {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ConfigResource {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.resource_name = rng.string();
+        }
+        if version >= 1 {
+            this.resource_type = rng.next() as i8;
+        }
+        this
     }
 }
 

@@ -87,6 +87,20 @@ impl wire::Struct for ListGroupsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListGroupsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 4 {
+            this.states_filter = rng.vec(|rng| rng.string());
+        }
+        if version >= 5 {
+            this.types_filter = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for ListGroupsRequest {
     const NAME: &'static str = "ListGroupsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 5);

@@ -64,6 +64,23 @@ impl wire::Struct for ListGroupsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListGroupsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.groups = rng.vec(|rng| <ListedGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedGroup {
     pub group_id: String,
@@ -123,6 +140,26 @@ impl wire::Struct for ListedGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ListedGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.protocol_type = rng.string();
+        }
+        if version >= 4 {
+            this.group_state = rng.string();
+        }
+        if version >= 5 {
+            this.group_type = rng.string();
+        }
+        this
     }
 }
 

@@ -79,6 +79,26 @@ impl wire::Struct for ListOffsetsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListOffsetsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.replica_id = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.isolation_level = rng.next() as i8;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <ListOffsetsTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 10 {
+            this.timeout_ms = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsPartition {
     pub partition_index: i32,
@@ -134,6 +154,23 @@ impl wire::Struct for ListOffsetsPartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListOffsetsPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if version >= 4 {
+            this.current_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.timestamp = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsTopic {
     pub name: String,
@@ -184,6 +221,21 @@ impl wire::Struct for ListOffsetsTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ListOffsetsTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <ListOffsetsPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

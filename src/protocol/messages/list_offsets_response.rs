@@ -60,6 +60,21 @@ impl wire::Struct for ListOffsetsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListOffsetsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 2 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <ListOffsetsTopicResponse as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsPartitionResponse {
     pub partition_index: i32,
@@ -129,6 +144,29 @@ impl wire::Struct for ListOffsetsPartitionResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListOffsetsPartitionResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.timestamp = rng.next() as i64;
+        }
+        if true {
+            this.offset = rng.next() as i64;
+        }
+        if version >= 4 {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsTopicResponse {
     pub name: String,
@@ -179,6 +217,21 @@ impl wire::Struct for ListOffsetsTopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ListOffsetsTopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <ListOffsetsPartitionResponse as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -56,6 +56,26 @@ impl wire::Struct for ListPartitionReassignmentsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListPartitionReassignmentsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| {
+                    <ListPartitionReassignmentsTopics as wire::Sample>::sample(rng, version)
+                }))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPartitionReassignmentsTopics {
     pub name: String,
@@ -104,6 +124,20 @@ impl wire::Struct for ListPartitionReassignmentsTopics {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ListPartitionReassignmentsTopics {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partition_indexes = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

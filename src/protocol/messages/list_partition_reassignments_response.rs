@@ -65,6 +65,31 @@ impl wire::Struct for ListPartitionReassignmentsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListPartitionReassignmentsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OngoingTopicReassignment as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OngoingPartitionReassignment {
     pub partition_index: i32,
@@ -134,6 +159,26 @@ impl wire::Struct for OngoingPartitionReassignment {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OngoingPartitionReassignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.replicas = rng.vec(|rng| rng.next() as i32);
+        }
+        if true {
+            this.adding_replicas = rng.vec(|rng| rng.next() as i32);
+        }
+        if true {
+            this.removing_replicas = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OngoingTopicReassignment {
     pub name: String,
@@ -184,6 +229,21 @@ impl wire::Struct for OngoingTopicReassignment {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OngoingTopicReassignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <OngoingPartitionReassignment as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -96,6 +96,30 @@ impl wire::Struct for ListTransactionsRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListTransactionsRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.state_filters = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.producer_id_filters = rng.vec(|rng| rng.next() as i64);
+        }
+        if version >= 1 {
+            this.duration_filter = rng.next() as i64;
+        }
+        if version >= 2 {
+            this.transactional_id_pattern = if version >= 2 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for ListTransactionsRequest {
     const NAME: &'static str = "ListTransactionsRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 2);

@@ -69,6 +69,27 @@ impl wire::Struct for ListTransactionsResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ListTransactionsResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.unknown_state_filters = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.transaction_states =
+                rng.vec(|rng| <TransactionState as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransactionState {
     pub transactional_id: String,
@@ -118,6 +139,23 @@ impl wire::Struct for TransactionState {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TransactionState {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_id = rng.string();
+        }
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.transaction_state = rng.string();
+        }
+        this
     }
 }
 

@@ -116,6 +116,30 @@ impl wire::Struct for MetadataRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for MetadataRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topics = if version >= 1 && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <MetadataRequestTopic as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if version >= 4 {
+            this.allow_auto_topic_creation = rng.bool();
+        }
+        if version >= 8 && version <= 10 {
+            this.include_cluster_authorized_operations = rng.bool();
+        }
+        if version >= 8 {
+            this.include_topic_authorized_operations = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataRequestTopic {
     pub topic_id: ::uuid::Uuid,
@@ -177,6 +201,24 @@ impl wire::Struct for MetadataRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MetadataRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.name = if version >= 10 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

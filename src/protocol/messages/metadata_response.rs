@@ -112,6 +112,41 @@ impl wire::Struct for MetadataResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for MetadataResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.brokers =
+                rng.vec(|rng| <MetadataResponseBroker as wire::Sample>::sample(rng, version));
+        }
+        if version >= 2 {
+            this.cluster_id = if version >= 2 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 1 {
+            this.controller_id = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <MetadataResponseTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 8 && version <= 10 {
+            this.cluster_authorized_operations = rng.next() as i32;
+        }
+        if version >= 13 {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataResponseBroker {
     pub node_id: i32,
@@ -167,6 +202,30 @@ impl wire::Struct for MetadataResponseBroker {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MetadataResponseBroker {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.node_id = rng.next() as i32;
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.rack = if version >= 1 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -256,6 +315,35 @@ impl wire::Struct for MetadataResponsePartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MetadataResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if version >= 7 {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.replica_nodes = rng.vec(|rng| rng.next() as i32);
+        }
+        if true {
+            this.isr_nodes = rng.vec(|rng| rng.next() as i32);
+        }
+        if version >= 5 {
+            this.offline_replicas = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -359,6 +447,37 @@ impl wire::Struct for MetadataResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for MetadataResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.name = if version >= 12 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if version >= 1 {
+            this.is_internal = rng.bool();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <MetadataResponsePartition as wire::Sample>::sample(rng, version));
+        }
+        if version >= 8 {
+            this.topic_authorized_operations = rng.next() as i32;
+        }
+        this
     }
 }
 

@@ -89,6 +89,37 @@ impl wire::Struct for OffsetCommitRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetCommitRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.generation_id_or_member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 7 {
+            this.group_instance_id = if version >= 7 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version <= 4 {
+            this.retention_time_ms = rng.next() as i64;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetCommitRequestTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetCommitRequestPartition {
     pub partition_index: i32,
@@ -148,6 +179,30 @@ impl wire::Struct for OffsetCommitRequestPartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetCommitRequestPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.committed_offset = rng.next() as i64;
+        }
+        if version >= 6 {
+            this.committed_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.committed_metadata = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 
@@ -213,6 +268,24 @@ impl wire::Struct for OffsetCommitRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetCommitRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 9 {
+            this.name = rng.string();
+        }
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <OffsetCommitRequestPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -60,6 +60,21 @@ impl wire::Struct for OffsetCommitResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetCommitResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetCommitResponseTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetCommitResponsePartition {
     pub partition_index: i32,
@@ -103,6 +118,20 @@ impl wire::Struct for OffsetCommitResponsePartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetCommitResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -168,6 +197,24 @@ impl wire::Struct for OffsetCommitResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetCommitResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 9 {
+            this.name = rng.string();
+        }
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng
+                .vec(|rng| <OffsetCommitResponsePartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -42,6 +42,21 @@ impl wire::Struct for OffsetDeleteRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetDeleteRequestTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetDeleteRequestPartition {
     pub partition_index: i32,
@@ -65,6 +80,17 @@ impl wire::Struct for OffsetDeleteRequestPartition {
         let flexible = false;
         wire::write_i32(buf, self.partition_index)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteRequestPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -104,6 +130,21 @@ impl wire::Struct for OffsetDeleteRequestTopic {
             wire::Struct::write(e, buf, version)
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <OffsetDeleteRequestPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -46,6 +46,24 @@ impl wire::Struct for OffsetDeleteResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetDeleteResponseTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetDeleteResponsePartition {
     pub partition_index: i32,
@@ -75,6 +93,20 @@ impl wire::Struct for OffsetDeleteResponsePartition {
         wire::write_i32(buf, self.partition_index)?;
         wire::write_i16(buf, self.error_code)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -114,6 +146,21 @@ impl wire::Struct for OffsetDeleteResponseTopic {
             wire::Struct::write(e, buf, version)
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetDeleteResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng
+                .vec(|rng| <OffsetDeleteResponsePartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -137,6 +137,31 @@ impl wire::Struct for OffsetFetchRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetFetchRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 7 {
+            this.group_id = rng.string();
+        }
+        if version <= 7 {
+            this.topics = if version >= 2 && version <= 7 && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <OffsetFetchRequestTopic as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if version >= 8 {
+            this.groups =
+                rng.vec(|rng| <OffsetFetchRequestGroup as wire::Sample>::sample(rng, version));
+        }
+        if version >= 7 {
+            this.require_stable = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchRequestTopic {
     pub name: String,
@@ -210,6 +235,20 @@ impl wire::Struct for OffsetFetchRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 7 {
+            this.name = rng.string();
+        }
+        if version <= 7 {
+            this.partition_indexes = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -287,6 +326,23 @@ impl wire::Struct for OffsetFetchRequestTopics {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchRequestTopics {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 && version <= 9 {
+            this.name = rng.string();
+        }
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if version >= 8 {
+            this.partition_indexes = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -382,6 +438,36 @@ impl wire::Struct for OffsetFetchRequestGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchRequestGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 {
+            this.group_id = rng.string();
+        }
+        if version >= 9 {
+            this.member_id = if version >= 9 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 9 {
+            this.member_epoch = rng.next() as i32;
+        }
+        if version >= 8 {
+            this.topics = if version >= 8 && rng.bool() {
+                None
+            } else {
+                Some(
+                    rng.vec(|rng| <OffsetFetchRequestTopics as wire::Sample>::sample(rng, version)),
+                )
+            };
+        }
+        this
     }
 }
 

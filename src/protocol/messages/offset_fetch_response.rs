@@ -107,6 +107,28 @@ impl wire::Struct for OffsetFetchResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version <= 7 {
+            this.topics =
+                rng.vec(|rng| <OffsetFetchResponseTopic as wire::Sample>::sample(rng, version));
+        }
+        if version >= 2 && version <= 7 {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 8 {
+            this.groups =
+                rng.vec(|rng| <OffsetFetchResponseGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchResponsePartition {
     pub partition_index: i32,
@@ -215,6 +237,33 @@ impl wire::Struct for OffsetFetchResponsePartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 7 {
+            this.partition_index = rng.next() as i32;
+        }
+        if version <= 7 {
+            this.committed_offset = rng.next() as i64;
+        }
+        if version >= 5 && version <= 7 {
+            this.committed_leader_epoch = rng.next() as i32;
+        }
+        if version <= 7 {
+            this.metadata = if version <= 7 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version <= 7 {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchResponseTopic {
     pub name: String,
@@ -290,6 +339,21 @@ impl wire::Struct for OffsetFetchResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 7 {
+            this.name = rng.string();
+        }
+        if version <= 7 {
+            this.partitions =
+                rng.vec(|rng| <OffsetFetchResponsePartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -401,6 +465,33 @@ impl wire::Struct for OffsetFetchResponsePartitions {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponsePartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 {
+            this.partition_index = rng.next() as i32;
+        }
+        if version >= 8 {
+            this.committed_offset = rng.next() as i64;
+        }
+        if version >= 8 {
+            this.committed_leader_epoch = rng.next() as i32;
+        }
+        if version >= 8 {
+            this.metadata = if version >= 8 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 8 {
+            this.error_code = rng.next() as i16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchResponseTopics {
     pub name: String,
@@ -477,6 +568,24 @@ impl wire::Struct for OffsetFetchResponseTopics {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponseTopics {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 && version <= 9 {
+            this.name = rng.string();
+        }
+        if version >= 10 {
+            this.topic_id = rng.uuid();
+        }
+        if version >= 8 {
+            this.partitions = rng
+                .vec(|rng| <OffsetFetchResponsePartitions as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -570,6 +679,24 @@ impl wire::Struct for OffsetFetchResponseGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetFetchResponseGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 {
+            this.group_id = rng.string();
+        }
+        if version >= 8 {
+            this.topics =
+                rng.vec(|rng| <OffsetFetchResponseTopics as wire::Sample>::sample(rng, version));
+        }
+        if version >= 8 {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 

@@ -60,6 +60,21 @@ impl wire::Struct for OffsetForLeaderEpochRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetForLeaderEpochRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 3 {
+            this.replica_id = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetForLeaderTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetForLeaderPartition {
     pub partition: i32,
@@ -107,6 +122,23 @@ impl wire::Struct for OffsetForLeaderPartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetForLeaderPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.current_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -160,6 +192,21 @@ impl wire::Struct for OffsetForLeaderTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetForLeaderTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <OffsetForLeaderPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -56,6 +56,21 @@ impl wire::Struct for OffsetForLeaderEpochResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for OffsetForLeaderEpochResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <OffsetForLeaderTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpochEndOffset {
     pub error_code: i16,
@@ -110,6 +125,26 @@ impl wire::Struct for EpochEndOffset {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EpochEndOffset {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.end_offset = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetForLeaderTopicResult {
     pub topic: String,
@@ -160,6 +195,20 @@ impl wire::Struct for OffsetForLeaderTopicResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for OffsetForLeaderTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <EpochEndOffset as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -65,6 +65,31 @@ impl wire::Struct for ProduceRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ProduceRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.acks = rng.next() as i16;
+        }
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.topic_data =
+                rng.vec(|rng| <TopicProduceData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionProduceData {
     pub index: i32,
@@ -108,6 +133,24 @@ impl wire::Struct for PartitionProduceData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionProduceData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.index = rng.next() as i32;
+        }
+        if true {
+            this.records = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        this
     }
 }
 
@@ -173,6 +216,24 @@ impl wire::Struct for TopicProduceData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicProduceData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 12 {
+            this.name = rng.string();
+        }
+        if version >= 13 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partition_data =
+                rng.vec(|rng| <PartitionProduceData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -90,6 +90,25 @@ impl wire::Struct for ProduceResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ProduceResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.responses =
+                rng.vec(|rng| <TopicProduceResponse as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if version >= 10 {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchIndexAndErrorMessage {
     pub batch_index: i32,
@@ -165,6 +184,24 @@ impl wire::Struct for BatchIndexAndErrorMessage {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for BatchIndexAndErrorMessage {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 8 {
+            this.batch_index = rng.next() as i32;
+        }
+        if version >= 8 {
+            this.batch_index_error_message = if version >= 8 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderIdAndEpoch {
     pub leader_id: i32,
@@ -230,6 +267,20 @@ impl wire::Struct for LeaderIdAndEpoch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for LeaderIdAndEpoch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 10 {
+            this.leader_id = rng.next() as i32;
+        }
+        if version >= 10 {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -341,6 +392,43 @@ impl wire::Struct for PartitionProduceResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionProduceResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.base_offset = rng.next() as i64;
+        }
+        if true {
+            this.log_append_time_ms = rng.next() as i64;
+        }
+        if version >= 5 {
+            this.log_start_offset = rng.next() as i64;
+        }
+        if version >= 8 {
+            this.record_errors =
+                rng.vec(|rng| <BatchIndexAndErrorMessage as wire::Sample>::sample(rng, version));
+        }
+        if version >= 8 {
+            this.error_message = if version >= 8 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 10 {
+            this.current_leader = <LeaderIdAndEpoch as wire::Sample>::sample(rng, version);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicProduceResponse {
     pub name: String,
@@ -403,6 +491,24 @@ impl wire::Struct for TopicProduceResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicProduceResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version <= 12 {
+            this.name = rng.string();
+        }
+        if version >= 13 {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partition_responses =
+                rng.vec(|rng| <PartitionProduceResponse as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -501,6 +607,30 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 10 {
+            this.node_id = rng.next() as i32;
+        }
+        if version >= 10 {
+            this.host = rng.string();
+        }
+        if version >= 10 {
+            this.port = rng.next() as i32;
+        }
+        if version >= 10 {
+            this.rack = if version >= 10 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

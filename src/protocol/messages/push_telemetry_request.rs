@@ -61,6 +61,29 @@ impl wire::Struct for PushTelemetryRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PushTelemetryRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.client_instance_id = rng.uuid();
+        }
+        if true {
+            this.subscription_id = rng.next() as i32;
+        }
+        if true {
+            this.terminating = rng.bool();
+        }
+        if true {
+            this.compression_type = rng.next() as i8;
+        }
+        if true {
+            this.metrics = rng.bytes();
+        }
+        this
+    }
+}
+
 impl wire::Message for PushTelemetryRequest {
     const NAME: &'static str = "PushTelemetryRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

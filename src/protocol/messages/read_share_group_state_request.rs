@@ -56,6 +56,20 @@ impl wire::Struct for ReadShareGroupStateRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ReadShareGroupStateRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <ReadStateData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition: i32,
@@ -99,6 +113,20 @@ impl wire::Struct for PartitionData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -152,6 +180,20 @@ impl wire::Struct for ReadStateData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReadStateData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

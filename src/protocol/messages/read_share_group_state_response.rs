@@ -52,6 +52,17 @@ impl wire::Struct for ReadShareGroupStateResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ReadShareGroupStateResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.results = rng.vec(|rng| <ReadStateResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateBatch {
     pub first_offset: i64,
@@ -103,6 +114,26 @@ impl wire::Struct for StateBatch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for StateBatch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if true {
+            this.delivery_state = rng.next() as i8;
+        }
+        if true {
+            this.delivery_count = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -176,6 +207,36 @@ impl wire::Struct for PartitionResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.state_epoch = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        if true {
+            this.state_batches = rng.vec(|rng| <StateBatch as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadStateResult {
     pub topic_id: ::uuid::Uuid,
@@ -226,6 +287,21 @@ impl wire::Struct for ReadStateResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReadStateResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

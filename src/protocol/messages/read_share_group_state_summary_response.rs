@@ -52,6 +52,18 @@ impl wire::Struct for ReadShareGroupStateSummaryResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ReadShareGroupStateSummaryResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.results =
+                rng.vec(|rng| <ReadStateSummaryResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionResult {
     pub partition: i32,
@@ -131,6 +143,39 @@ impl wire::Struct for PartitionResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.state_epoch = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        if version >= 1 {
+            this.delivery_complete_count = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadStateSummaryResult {
     pub topic_id: ::uuid::Uuid,
@@ -181,6 +226,21 @@ impl wire::Struct for ReadStateSummaryResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ReadStateSummaryResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <PartitionResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -54,6 +54,27 @@ impl wire::Struct for RemoveRaftVoterRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for RemoveRaftVoterRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.voter_id = rng.next() as i32;
+        }
+        if true {
+            this.voter_directory_id = rng.uuid();
+        }
+        this
+    }
+}
+
 impl wire::Message for RemoveRaftVoterRequest {
     const NAME: &'static str = "RemoveRaftVoterRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

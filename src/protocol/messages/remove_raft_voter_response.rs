@@ -54,6 +54,27 @@ impl wire::Struct for RemoveRaftVoterResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for RemoveRaftVoterResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for RemoveRaftVoterResponse {
     const NAME: &'static str = "RemoveRaftVoterResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -49,6 +49,20 @@ impl wire::Struct for RenewDelegationTokenRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for RenewDelegationTokenRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.hmac = rng.bytes();
+        }
+        if true {
+            this.renew_period_ms = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for RenewDelegationTokenRequest {
     const NAME: &'static str = "RenewDelegationTokenRequest";
     const VALID_VERSIONS: (i16, i16) = (1, 2);

@@ -57,6 +57,30 @@ impl wire::Struct for RequestHeader {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for RequestHeader {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.request_api_key = rng.next() as i16;
+        }
+        if true {
+            this.request_api_version = rng.next() as i16;
+        }
+        if true {
+            this.correlation_id = rng.next() as i32;
+        }
+        if true {
+            this.client_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for RequestHeader {
     const NAME: &'static str = "RequestHeader";
     const VALID_VERSIONS: (i16, i16) = (1, 2);

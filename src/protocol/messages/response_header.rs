@@ -45,6 +45,17 @@ impl wire::Struct for ResponseHeader {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ResponseHeader {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.correlation_id = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for ResponseHeader {
     const NAME: &'static str = "ResponseHeader";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

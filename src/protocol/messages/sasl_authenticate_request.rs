@@ -45,6 +45,17 @@ impl wire::Struct for SaslAuthenticateRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SaslAuthenticateRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.auth_bytes = rng.bytes();
+        }
+        this
+    }
+}
+
 impl wire::Message for SaslAuthenticateRequest {
     const NAME: &'static str = "SaslAuthenticateRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 2);

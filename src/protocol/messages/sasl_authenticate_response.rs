@@ -63,6 +63,30 @@ impl wire::Struct for SaslAuthenticateResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SaslAuthenticateResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.auth_bytes = rng.bytes();
+        }
+        if version >= 1 {
+            this.session_lifetime_ms = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for SaslAuthenticateResponse {
     const NAME: &'static str = "SaslAuthenticateResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 2);

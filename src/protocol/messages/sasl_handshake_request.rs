@@ -31,6 +31,17 @@ impl wire::Struct for SaslHandshakeRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SaslHandshakeRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.mechanism = rng.string();
+        }
+        this
+    }
+}
+
 impl wire::Message for SaslHandshakeRequest {
     const NAME: &'static str = "SaslHandshakeRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

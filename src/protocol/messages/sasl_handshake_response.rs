@@ -40,6 +40,20 @@ impl wire::Struct for SaslHandshakeResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SaslHandshakeResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.mechanisms = rng.vec(|rng| rng.string());
+        }
+        this
+    }
+}
+
 impl wire::Message for SaslHandshakeResponse {
     const NAME: &'static str = "SaslHandshakeResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 1);

@@ -79,6 +79,37 @@ impl wire::Struct for ShareAcknowledgeRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareAcknowledgeRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.share_session_epoch = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.is_renew_ack = rng.bool();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <AcknowledgeTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcknowledgementBatch {
     pub first_offset: i64,
@@ -131,6 +162,23 @@ impl wire::Struct for AcknowledgementBatch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AcknowledgementBatch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if true {
+            this.acknowledge_types = rng.vec(|rng| rng.next() as i8);
+        }
+        this
     }
 }
 
@@ -187,6 +235,21 @@ impl wire::Struct for AcknowledgePartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for AcknowledgePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.acknowledgement_batches =
+                rng.vec(|rng| <AcknowledgementBatch as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcknowledgeTopic {
     pub topic_id: ::uuid::Uuid,
@@ -237,6 +300,21 @@ impl wire::Struct for AcknowledgeTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AcknowledgeTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions =
+                rng.vec(|rng| <AcknowledgePartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

@@ -85,6 +85,38 @@ impl wire::Struct for ShareAcknowledgeResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareAcknowledgeResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 2 {
+            this.acquisition_lock_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.responses = rng
+                .vec(|rng| <ShareAcknowledgeTopicResponse as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderIdAndEpoch {
     pub leader_id: i32,
@@ -128,6 +160,20 @@ impl wire::Struct for LeaderIdAndEpoch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for LeaderIdAndEpoch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -189,6 +235,30 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.current_leader = <LeaderIdAndEpoch as wire::Sample>::sample(rng, version);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShareAcknowledgeTopicResponse {
     pub topic_id: ::uuid::Uuid,
@@ -239,6 +309,20 @@ impl wire::Struct for ShareAcknowledgeTopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ShareAcknowledgeTopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -293,6 +377,30 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.node_id = rng.next() as i32;
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as i32;
+        }
+        if true {
+            this.rack = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

@@ -118,6 +118,59 @@ impl wire::Struct for ShareFetchRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareFetchRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.share_session_epoch = rng.next() as i32;
+        }
+        if true {
+            this.max_wait_ms = rng.next() as i32;
+        }
+        if true {
+            this.min_bytes = rng.next() as i32;
+        }
+        if true {
+            this.max_bytes = rng.next() as i32;
+        }
+        if true {
+            this.max_records = rng.next() as i32;
+        }
+        if true {
+            this.batch_size = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.share_acquire_mode = rng.next() as i8;
+        }
+        if version >= 2 {
+            this.is_renew_ack = rng.bool();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <FetchTopic as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.forgotten_topics_data =
+                rng.vec(|rng| <ForgottenTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcknowledgementBatch {
     pub first_offset: i64,
@@ -170,6 +223,23 @@ impl wire::Struct for AcknowledgementBatch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AcknowledgementBatch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if true {
+            this.acknowledge_types = rng.vec(|rng| rng.next() as i8);
+        }
+        this
     }
 }
 
@@ -234,6 +304,21 @@ impl wire::Struct for FetchPartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.acknowledgement_batches =
+                rng.vec(|rng| <AcknowledgementBatch as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchTopic {
     pub topic_id: ::uuid::Uuid,
@@ -287,6 +372,20 @@ impl wire::Struct for FetchTopic {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for FetchTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <FetchPartition as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForgottenTopic {
     pub topic_id: ::uuid::Uuid,
@@ -335,6 +434,20 @@ impl wire::Struct for ForgottenTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ForgottenTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

@@ -81,6 +81,38 @@ impl wire::Struct for ShareFetchResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareFetchResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.acquisition_lock_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.responses =
+                rng.vec(|rng| <ShareFetchableTopicResponse as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.node_endpoints =
+                rng.vec(|rng| <NodeEndpoint as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderIdAndEpoch {
     pub leader_id: i32,
@@ -124,6 +156,20 @@ impl wire::Struct for LeaderIdAndEpoch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for LeaderIdAndEpoch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        this
     }
 }
 
@@ -174,6 +220,23 @@ impl wire::Struct for AcquiredRecords {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for AcquiredRecords {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if true {
+            this.delivery_count = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -265,6 +328,51 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.acknowledge_error_code = rng.next() as i16;
+        }
+        if true {
+            this.acknowledge_error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.current_leader = <LeaderIdAndEpoch as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.records = if false && rng.bool() {
+                None
+            } else {
+                Some(rng.bytes())
+            };
+        }
+        if true {
+            this.acquired_records =
+                rng.vec(|rng| <AcquiredRecords as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShareFetchableTopicResponse {
     pub topic_id: ::uuid::Uuid,
@@ -315,6 +423,20 @@ impl wire::Struct for ShareFetchableTopicResponse {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for ShareFetchableTopicResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -369,6 +491,30 @@ impl wire::Struct for NodeEndpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for NodeEndpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.node_id = rng.next() as i32;
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as i32;
+        }
+        if true {
+            this.rack = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

@@ -55,6 +55,20 @@ impl wire::Struct for ShareGroupDescribeRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareGroupDescribeRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_ids = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.include_authorized_operations = rng.bool();
+        }
+        this
+    }
+}
+
 impl wire::Message for ShareGroupDescribeRequest {
     const NAME: &'static str = "ShareGroupDescribeRequest";
     const VALID_VERSIONS: (i16, i16) = (1, 1);

@@ -69,6 +69,37 @@ impl wire::Struct for ShareGroupHeartbeatRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareGroupHeartbeatRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.rack_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.subscribed_topic_names = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| rng.string()))
+            };
+        }
+        this
+    }
+}
+
 impl wire::Message for ShareGroupHeartbeatRequest {
     const NAME: &'static str = "ShareGroupHeartbeatRequest";
     const VALID_VERSIONS: (i16, i16) = (1, 1);

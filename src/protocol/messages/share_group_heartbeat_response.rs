@@ -74,6 +74,47 @@ impl wire::Struct for ShareGroupHeartbeatResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for ShareGroupHeartbeatResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.heartbeat_interval_ms = rng.next() as i32;
+        }
+        if true {
+            this.assignment = if true && rng.bool() {
+                None
+            } else {
+                Some(<Assignment as wire::Sample>::sample(rng, version))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assignment {
     pub topic_partitions: Vec<TopicPartitions>,
@@ -120,6 +161,18 @@ impl wire::Struct for Assignment {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Assignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_partitions =
+                rng.vec(|rng| <TopicPartitions as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
@@ -171,6 +224,20 @@ impl wire::Struct for TopicPartitions {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

@@ -45,6 +45,17 @@ impl wire::Struct for SnapshotFooterRecord {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SnapshotFooterRecord {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.version = rng.next() as i16;
+        }
+        this
+    }
+}
+
 impl wire::Message for SnapshotFooterRecord {
     const NAME: &'static str = "SnapshotFooterRecord";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

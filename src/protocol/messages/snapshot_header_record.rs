@@ -50,6 +50,20 @@ impl wire::Struct for SnapshotHeaderRecord {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SnapshotHeaderRecord {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.version = rng.next() as i16;
+        }
+        if true {
+            this.last_contained_log_timestamp = rng.next() as i64;
+        }
+        this
+    }
+}
+
 impl wire::Message for SnapshotHeaderRecord {
     const NAME: &'static str = "SnapshotHeaderRecord";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

@@ -56,6 +56,20 @@ impl wire::Struct for StreamsGroupDescribeResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for StreamsGroupDescribeResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.groups = rng.vec(|rng| <DescribedGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subtopology {
     pub subtopology_id: String,
@@ -139,6 +153,31 @@ impl wire::Struct for Subtopology {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Subtopology {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.source_topics = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.repartition_sink_topics = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.state_changelog_topics =
+                rng.vec(|rng| <TopicInfo as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.repartition_source_topics =
+                rng.vec(|rng| <TopicInfo as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub epoch: i32,
@@ -189,6 +228,24 @@ impl wire::Struct for Topology {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Topology {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.epoch = rng.next() as i32;
+        }
+        if true {
+            this.subtopologies = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <Subtopology as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
     }
 }
 
@@ -321,6 +378,72 @@ impl wire::Struct for Member {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Member {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.instance_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rack_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.client_id = rng.string();
+        }
+        if true {
+            this.client_host = rng.string();
+        }
+        if true {
+            this.topology_epoch = rng.next() as i32;
+        }
+        if true {
+            this.process_id = rng.string();
+        }
+        if true {
+            this.user_endpoint = if true && rng.bool() {
+                None
+            } else {
+                Some(<Endpoint as wire::Sample>::sample(rng, version))
+            };
+        }
+        if true {
+            this.client_tags = rng.vec(|rng| <KeyValue as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.task_offsets = rng.vec(|rng| <TaskOffset as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.task_end_offsets =
+                rng.vec(|rng| <TaskOffset as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.assignment = <Assignment as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.target_assignment = <Assignment as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.is_classic = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedGroup {
     pub error_code: i16,
@@ -407,6 +530,49 @@ impl wire::Struct for DescribedGroup {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for DescribedGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.group_state = rng.string();
+        }
+        if true {
+            this.group_epoch = rng.next() as i32;
+        }
+        if true {
+            this.assignment_epoch = rng.next() as i32;
+        }
+        if true {
+            this.topology = if true && rng.bool() {
+                None
+            } else {
+                Some(<Topology as wire::Sample>::sample(rng, version))
+            };
+        }
+        if true {
+            this.members = rng.vec(|rng| <Member as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.authorized_operations = rng.next() as i32;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub host: String,
@@ -450,6 +616,20 @@ impl wire::Struct for Endpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Endpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 
@@ -501,6 +681,23 @@ impl wire::Struct for TaskOffset {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TaskOffset {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.offset = rng.next() as i64;
+        }
+        this
     }
 }
 
@@ -575,6 +772,23 @@ impl wire::Struct for Assignment {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Assignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.active_tasks = rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.standby_tasks = rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.warmup_tasks = rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskIds {
     pub subtopology_id: String,
@@ -627,6 +841,20 @@ impl wire::Struct for TaskIds {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TaskIds {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyValue {
     pub key: String,
@@ -670,6 +898,20 @@ impl wire::Struct for KeyValue {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for KeyValue {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.key = rng.string();
+        }
+        if true {
+            this.value = rng.string();
+        }
+        this
     }
 }
 
@@ -731,6 +973,26 @@ impl wire::Struct for TopicInfo {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicInfo {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.next() as i32;
+        }
+        if true {
+            this.replication_factor = rng.next() as i16;
+        }
+        if true {
+            this.topic_configs = rng.vec(|rng| <KeyValue as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

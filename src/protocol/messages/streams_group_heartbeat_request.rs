@@ -164,6 +164,109 @@ impl wire::Struct for StreamsGroupHeartbeatRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for StreamsGroupHeartbeatRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.endpoint_information_epoch = rng.next() as i32;
+        }
+        if true {
+            this.instance_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rack_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.rebalance_timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.topology = if true && rng.bool() {
+                None
+            } else {
+                Some(<Topology as wire::Sample>::sample(rng, version))
+            };
+        }
+        if true {
+            this.active_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.standby_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.warmup_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.process_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.user_endpoint = if true && rng.bool() {
+                None
+            } else {
+                Some(<Endpoint as wire::Sample>::sample(rng, version))
+            };
+        }
+        if true {
+            this.client_tags = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <KeyValue as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.task_offsets = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskOffset as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.task_end_offsets = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskOffset as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.shutdown_application = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopartitionGroup {
     pub source_topics: Vec<i16>,
@@ -226,6 +329,23 @@ impl wire::Struct for CopartitionGroup {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CopartitionGroup {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.source_topics = rng.vec(|rng| rng.next() as i16);
+        }
+        if true {
+            this.source_topic_regex = rng.vec(|rng| rng.next() as i16);
+        }
+        if true {
+            this.repartition_source_topics = rng.vec(|rng| rng.next() as i16);
+        }
+        this
     }
 }
 
@@ -332,6 +452,38 @@ impl wire::Struct for Subtopology {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Subtopology {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.source_topics = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.source_topic_regex = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.state_changelog_topics =
+                rng.vec(|rng| <TopicInfo as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.repartition_sink_topics = rng.vec(|rng| rng.string());
+        }
+        if true {
+            this.repartition_source_topics =
+                rng.vec(|rng| <TopicInfo as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.copartition_groups =
+                rng.vec(|rng| <CopartitionGroup as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub epoch: i32,
@@ -385,6 +537,20 @@ impl wire::Struct for Topology {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Topology {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.epoch = rng.next() as i32;
+        }
+        if true {
+            this.subtopologies = rng.vec(|rng| <Subtopology as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyValue {
     pub key: String,
@@ -428,6 +594,20 @@ impl wire::Struct for KeyValue {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for KeyValue {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.key = rng.string();
+        }
+        if true {
+            this.value = rng.string();
+        }
+        this
     }
 }
 
@@ -492,6 +672,26 @@ impl wire::Struct for TopicInfo {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TopicInfo {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.next() as i32;
+        }
+        if true {
+            this.replication_factor = rng.next() as i16;
+        }
+        if true {
+            this.topic_configs = rng.vec(|rng| <KeyValue as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub host: String,
@@ -535,6 +735,20 @@ impl wire::Struct for Endpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Endpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 
@@ -589,6 +803,23 @@ impl wire::Struct for TaskOffset {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TaskOffset {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.offset = rng.next() as i64;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskIds {
     pub subtopology_id: String,
@@ -638,6 +869,20 @@ impl wire::Struct for TaskIds {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TaskIds {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 

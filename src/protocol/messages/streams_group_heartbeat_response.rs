@@ -140,6 +140,80 @@ impl wire::Struct for StreamsGroupHeartbeatResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for StreamsGroupHeartbeatResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.member_epoch = rng.next() as i32;
+        }
+        if true {
+            this.heartbeat_interval_ms = rng.next() as i32;
+        }
+        if true {
+            this.acceptable_recovery_lag = rng.next() as i32;
+        }
+        if true {
+            this.task_offset_interval_ms = rng.next() as i32;
+        }
+        if true {
+            this.status = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <Status as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.active_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.standby_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.warmup_tasks = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <TaskIds as wire::Sample>::sample(rng, version)))
+            };
+        }
+        if true {
+            this.endpoint_information_epoch = rng.next() as i32;
+        }
+        if true {
+            this.partitions_by_user_endpoint = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.vec(|rng| <EndpointToPartitions as wire::Sample>::sample(rng, version)))
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndpointToPartitions {
     pub user_endpoint: Endpoint,
@@ -207,6 +281,25 @@ impl wire::Struct for EndpointToPartitions {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for EndpointToPartitions {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.user_endpoint = <Endpoint as wire::Sample>::sample(rng, version);
+        }
+        if true {
+            this.active_partitions =
+                rng.vec(|rng| <TopicPartition as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.standby_partitions =
+                rng.vec(|rng| <TopicPartition as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     pub status_code: i8,
@@ -250,6 +343,20 @@ impl wire::Struct for Status {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Status {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.status_code = rng.next() as i8;
+        }
+        if true {
+            this.status_detail = rng.string();
+        }
+        this
     }
 }
 
@@ -301,6 +408,20 @@ impl wire::Struct for TopicPartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -356,6 +477,20 @@ impl wire::Struct for TaskIds {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TaskIds {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.subtopology_id = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| rng.next() as i32);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub host: String,
@@ -399,6 +534,20 @@ impl wire::Struct for Endpoint {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Endpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
     }
 }
 

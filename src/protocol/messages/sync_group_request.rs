@@ -98,6 +98,48 @@ impl wire::Struct for SyncGroupRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SyncGroupRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.generation_id = rng.next() as i32;
+        }
+        if true {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.group_instance_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.protocol_type = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.protocol_name = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.assignments =
+                rng.vec(|rng| <SyncGroupRequestAssignment as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncGroupRequestAssignment {
     pub member_id: String,
@@ -141,6 +183,20 @@ impl wire::Struct for SyncGroupRequestAssignment {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for SyncGroupRequestAssignment {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.member_id = rng.string();
+        }
+        if true {
+            this.assignment = rng.bytes();
+        }
+        this
     }
 }
 

@@ -75,6 +75,37 @@ impl wire::Struct for SyncGroupResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for SyncGroupResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if version >= 1 {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if version >= 5 {
+            this.protocol_type = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 5 {
+            this.protocol_name = if version >= 5 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.assignment = rng.bytes();
+        }
+        this
+    }
+}
+
 impl wire::Message for SyncGroupResponse {
     const NAME: &'static str = "SyncGroupResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 5);

@@ -115,6 +115,43 @@ impl wire::Struct for TxnOffsetCommitRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.transactional_id = rng.string();
+        }
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if version >= 3 {
+            this.generation_id = rng.next() as i32;
+        }
+        if version >= 3 {
+            this.member_id = rng.string();
+        }
+        if version >= 3 {
+            this.group_instance_id = if version >= 3 && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <TxnOffsetCommitRequestTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxnOffsetCommitRequestPartition {
     pub partition_index: i32,
@@ -177,6 +214,30 @@ impl wire::Struct for TxnOffsetCommitRequestPartition {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitRequestPartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.committed_offset = rng.next() as i64;
+        }
+        if version >= 2 {
+            this.committed_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.committed_metadata = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxnOffsetCommitRequestTopic {
     pub name: String,
@@ -227,6 +288,21 @@ impl wire::Struct for TxnOffsetCommitRequestTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitRequestTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng
+                .vec(|rng| <TxnOffsetCommitRequestPartition as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

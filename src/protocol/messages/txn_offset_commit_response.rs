@@ -56,6 +56,21 @@ impl wire::Struct for TxnOffsetCommitResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <TxnOffsetCommitResponseTopic as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxnOffsetCommitResponsePartition {
     pub partition_index: i32,
@@ -99,6 +114,20 @@ impl wire::Struct for TxnOffsetCommitResponsePartition {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitResponsePartition {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -152,6 +181,22 @@ impl wire::Struct for TxnOffsetCommitResponseTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TxnOffsetCommitResponseTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <TxnOffsetCommitResponsePartition as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
     }
 }
 

@@ -45,6 +45,17 @@ impl wire::Struct for UnregisterBrokerRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for UnregisterBrokerRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.broker_id = rng.next() as i32;
+        }
+        this
+    }
+}
+
 impl wire::Message for UnregisterBrokerRequest {
     const NAME: &'static str = "UnregisterBrokerRequest";
     const VALID_VERSIONS: (i16, i16) = (0, 0);

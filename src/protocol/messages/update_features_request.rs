@@ -71,6 +71,24 @@ impl wire::Struct for UpdateFeaturesRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for UpdateFeaturesRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.timeout_ms = rng.next() as i32;
+        }
+        if true {
+            this.feature_updates =
+                rng.vec(|rng| <FeatureUpdateKey as wire::Sample>::sample(rng, version));
+        }
+        if version >= 1 {
+            this.validate_only = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeatureUpdateKey {
     pub feature: String,
@@ -144,6 +162,26 @@ impl wire::Struct for FeatureUpdateKey {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for FeatureUpdateKey {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.feature = rng.string();
+        }
+        if true {
+            this.max_version_level = rng.next() as i16;
+        }
+        if version <= 0 {
+            this.allow_downgrade = rng.bool();
+        }
+        if version >= 1 {
+            this.upgrade_type = rng.next() as i8;
+        }
+        this
     }
 }
 

@@ -69,6 +69,31 @@ impl wire::Struct for UpdateFeaturesResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for UpdateFeaturesResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version <= 1 {
+            this.results =
+                rng.vec(|rng| <UpdatableFeatureResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdatableFeatureResult {
     pub feature: String,
@@ -117,6 +142,27 @@ impl wire::Struct for UpdatableFeatureResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for UpdatableFeatureResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.feature = rng.string();
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.error_message = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        this
     }
 }
 

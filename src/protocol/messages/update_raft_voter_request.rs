@@ -76,6 +76,37 @@ impl wire::Struct for UpdateRaftVoterRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for UpdateRaftVoterRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if true {
+            this.current_leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.voter_id = rng.next() as i32;
+        }
+        if true {
+            this.voter_directory_id = rng.uuid();
+        }
+        if true {
+            this.listeners = rng.vec(|rng| <Listener as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.k_raft_version_feature =
+                <KRaftVersionFeature as wire::Sample>::sample(rng, version);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listener {
     pub name: String,
@@ -126,6 +157,23 @@ impl wire::Struct for Listener {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Listener {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KRaftVersionFeature {
     pub min_supported_version: i16,
@@ -171,6 +219,20 @@ impl wire::Struct for KRaftVersionFeature {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for KRaftVersionFeature {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.min_supported_version = rng.next() as i16;
+        }
+        if true {
+            this.max_supported_version = rng.next() as i16;
+        }
+        this
     }
 }
 

@@ -71,6 +71,23 @@ impl wire::Struct for UpdateRaftVoterResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for UpdateRaftVoterResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.throttle_time_ms = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        if true {
+            this.current_leader = <CurrentLeader as wire::Sample>::sample(rng, version);
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurrentLeader {
     pub leader_id: i32,
@@ -122,6 +139,26 @@ impl wire::Struct for CurrentLeader {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for CurrentLeader {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.leader_id = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as i32;
+        }
+        this
     }
 }
 

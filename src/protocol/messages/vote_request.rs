@@ -65,6 +65,27 @@ impl wire::Struct for VoteRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for VoteRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.cluster_id = if true && rng.bool() {
+                None
+            } else {
+                Some(rng.string())
+            };
+        }
+        if version >= 1 {
+            this.voter_id = rng.next() as i32;
+        }
+        if true {
+            this.topics = rng.vec(|rng| <TopicData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionData {
     pub partition_index: i32,
@@ -155,6 +176,38 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.replica_epoch = rng.next() as i32;
+        }
+        if true {
+            this.replica_id = rng.next() as i32;
+        }
+        if version >= 1 {
+            this.replica_directory_id = rng.uuid();
+        }
+        if version >= 1 {
+            this.voter_directory_id = rng.uuid();
+        }
+        if true {
+            this.last_offset_epoch = rng.next() as i32;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if version >= 2 {
+            this.pre_vote = rng.bool();
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicData {
     pub topic_name: String,
@@ -205,6 +258,20 @@ impl wire::Struct for TopicData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for TopicData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

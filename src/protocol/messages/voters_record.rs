@@ -56,6 +56,20 @@ impl wire::Struct for VotersRecord {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for VotersRecord {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.version = rng.next() as i16;
+        }
+        if true {
+            this.voters = rng.vec(|rng| <Voter as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub name: String,
@@ -106,6 +120,23 @@ impl wire::Struct for Endpoint {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for Endpoint {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.host = rng.string();
+        }
+        if true {
+            this.port = rng.next() as u16;
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KRaftVersionFeature {
     pub min_supported_version: i16,
@@ -151,6 +182,20 @@ impl wire::Struct for KRaftVersionFeature {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for KRaftVersionFeature {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.min_supported_version = rng.next() as i16;
+        }
+        if true {
+            this.max_supported_version = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -215,6 +260,27 @@ impl wire::Struct for Voter {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for Voter {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.voter_id = rng.next() as i32;
+        }
+        if true {
+            this.voter_directory_id = rng.uuid();
+        }
+        if true {
+            this.endpoints = rng.vec(|rng| <Endpoint as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.k_raft_version_feature =
+                <KRaftVersionFeature as wire::Sample>::sample(rng, version);
+        }
+        this
     }
 }
 

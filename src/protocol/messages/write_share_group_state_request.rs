@@ -56,6 +56,20 @@ impl wire::Struct for WriteShareGroupStateRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for WriteShareGroupStateRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.group_id = rng.string();
+        }
+        if true {
+            this.topics = rng.vec(|rng| <WriteStateData as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateBatch {
     pub first_offset: i64,
@@ -107,6 +121,26 @@ impl wire::Struct for StateBatch {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for StateBatch {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.first_offset = rng.next() as i64;
+        }
+        if true {
+            this.last_offset = rng.next() as i64;
+        }
+        if true {
+            this.delivery_state = rng.next() as i8;
+        }
+        if true {
+            this.delivery_count = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -191,6 +225,32 @@ impl wire::Struct for PartitionData {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for PartitionData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition = rng.next() as i32;
+        }
+        if true {
+            this.state_epoch = rng.next() as i32;
+        }
+        if true {
+            this.leader_epoch = rng.next() as i32;
+        }
+        if true {
+            this.start_offset = rng.next() as i64;
+        }
+        if version >= 1 {
+            this.delivery_complete_count = rng.next() as i32;
+        }
+        if true {
+            this.state_batches = rng.vec(|rng| <StateBatch as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteStateData {
     pub topic_id: ::uuid::Uuid,
@@ -241,6 +301,20 @@ impl wire::Struct for WriteStateData {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for WriteStateData {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.topic_id = rng.uuid();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| <PartitionData as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 

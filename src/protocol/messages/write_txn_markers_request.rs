@@ -52,6 +52,17 @@ impl wire::Struct for WriteTxnMarkersRequest {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for WriteTxnMarkersRequest {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.markers = rng.vec(|rng| <WritableTxnMarker as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct WritableTxnMarkerTopic {
     pub name: String,
@@ -100,6 +111,20 @@ impl wire::Struct for WritableTxnMarkerTopic {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for WritableTxnMarkerTopic {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partition_indexes = rng.vec(|rng| rng.next() as i32);
+        }
+        this
     }
 }
 
@@ -174,6 +199,33 @@ impl wire::Struct for WritableTxnMarker {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for WritableTxnMarker {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.producer_epoch = rng.next() as i16;
+        }
+        if true {
+            this.transaction_result = rng.bool();
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <WritableTxnMarkerTopic as wire::Sample>::sample(rng, version));
+        }
+        if true {
+            this.coordinator_epoch = rng.next() as i32;
+        }
+        if version >= 2 {
+            this.transaction_version = rng.next() as i8;
+        }
+        this
     }
 }
 

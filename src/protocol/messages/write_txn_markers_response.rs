@@ -52,6 +52,18 @@ impl wire::Struct for WriteTxnMarkersResponse {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for WriteTxnMarkersResponse {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.markers =
+                rng.vec(|rng| <WritableTxnMarkerResult as wire::Sample>::sample(rng, version));
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct WritableTxnMarkerPartitionResult {
     pub partition_index: i32,
@@ -95,6 +107,20 @@ impl wire::Struct for WritableTxnMarkerPartitionResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for WritableTxnMarkerPartitionResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.partition_index = rng.next() as i32;
+        }
+        if true {
+            this.error_code = rng.next() as i16;
+        }
+        this
     }
 }
 
@@ -151,6 +177,22 @@ impl wire::Struct for WritableTxnMarkerTopicResult {
     }
 }
 
+#[cfg(test)]
+impl wire::Sample for WritableTxnMarkerTopicResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.name = rng.string();
+        }
+        if true {
+            this.partitions = rng.vec(|rng| {
+                <WritableTxnMarkerPartitionResult as wire::Sample>::sample(rng, version)
+            });
+        }
+        this
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct WritableTxnMarkerResult {
     pub producer_id: i64,
@@ -201,6 +243,21 @@ impl wire::Struct for WritableTxnMarkerResult {
             tagged.finish(buf)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl wire::Sample for WritableTxnMarkerResult {
+    fn sample(rng: &mut wire::SampleRng, version: i16) -> Self {
+        let mut this = Self::default();
+        if true {
+            this.producer_id = rng.next() as i64;
+        }
+        if true {
+            this.topics =
+                rng.vec(|rng| <WritableTxnMarkerTopicResult as wire::Sample>::sample(rng, version));
+        }
+        this
     }
 }
 
