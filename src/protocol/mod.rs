@@ -1,18 +1,26 @@
 //! The Kafka wire protocol: framing, message codec, API versions, record batch headers.
 //!
 //! ```text
-//! socket bytes ─► frame (size prefix, max size) ─► RequestHeader ─► RequestBody::decode
-//!                                                                  (generated, per version)
+//! socket bytes ─► frame::split_frame (size prefix, max size)
+//!              ─► frame::parse_request (RequestHeader v1/v2 by API and version)
+//!              ─► RequestBody::decode (generated, per version)
 //! ```
 //! Everything here is pure code over `bytes::Bytes`; no I/O, no tokio. Decoders never trust a
 //! length from the wire (see `wire`), and record batches stay opaque, zero-copy slices of the
 //! frame that `record_batch` can inspect and patch.
 
+pub mod api_versions;
 #[cfg(test)]
 mod conformance_tests;
-pub mod wire;
+pub mod error_code;
+pub mod frame;
 #[rustfmt::skip]
 pub mod messages;
+pub mod record_batch;
+#[cfg(test)]
+mod sample;
+pub mod wire;
 
+pub use error_code::ErrorCode;
 pub use messages::ApiKey;
 pub use wire::{DecodeError, EncodeError, Message};

@@ -9,6 +9,9 @@
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
+#[cfg(test)]
+pub use super::sample::{Sample, SampleRng};
+
 /// What went wrong at the innermost failing field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
@@ -26,6 +29,16 @@ pub enum WireError {
     InvalidUtf8,
     #[error("unsupported version")]
     UnsupportedVersion,
+}
+
+impl WireError {
+    /// This error, at the named field.
+    pub fn at(self, field: &'static str) -> FieldError {
+        FieldError {
+            path: vec![field],
+            kind: self,
+        }
+    }
 }
 
 /// A decoding failure with the path of fields leading to it, innermost last after `finish`.
@@ -578,58 +591,5 @@ mod tests {
             read_string(&mut null, false),
             Err(WireError::UnexpectedNull)
         );
-    }
-}
-
-/// Random, valid-for-the-version values of a generated struct (round-trip tests).
-#[cfg(test)]
-pub trait Sample {
-    fn sample(rng: &mut SampleRng, version: i16) -> Self;
-}
-
-/// A small deterministic generator (SplitMix64) so a failing seed reproduces exactly.
-#[cfg(test)]
-pub struct SampleRng(u64);
-
-#[cfg(test)]
-impl SampleRng {
-    pub fn new(seed: u64) -> Self {
-        SampleRng(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn bool(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
-    pub fn uuid(&mut self) -> uuid::Uuid {
-        uuid::Uuid::from_u64_pair(self.next(), self.next())
-    }
-
-    pub fn string(&mut self) -> String {
-        let len = (self.next() % 12) as usize;
-        (0..len)
-            .map(|_| ['a', 'Z', '0', '-', '.', 'é', '€', '_'][(self.next() % 8) as usize])
-            .collect()
-    }
-
-    pub fn bytes(&mut self) -> Bytes {
-        let len = (self.next() % 40) as usize;
-        (0..len)
-            .map(|_| self.next() as u8)
-            .collect::<Vec<u8>>()
-            .into()
-    }
-
-    pub fn vec<T>(&mut self, mut item: impl FnMut(&mut Self) -> T) -> Vec<T> {
-        let len = (self.next() % 4) as usize;
-        (0..len).map(|_| item(self)).collect()
     }
 }

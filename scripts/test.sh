@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what the tests need, then runs them.
+# README.md gives this command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
+
+# Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
+# confluent-kafka (librdkafka) plus kafka-python (an independent implementation) from PyPI.
+if ! command -v kcat >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat) >/dev/null
+  fi
+fi
+python3 -m pip install -q --disable-pip-version-check 'confluent-kafka>=2.6' 'kafka-python>=2.0.2'
+
+# The generated codec must match the message definitions when they are present.
+specs=../shared/reference/kafka-messages
+if [ -d "$specs" ]; then
+  cargo run -q -p floe-codegen -- "$specs" src/protocol/messages
+  git diff --exit-code -- src/protocol/messages || {
+    echo "src/protocol/messages is stale: run 'cargo run -p floe-codegen -- $specs src/protocol/messages'" >&2
+    exit 1
+  }
+fi
+
+cargo fmt --all -- --check
+cargo clippy -q --all-targets -- -D warnings
+cargo build -q --release --bin floe
+cargo test -q --workspace

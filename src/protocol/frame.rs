@@ -1,0 +1,216 @@
+//! Kafka framing: a 4-byte big-endian size, then the request or response.
+//!
+//! A frame's size comes from the network, so it is checked against a configured maximum
+//! before any buffer grows to hold it; a bad size is the connection's fault and closes it.
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+
+use super::messages::{ApiKey, RequestBody, RequestHeader, ResponseHeader};
+use super::wire::{self, DecodeError, EncodeError, Message, Struct};
+
+/// The default largest request accepted (Kafka's `socket.request.max.bytes`).
+pub const DEFAULT_FRAME_BYTES_MAX: usize = 100 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame size {size} is negative")]
+    NegativeSize { size: i32 },
+    #[error("frame of {size} bytes exceeds the maximum of {max}")]
+    TooLarge { size: usize, max: usize },
+}
+
+/// Takes one whole frame off the front of `buf`, or `None` until enough bytes have arrived.
+pub fn split_frame(
+    buf: &mut BytesMut,
+    frame_bytes_max: usize,
+) -> Result<Option<Bytes>, FrameError> {
+    if buf.len() < 4 {
+        return Ok(None);
+    }
+    let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    let size = usize::try_from(size).map_err(|_| FrameError::NegativeSize { size })?;
+    if size > frame_bytes_max {
+        return Err(FrameError::TooLarge {
+            size,
+            max: frame_bytes_max,
+        });
+    }
+    if buf.len() < 4 + size {
+        buf.reserve(4 + size - buf.len());
+        return Ok(None);
+    }
+    buf.advance(4);
+    Ok(Some(buf.split_to(size).freeze()))
+}
+
+/// Why a request frame could not be turned into a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("request header: {0}")]
+    Header(DecodeError),
+    #[error("unknown API key {api_key} (correlation id {correlation_id})")]
+    UnknownApiKey { api_key: i16, correlation_id: i32 },
+    #[error(transparent)]
+    Body(DecodeError),
+}
+
+/// A request's header, parsed; the body is left as bytes until the version is known to be served.
+#[derive(Debug, Clone)]
+pub struct RequestFrame {
+    pub api_key: ApiKey,
+    pub header: RequestHeader,
+    pub body: Bytes,
+}
+
+impl RequestFrame {
+    pub fn api_version(&self) -> i16 {
+        self.header.request_api_version
+    }
+
+    pub fn correlation_id(&self) -> i32 {
+        self.header.correlation_id
+    }
+
+    pub fn decode_body(&self) -> Result<RequestBody, DecodeError> {
+        RequestBody::decode(self.api_key, &mut self.body.clone(), self.api_version())
+    }
+}
+
+/// Parses the request header (v1 or v2, chosen by the API key and version it names).
+pub fn parse_request(frame: Bytes) -> Result<RequestFrame, RequestError> {
+    let mut peek = frame.clone();
+    let api_key = wire::read_i16(&mut peek).map_err(|e| header_error(e, "RequestApiKey"))?;
+    let api_version =
+        wire::read_i16(&mut peek).map_err(|e| header_error(e, "RequestApiVersion"))?;
+    let Some(key) = ApiKey::from_i16(api_key) else {
+        let correlation_id = wire::read_i32(&mut peek).unwrap_or(-1);
+        return Err(RequestError::UnknownApiKey {
+            api_key,
+            correlation_id,
+        });
+    };
+    let header_version = key.request_header_version(api_version);
+    let mut body = frame;
+    let header = RequestHeader::decode(&mut body, header_version).map_err(RequestError::Header)?;
+    Ok(RequestFrame {
+        api_key: key,
+        header,
+        body,
+    })
+}
+
+fn header_error(kind: wire::WireError, field: &'static str) -> RequestError {
+    RequestError::Header(kind.at(field).finish("RequestHeader", 1))
+}
+
+/// Encodes a response frame: size, response header (v0/v1 per API), body.
+pub fn encode_response<T: Struct>(
+    api_key: ApiKey,
+    api_version: i16,
+    correlation_id: i32,
+    body: &T,
+    body_version: i16,
+) -> Result<Bytes, EncodeError> {
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0);
+    let header = ResponseHeader {
+        correlation_id,
+        ..Default::default()
+    };
+    header.encode(&mut buf, api_key.response_header_version(api_version))?;
+    body.write(&mut buf, body_version)?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLong(buf.len()))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// Encodes a request frame (clients and tests).
+pub fn encode_request(header: &RequestHeader, body: &RequestBody) -> Result<Bytes, EncodeError> {
+    let key = body.api_key();
+    let version = header.request_api_version;
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0);
+    header.encode(&mut buf, key.request_header_version(version))?;
+    body.encode(&mut buf, version)?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLong(buf.len()))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::MetadataRequest;
+
+    #[test]
+    fn frames_wait_for_all_their_bytes_and_respect_the_maximum() {
+        let mut buf = BytesMut::from(&[0u8, 0, 0, 3, 1, 2][..]);
+        assert_eq!(split_frame(&mut buf, 10), Ok(None));
+        buf.put_u8(3);
+        assert_eq!(
+            split_frame(&mut buf, 10),
+            Ok(Some(Bytes::from_static(&[1, 2, 3])))
+        );
+        assert!(buf.is_empty());
+        let mut huge = BytesMut::from(&[0x7fu8, 0xff, 0xff, 0xff][..]);
+        assert!(matches!(
+            split_frame(&mut huge, 1024),
+            Err(FrameError::TooLarge { .. })
+        ));
+        let mut negative = BytesMut::from(&[0xffu8, 0xff, 0xff, 0xfe][..]);
+        assert!(matches!(
+            split_frame(&mut negative, 1024),
+            Err(FrameError::NegativeSize { .. })
+        ));
+    }
+
+    #[test]
+    fn requests_round_trip_through_frames_with_either_header_version() {
+        for version in [0i16, 4, 9, 12] {
+            let header = RequestHeader {
+                request_api_key: ApiKey::Metadata as i16,
+                request_api_version: version,
+                correlation_id: 7,
+                client_id: Some("client-1".into()),
+                ..Default::default()
+            };
+            let body = RequestBody::Metadata(MetadataRequest {
+                topics: None.filter(|_| version > 0).or(Some(Vec::new())),
+                ..Default::default()
+            });
+            let mut framed = BytesMut::from(&encode_request(&header, &body).expect("encodes")[..]);
+            let frame = split_frame(&mut framed, 1 << 20)
+                .expect("valid")
+                .expect("whole");
+            let parsed = parse_request(frame).expect("parses");
+            assert_eq!(parsed.api_key, ApiKey::Metadata);
+            assert_eq!(parsed.correlation_id(), 7);
+            assert_eq!(parsed.header.client_id.as_deref(), Some("client-1"));
+            assert_eq!(parsed.decode_body().expect("body"), body);
+        }
+    }
+
+    #[test]
+    fn the_metadata_body_that_aborts_kafka_protocol_is_an_error_here() {
+        let mut body = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff]);
+        let err = MetadataRequest::decode(&mut body, 0).expect_err("hostile length");
+        assert_eq!(err.message, "MetadataRequest");
+        assert_eq!(err.field, "Topics");
+        assert!(
+            err.to_string().contains("MetadataRequest v0 at Topics"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_api_keys_are_reported_with_their_correlation_id() {
+        let frame = Bytes::from_static(&[0x7f, 0x00, 0, 1, 0, 0, 0, 42, 0xff, 0xff]);
+        assert_eq!(
+            parse_request(frame).unwrap_err(),
+            RequestError::UnknownApiKey {
+                api_key: 0x7f00,
+                correlation_id: 42
+            }
+        );
+    }
+}
