@@ -1,3 +1,9 @@
 //! floe: a diskless, Apache Kafka wire-compatible broker on object storage.
 
+pub mod config;
+pub mod fetch;
+pub mod metadata;
+pub mod object;
+pub mod produce;
 pub mod protocol;
+pub mod server;

@@ -1,0 +1,72 @@
+//! One validated configuration: every limit has a name and a default.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub kafka_addr: String,
+    /// host:port that clients are told to connect to (Metadata, FindCoordinator).
+    pub advertised_addr: String,
+    pub data_dir: PathBuf,
+    /// `file:///abs/path`, `memory://`, or empty for `<data_dir>/objects`.
+    pub object_store: String,
+    pub flush_interval: Duration,
+    pub object_bytes_max: usize,
+    pub auto_create_topics: bool,
+    pub default_partitions: i32,
+    /// Largest frame a client may send (Kafka's socket.request.max.bytes).
+    pub frame_bytes_max: usize,
+    /// Largest record batch accepted (Kafka's max.message.bytes).
+    pub batch_bytes_max: usize,
+    /// Produce bytes accepted but not yet committed, across all connections. Beyond it,
+    /// produce requests wait (and their connections stop being read).
+    pub produce_buffer_bytes_max: usize,
+    /// Objects being uploaded at once.
+    pub uploads_in_flight_max: usize,
+    /// Requests read from one connection before its responses are written.
+    pub connection_requests_in_flight_max: usize,
+    /// Metadata log records between snapshots.
+    pub snapshot_every: u64,
+}
+
+impl Config {
+    /// The embedded default: everything under `data_dir`, local filesystem objects.
+    pub fn local(data_dir: PathBuf) -> Config {
+        Config {
+            kafka_addr: "127.0.0.1:9092".into(),
+            advertised_addr: String::new(),
+            data_dir,
+            object_store: String::new(),
+            flush_interval: Duration::from_millis(5),
+            object_bytes_max: 8 * 1024 * 1024,
+            auto_create_topics: true,
+            default_partitions: 1,
+            frame_bytes_max: crate::protocol::frame::DEFAULT_FRAME_BYTES_MAX,
+            batch_bytes_max: 1024 * 1024 + 12,
+            produce_buffer_bytes_max: 256 * 1024 * 1024,
+            uploads_in_flight_max: 16,
+            connection_requests_in_flight_max: 32,
+            snapshot_every: 10_000,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.default_partitions < 1 {
+            return Err("default partitions must be at least 1".into());
+        }
+        if self.object_bytes_max < 1024 {
+            return Err("object bytes max must be at least 1 KiB".into());
+        }
+        if self.batch_bytes_max > self.produce_buffer_bytes_max {
+            return Err("the produce buffer must hold at least one largest batch".into());
+        }
+        if self.batch_bytes_max + 1024 > self.frame_bytes_max {
+            return Err("the frame maximum must exceed the batch maximum".into());
+        }
+        if self.uploads_in_flight_max == 0 || self.connection_requests_in_flight_max == 0 {
+            return Err("in-flight limits must be at least 1".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,7 @@
+//! The produce path: a pure batcher deciding when to seal, and the pipeline that uploads
+//! sealed objects and commits them to metadata in seal order.
+
+pub mod batcher;
+pub mod pipeline;
+
+pub use pipeline::{BatchResult, ProduceError, ProducePipeline};

@@ -1,0 +1,240 @@
+//! The produce pipeline's shell: batcher → uploader → committer, with bounded memory.
+//!
+//! ```text
+//! handlers ─(bounded channel)─► batcher task ─ seal ─► upload task per object (≤ N at once)
+//!                                                          │ in seal order
+//!                                                          ▼
+//!                              committer task: CommitObject → metadata → answer each batch
+//! ```
+//! Uploads run in parallel; commits happen strictly in seal order, so a partition's batches
+//! get offsets in the order they were accepted and each connection's responses stay in order.
+//! A producer is answered only after both the PUT and the metadata commit are durable.
+
+use super::batcher::{Batcher, Sealed};
+use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
+use crate::metadata::{Command, MetadataStore, Outcome, TopicPartition};
+use crate::object::{format::encode_object, key::new_object_key};
+use crate::protocol::record_batch::RecordBatch;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// Why a batch was not committed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProduceError {
+    #[error("object store write failed: {0}")]
+    Storage(String),
+    #[error("metadata commit failed: {0}")]
+    Metadata(String),
+    #[error("the produce pipeline is shutting down")]
+    ShuttingDown,
+}
+
+pub type BatchResult = Result<BatchOutcome, ProduceError>;
+
+/// One accepted batch waiting for its object to be committed.
+struct Pending {
+    batch: RecordBatch,
+    reply: oneshot::Sender<BatchResult>,
+    /// Produce-buffer bytes held until the batch is answered.
+    _permit: OwnedSemaphorePermit,
+}
+
+#[derive(Clone)]
+pub struct ProducePipeline {
+    intake: mpsc::Sender<(TopicPartition, Pending)>,
+    buffer: Arc<Semaphore>,
+    buffer_bytes_max: usize,
+}
+
+pub struct PipelineConfig {
+    pub flush_interval: Duration,
+    pub object_bytes_max: usize,
+    pub buffer_bytes_max: usize,
+    pub uploads_in_flight_max: usize,
+}
+
+type Upload = JoinHandle<(Sealed<Pending>, String, Result<Vec<object::ChunkLayout>, ProduceError>)>;
+use crate::object::format as object;
+
+impl ProducePipeline {
+    pub fn start(config: PipelineConfig, store: Arc<dyn ObjectStore>, metadata: MetadataStore) -> ProducePipeline {
+        let (intake, intake_rx) = mpsc::channel(1024);
+        let (uploads, uploads_rx) = mpsc::channel(config.uploads_in_flight_max);
+        let buffer_bytes_max = config.buffer_bytes_max;
+        tokio::spawn(run_batcher(config, intake_rx, uploads, store));
+        tokio::spawn(run_committer(uploads_rx, metadata));
+        ProducePipeline {
+            intake,
+            buffer: Arc::new(Semaphore::new(buffer_bytes_max)),
+            buffer_bytes_max,
+        }
+    }
+
+    /// Queues a validated batch; the receiver answers once it is committed (or failed).
+    /// Waits while the produce buffer is full: that is the backpressure on producers.
+    pub async fn append(&self, partition: TopicPartition, batch: RecordBatch) -> oneshot::Receiver<BatchResult> {
+        let (reply, rx) = oneshot::channel();
+        let bytes = batch.size().clamp(1, self.buffer_bytes_max) as u32;
+        let Ok(permit) = self.buffer.clone().acquire_many_owned(bytes).await else {
+            let _ = reply.send(Err(ProduceError::ShuttingDown));
+            return rx;
+        };
+        let pending = Pending {
+            batch,
+            reply,
+            _permit: permit,
+        };
+        if let Err(mpsc::error::SendError((_, pending))) = self.intake.send((partition, pending)).await {
+            let _ = pending.reply.send(Err(ProduceError::ShuttingDown));
+        }
+        rx
+    }
+}
+
+async fn run_batcher(
+    config: PipelineConfig,
+    mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
+    uploads: mpsc::Sender<Upload>,
+    store: Arc<dyn ObjectStore>,
+) {
+    let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
+    loop {
+        let deadline = batcher.deadline();
+        let sealed = tokio::select! {
+            item = intake.recv() => match item {
+                Some((partition, pending)) => {
+                    let bytes = pending.batch.as_bytes().clone();
+                    batcher.push(std::time::Instant::now(), partition, bytes, pending)
+                }
+                None => {
+                    if let Some(sealed) = batcher.seal() {
+                        let _ = uploads.send(start_upload(sealed, store.clone())).await;
+                    }
+                    return;
+                }
+            },
+            _ = sleep_until(deadline), if deadline.is_some() => batcher.poll(std::time::Instant::now()),
+        };
+        if let Some(sealed) = sealed {
+            // A full upload queue blocks intake: backpressure instead of growth.
+            if uploads.send(start_upload(sealed, store.clone())).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    if let Some(deadline) = deadline {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn start_upload(sealed: Sealed<Pending>, store: Arc<dyn ObjectStore>) -> Upload {
+    tokio::spawn(async move {
+        let created_ms = now_ms();
+        let key = new_object_key(created_ms);
+        let chunks: Vec<_> = sealed
+            .chunks
+            .iter()
+            .map(|(tp, batches)| (*tp, batches.iter().map(|(b, _)| b.clone()).collect()))
+            .collect();
+        let (object, layouts) = encode_object(created_ms, &chunks);
+        let result = store
+            .put(&Path::from(key.as_str()), PutPayload::from_bytes(object))
+            .await
+            .map(|_| layouts)
+            .map_err(|e| ProduceError::Storage(e.to_string()));
+        (sealed, key, result)
+    })
+}
+
+async fn run_committer(mut uploads: mpsc::Receiver<Upload>, metadata: MetadataStore) {
+    while let Some(upload) = uploads.recv().await {
+        let (sealed, key, result) = match upload.await {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::error!(error = %e, "an upload task failed; its producers time out and retry");
+                continue;
+            }
+        };
+        let layouts = match result {
+            Ok(layouts) => layouts,
+            Err(e) => {
+                tracing::warn!(object = %key, error = %e, "object upload failed; failing its batches");
+                fail_all(sealed, e);
+                continue;
+            }
+        };
+        commit(sealed, key, layouts, &metadata).await;
+    }
+}
+
+fn fail_all(sealed: Sealed<Pending>, error: ProduceError) {
+    for (_, batches) in sealed.chunks {
+        for (_, pending) in batches {
+            let _ = pending.reply.send(Err(error.clone()));
+        }
+    }
+}
+
+async fn commit(sealed: Sealed<Pending>, key: String, layouts: Vec<object::ChunkLayout>, metadata: &MetadataStore) {
+    let partitions = sealed
+        .chunks
+        .iter()
+        .zip(&layouts)
+        .map(|((tp, batches), layout)| PartitionBatches {
+            partition: *tp,
+            batches: batches
+                .iter()
+                .zip(&layout.batches)
+                .map(|((_, pending), &(byte_start, byte_len))| {
+                    let b = &pending.batch;
+                    CommittedBatch {
+                        byte_start,
+                        byte_len,
+                        offset_count: b.offset_count(),
+                        max_timestamp: b.max_timestamp(),
+                        producer_id: b.producer_id(),
+                        producer_epoch: b.producer_epoch(),
+                        base_sequence: b.base_sequence(),
+                        last_sequence: b.last_sequence(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let outcome = metadata
+        .apply_one(Command::CommitObject {
+            object_key: key.clone(),
+            partitions,
+        })
+        .await;
+    let per_partition = match outcome {
+        Ok(Outcome::Committed(per_partition)) => per_partition,
+        Ok(other) => {
+            fail_all(sealed, ProduceError::Metadata(format!("unexpected outcome {other:?}")));
+            return;
+        }
+        Err(e) => {
+            tracing::error!(object = %key, error = %e, "metadata commit failed");
+            fail_all(sealed, ProduceError::Metadata(e.to_string()));
+            return;
+        }
+    };
+    for ((_, batches), outcomes) in sealed.chunks.into_iter().zip(per_partition) {
+        for ((_, pending), outcome) in batches.into_iter().zip(outcomes) {
+            let _ = pending.reply.send(Ok(outcome));
+        }
+    }
+}

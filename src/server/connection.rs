@@ -1,0 +1,81 @@
+//! One client connection: read frames, handle them concurrently, answer in order.
+//!
+//! Up to `connection_requests_in_flight_max` requests run at once; their responses are written
+//! strictly in request order (Kafka clients depend on it). When the limit is reached the socket
+//! is not read: backpressure reaches the client through TCP. A malformed or oversized frame,
+//! or a request that cannot be decoded, closes this connection only.
+
+use super::broker::Broker;
+use super::router::route;
+use crate::protocol::frame::{parse_request, split_frame};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, String>> + Send>>;
+
+pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr) {
+    let _ = stream.set_nodelay(true);
+    let (mut reader, mut writer) = stream.into_split();
+    let frame_bytes_max = broker.config.frame_bytes_max;
+    let in_flight_max = broker.config.connection_requests_in_flight_max;
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut in_flight: FuturesOrdered<Reply> = FuturesOrdered::new();
+    let mut reading = true;
+    loop {
+        if !reading && in_flight.is_empty() {
+            return;
+        }
+        tokio::select! {
+            read = reader.read_buf(&mut buf), if reading && in_flight.len() < in_flight_max => {
+                match read {
+                    Ok(0) => reading = false,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::debug!(%peer, error = %e, "connection read failed");
+                        return;
+                    }
+                }
+                loop {
+                    match split_frame(&mut buf, frame_bytes_max) {
+                        Ok(Some(frame)) => in_flight.push_back(handle(broker.clone(), frame)),
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!(%peer, error = %e, "closing connection: bad frame");
+                            in_flight.push_back(Box::pin(async move { Err(e.to_string()) }));
+                            reading = false;
+                            break;
+                        }
+                    }
+                }
+            }
+            Some(reply) = in_flight.next(), if !in_flight.is_empty() => match reply {
+                Ok(Some(bytes)) => {
+                    if let Err(e) = writer.write_all(&bytes).await {
+                        tracing::debug!(%peer, error = %e, "connection write failed");
+                        return;
+                    }
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    tracing::warn!(%peer, error = %message, "closing connection");
+                    return;
+                }
+            },
+        }
+    }
+}
+
+fn handle(broker: Arc<Broker>, frame: Bytes) -> Reply {
+    Box::pin(async move {
+        let request = parse_request(frame).map_err(|e| e.to_string())?;
+        let api = request.api_key;
+        route(broker, request).await.map_err(|e| format!("{api:?}: {e}"))
+    })
+}

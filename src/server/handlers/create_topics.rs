@@ -1,0 +1,62 @@
+//! CreateTopics (key 19). Replication factor and assignments are accepted and ignored: data
+//! durability comes from the object store, not from broker replicas.
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::CreateTopicsRequest;
+use crate::protocol::messages::CreateTopicsResponse;
+use crate::protocol::messages::create_topics_response::CreatableTopicResult;
+use crate::server::broker::{Broker, validate_topic_name};
+use std::collections::BTreeMap;
+
+/// More partitions than this in one topic is almost certainly a typo.
+const PARTITIONS_MAX: i32 = 10_000;
+
+pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
+    let mut results = Vec::new();
+    for topic in &request.topics {
+        let partitions = if topic.num_partitions == -1 {
+            broker.config.default_partitions
+        } else {
+            topic.num_partitions
+        };
+        let configs: BTreeMap<String, String> = topic
+            .configs
+            .iter()
+            .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
+            .collect();
+        let exists = broker.metadata.read(|s| s.topic(&topic.name).is_some());
+        let result = if let Err(code) = validate_topic_name(&topic.name) {
+            Err((code, "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string()))
+        } else if !(1..=PARTITIONS_MAX).contains(&partitions) {
+            Err((ErrorCode::InvalidPartitions, format!("partitions must be 1..={PARTITIONS_MAX}")))
+        } else if exists {
+            Err((ErrorCode::TopicAlreadyExists, format!("topic '{}' already exists", topic.name)))
+        } else if request.validate_only {
+            Ok(())
+        } else {
+            broker
+                .create_topic(&topic.name, partitions, configs)
+                .await
+                .map_err(|code| (code, format!("cannot create topic '{}'", topic.name)))
+        };
+        let topic_id = broker.metadata.read(|s| s.topic(&topic.name).map(|t| t.id)).unwrap_or_default();
+        let (error_code, error_message) = match result {
+            Ok(()) => (ErrorCode::None, None),
+            Err((code, message)) => (code, Some(message)),
+        };
+        results.push(CreatableTopicResult {
+            name: topic.name.clone(),
+            topic_id: if error_code == ErrorCode::None { topic_id } else { uuid::Uuid::nil() },
+            error_code: error_code.code(),
+            error_message,
+            num_partitions: if error_code == ErrorCode::None { partitions } else { -1 },
+            replication_factor: if error_code == ErrorCode::None { 1 } else { -1 },
+            configs: None,
+            ..Default::default()
+        });
+    }
+    CreateTopicsResponse {
+        topics: results,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,16 @@
+//! One handler per Kafka API; each takes a decoded request and returns its response.
+
+pub mod api_versions;
+pub mod configs;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod fetch;
+pub mod find_coordinator;
+pub mod init_producer_id;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
+pub mod produce;

@@ -1,0 +1,82 @@
+//! OffsetCommit (key 8): consumer positions, committed through metadata.
+//!
+//! Group membership is not implemented yet, so commits are accepted for consumers using
+//! `assign()` (generation -1) and for any generation; the group issue adds the checks.
+
+use crate::metadata::state::GroupOffset;
+use crate::metadata::{Command, Outcome};
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::OffsetCommitRequest;
+use crate::protocol::messages::OffsetCommitResponse;
+use crate::protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
+use crate::server::broker::Broker;
+
+/// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
+const OFFSET_METADATA_BYTES_MAX: usize = 4096;
+
+pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetCommitResponse {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let mut commands = Vec::new();
+    let mut results = Vec::new();
+    for topic in &request.topics {
+        for p in &topic.partitions {
+            let too_large = p.committed_metadata.as_ref().is_some_and(|m| m.len() > OFFSET_METADATA_BYTES_MAX);
+            if request.group_id.is_empty() {
+                results.push((topic.name.clone(), p.partition_index, Some(ErrorCode::InvalidGroupId)));
+            } else if too_large {
+                results.push((topic.name.clone(), p.partition_index, Some(ErrorCode::OffsetMetadataTooLarge)));
+            } else {
+                results.push((topic.name.clone(), p.partition_index, None));
+                commands.push(Command::OffsetCommit {
+                    group: request.group_id.clone(),
+                    topic: topic.name.clone(),
+                    partition: p.partition_index,
+                    offset: GroupOffset {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p.committed_metadata.clone(),
+                        commit_timestamp: now_ms,
+                    },
+                });
+            }
+        }
+    }
+    let outcomes = match broker.metadata.apply(commands).await {
+        Ok(outcomes) => Ok(outcomes),
+        Err(e) => {
+            tracing::error!(error = %e, "offset commit failed");
+            Err(ErrorCode::CoordinatorNotAvailable)
+        }
+    };
+    let mut applied = outcomes.as_ref().map(|o| o.iter()).map_err(|e| *e);
+    let mut response = OffsetCommitResponse::default();
+    for (name, partition, error) in results {
+        let code = match error {
+            Some(code) => code,
+            None => match &mut applied {
+                Err(code) => *code,
+                Ok(iter) => match iter.next() {
+                    Some(Outcome::OffsetCommitted(Ok(()))) => ErrorCode::None,
+                    _ => ErrorCode::UnknownTopicOrPartition,
+                },
+            },
+        };
+        let entry = OffsetCommitResponsePartition {
+            partition_index: partition,
+            error_code: code.code(),
+            ..Default::default()
+        };
+        match response.topics.iter_mut().find(|t| t.name == name) {
+            Some(t) => t.partitions.push(entry),
+            None => response.topics.push(OffsetCommitResponseTopic {
+                name,
+                partitions: vec![entry],
+                ..Default::default()
+            }),
+        }
+    }
+    response
+}

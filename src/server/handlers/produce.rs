@@ -1,0 +1,158 @@
+//! Produce (key 0): validate batches, queue them for the next object, answer after commit.
+//!
+//! Each batch is checked (magic 2, framing, CRC-32C, size) before it is accepted; a bad batch
+//! fails its partition with the matching Kafka error and never reaches the object store.
+
+use crate::metadata::TopicPartition;
+use crate::metadata::state::BatchOutcome;
+use crate::produce::{BatchResult, ProduceError};
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::ProduceRequest;
+use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use crate::protocol::messages::ProduceResponse;
+use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
+use crate::server::broker::Broker;
+use tokio::sync::oneshot;
+
+enum Pending {
+    Failed(ErrorCode),
+    Queued(Vec<oneshot::Receiver<BatchResult>>),
+}
+
+pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> Option<ProduceResponse> {
+    if request.transactional_id.is_some() {
+        // Transactions are not implemented; the producer sees a clear, non-retriable error.
+        return Some(fail_all(&request, ErrorCode::TransactionalIdNotFound));
+    }
+    if !matches!(request.acks, -1..=1) {
+        return Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
+    }
+    let mut queued = Vec::new();
+    for topic in &request.topic_data {
+        let topic_id = broker.metadata.read(|s| s.topic(&topic.name).map(|t| (t.id, t.partitions.len())));
+        for partition in &topic.partition_data {
+            let pending = match topic_id {
+                Some((id, count)) if partition.index >= 0 && (partition.index as usize) < count => {
+                    let tp = TopicPartition {
+                        topic_id: id,
+                        partition: partition.index,
+                    };
+                    match validate(partition.records.clone().unwrap_or_default(), broker.config.batch_bytes_max) {
+                        Ok(batches) => {
+                            let mut receivers = Vec::with_capacity(batches.len());
+                            for batch in batches {
+                                receivers.push(broker.pipeline.append(tp, batch).await);
+                            }
+                            Pending::Queued(receivers)
+                        }
+                        Err(code) => Pending::Failed(code),
+                    }
+                }
+                _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition),
+            };
+            queued.push((topic.name.clone(), partition.index, pending));
+        }
+    }
+    let mut response = ProduceResponse::default();
+    for (name, index, pending) in queued {
+        let (error, base_offset) = match pending {
+            Pending::Failed(code) => (code, -1),
+            Pending::Queued(receivers) => wait(receivers).await,
+        };
+        let log_start_offset = if error == ErrorCode::None {
+            broker
+                .metadata
+                .read(|s| s.topic(&name).and_then(|t| t.partitions.get(index as usize)).map(|p| p.log_start_offset))
+                .unwrap_or(-1)
+        } else {
+            -1
+        };
+        let partition = PartitionProduceResponse {
+            index,
+            error_code: error.code(),
+            base_offset,
+            log_start_offset,
+            ..Default::default()
+        };
+        match response.responses.iter_mut().find(|t| t.name == name) {
+            Some(topic) => topic.partition_responses.push(partition),
+            None => response.responses.push(TopicProduceResponse {
+                name,
+                partition_responses: vec![partition],
+                ..Default::default()
+            }),
+        }
+    }
+    if request.acks == 0 { None } else { Some(response) }
+}
+
+/// Splits a records blob into whole, valid v2 batches.
+fn validate(records: bytes::Bytes, batch_bytes_max: usize) -> Result<Vec<RecordBatch>, ErrorCode> {
+    let mut batches = Vec::new();
+    for batch in Batches::new(records) {
+        let batch = batch.map_err(|e| match e {
+            BatchError::UnsupportedMagic(_) => ErrorCode::UnsupportedForMessageFormat,
+            _ => ErrorCode::CorruptMessage,
+        })?;
+        if batch.size() > batch_bytes_max {
+            return Err(ErrorCode::MessageTooLarge);
+        }
+        if batch.is_control() || batch.is_transactional() {
+            return Err(ErrorCode::InvalidRecord);
+        }
+        batch.validate().map_err(|_| ErrorCode::CorruptMessage)?;
+        batches.push(batch);
+    }
+    if batches.is_empty() {
+        return Err(ErrorCode::InvalidRecord);
+    }
+    Ok(batches)
+}
+
+/// The partition's result: its first batch's offset, or the first error.
+async fn wait(receivers: Vec<oneshot::Receiver<BatchResult>>) -> (ErrorCode, i64) {
+    let mut base_offset = -1;
+    for (i, receiver) in receivers.into_iter().enumerate() {
+        let outcome = receiver.await.unwrap_or(Err(ProduceError::ShuttingDown));
+        let offset = match outcome {
+            Ok(BatchOutcome::Appended { base_offset }) | Ok(BatchOutcome::Duplicate { base_offset }) => base_offset,
+            Ok(BatchOutcome::UnknownTopicOrPartition) => return (ErrorCode::UnknownTopicOrPartition, -1),
+            Ok(BatchOutcome::InvalidProducerEpoch) => return (ErrorCode::InvalidProducerEpoch, -1),
+            Ok(BatchOutcome::OutOfOrderSequence) => return (ErrorCode::OutOfOrderSequenceNumber, -1),
+            Ok(BatchOutcome::UnknownProducerId) => return (ErrorCode::UnknownProducerId, -1),
+            // Nothing was committed: the producer may retry the same batch safely.
+            Err(ProduceError::Storage(_)) => return (ErrorCode::KafkaStorageError, -1),
+            Err(ProduceError::Metadata(_)) | Err(ProduceError::ShuttingDown) => {
+                return (ErrorCode::RequestTimedOut, -1);
+            }
+        };
+        if i == 0 {
+            base_offset = offset;
+        }
+    }
+    (ErrorCode::None, base_offset)
+}
+
+fn fail_all(request: &ProduceRequest, code: ErrorCode) -> ProduceResponse {
+    ProduceResponse {
+        responses: request
+            .topic_data
+            .iter()
+            .map(|t| TopicProduceResponse {
+                name: t.name.clone(),
+                partition_responses: t
+                    .partition_data
+                    .iter()
+                    .map(|p| PartitionProduceResponse {
+                        index: p.index,
+                        error_code: code.code(),
+                        base_offset: -1,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,143 @@
+//! The Kafka front door: listener, connections (in-order responses), router, one handler per API.
+//!
+//! ```text
+//! TcpListener ─► connection (frames, ≤ N in flight, ordered replies) ─► router ─► handlers/<api>
+//! ```
+
+pub mod broker;
+pub mod connection;
+pub mod handlers;
+pub mod router;
+
+use crate::config::Config;
+use crate::metadata::MetadataStore;
+use crate::produce::ProducePipeline;
+use crate::produce::pipeline::PipelineConfig;
+use broker::Broker;
+use object_store::ObjectStore;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("cannot open the metadata log: {0}")]
+    Metadata(#[from] crate::metadata::log::LogError),
+    #[error("object store {url}: {reason}")]
+    ObjectStore { url: String, reason: String },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: String, source: std::io::Error },
+    #[error("data directory {path}: {source}")]
+    DataDir { path: String, source: std::io::Error },
+}
+
+/// A started broker: its bound address and the task serving it.
+pub struct Running {
+    pub local_addr: std::net::SocketAddr,
+    pub broker: Arc<Broker>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Opens metadata and the object store, binds the listener, and serves until dropped.
+pub async fn start(config: Config) -> Result<Running, StartError> {
+    config.validate().map_err(StartError::Config)?;
+    let data_dir = config.data_dir.clone();
+    std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir {
+        path: data_dir.display().to_string(),
+        source,
+    })?;
+    let store = open_object_store(&config)?;
+    let metadata = MetadataStore::open(&data_dir.join("meta"), config.snapshot_every)?;
+    let cluster_id = cluster_id(&data_dir)?;
+    let listener = TcpListener::bind(&config.kafka_addr)
+        .await
+        .map_err(|source| StartError::Listen {
+            addr: config.kafka_addr.clone(),
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(|source| StartError::Listen {
+        addr: config.kafka_addr.clone(),
+        source,
+    })?;
+    let mut config = config;
+    if config.advertised_addr.is_empty() {
+        config.advertised_addr = local_addr.to_string();
+    }
+    let pipeline = ProducePipeline::start(
+        PipelineConfig {
+            flush_interval: config.flush_interval,
+            object_bytes_max: config.object_bytes_max,
+            buffer_bytes_max: config.produce_buffer_bytes_max,
+            uploads_in_flight_max: config.uploads_in_flight_max,
+        },
+        store.clone(),
+        metadata.clone(),
+    );
+    let broker = Arc::new(Broker {
+        config,
+        metadata,
+        pipeline,
+        store,
+        cluster_id,
+    });
+    let serving = broker.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, peer)) => {
+                    tokio::spawn(connection::serve_connection(serving.clone(), stream, peer));
+                }
+                Err(e) => {
+                    // Typically out of file descriptors: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    Ok(Running {
+        local_addr,
+        broker,
+        task,
+    })
+}
+
+fn open_object_store(config: &Config) -> Result<Arc<dyn ObjectStore>, StartError> {
+    let url = config.object_store.as_str();
+    let error = |reason: String| StartError::ObjectStore {
+        url: url.to_string(),
+        reason,
+    };
+    if url == "memory://" {
+        return Ok(Arc::new(object_store::memory::InMemory::new()));
+    }
+    let dir = match url {
+        "" => config.data_dir.join("objects"),
+        _ => match url.strip_prefix("file://") {
+            Some(path) if !path.is_empty() => std::path::PathBuf::from(path),
+            _ => return Err(error("supported stores: file:///absolute/path and memory://".into())),
+        },
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| error(e.to_string()))?;
+    let store = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| error(e.to_string()))?;
+    Ok(Arc::new(store))
+}
+
+/// A stable cluster id, created with the data directory.
+fn cluster_id(data_dir: &std::path::Path) -> Result<String, StartError> {
+    let path = data_dir.join("cluster-id");
+    let io = |source| StartError::DataDir {
+        path: path.display().to_string(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(id) => Ok(id.trim().to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            std::fs::write(&path, &id).map_err(io)?;
+            Ok(id)
+        }
+        Err(e) => Err(io(e)),
+    }
+}
