@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "floe", version, about = "A diskless, Kafka wire-compatible broker on object storage")]
+#[command(
+    name = "floe",
+    version,
+    about = "A diskless, Kafka wire-compatible broker on object storage"
+)]
 struct Cli {
     #[command(subcommand)]
     command: CommandLine,
@@ -56,7 +60,8 @@ fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG").unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG")
+                .unwrap_or_else(|_| "info".into()),
         )
         .init();
     let cli = Cli::parse();
@@ -75,9 +80,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         || args.object_store.starts_with("file://")
         || args.object_store.starts_with("memory://"));
     config.object_store = args.object_store;
-    config.flush_interval = args
-        .flush_interval
-        .unwrap_or(if remote { Duration::from_millis(250) } else { Duration::from_millis(5) });
+    config.flush_interval = args.flush_interval.unwrap_or(if remote {
+        Duration::from_millis(250)
+    } else {
+        Duration::from_millis(5)
+    });
     config.object_bytes_max = args.object_bytes_max;
     config.auto_create_topics = args.auto_create_topics;
     config.default_partitions = args.default_partitions;

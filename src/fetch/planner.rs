@@ -35,7 +35,11 @@ pub fn plan_fetch(partition: &PartitionState, offset: i64, max_bytes: u64) -> Pl
             break;
         }
     }
-    if reads.is_empty() { Plan::Empty } else { Plan::Read(reads) }
+    if reads.is_empty() {
+        Plan::Empty
+    } else {
+        Plan::Read(reads)
+    }
 }
 
 /// The offset ListOffsets answers for a timestamp: the first run whose newest record is at or
@@ -47,7 +51,10 @@ pub fn offset_for_timestamp(partition: &PartitionState, timestamp: i64) -> (i64,
         .iter()
         .find(|r| r.max_timestamp >= timestamp && r.end_offset > partition.log_start_offset)
         .map_or((partition.high_watermark, -1), |r| {
-            (r.base_offset.max(partition.log_start_offset), r.max_timestamp)
+            (
+                r.base_offset.max(partition.log_start_offset),
+                r.max_timestamp,
+            )
         })
 }
 
@@ -80,19 +87,32 @@ mod tests {
         PartitionState {
             log_start_offset: 0,
             high_watermark: 30,
-            index: vec![run(0, 10, 100, 5), run(10, 20, 100, 50), run(20, 30, 100, 40)],
+            index: vec![
+                run(0, 10, 100, 5),
+                run(10, 20, 100, 50),
+                run(20, 30, 100, 40),
+            ],
         }
     }
 
     #[test]
     fn starts_at_the_run_holding_the_offset_and_respects_the_budget() {
         let p = partition();
-        let Plan::Read(reads) = plan_fetch(&p, 12, 150) else { panic!() };
-        assert_eq!(reads.iter().map(|r| r.base_offset).collect::<Vec<_>>(), vec![10]);
-        let Plan::Read(reads) = plan_fetch(&p, 0, 1000) else { panic!() };
+        let Plan::Read(reads) = plan_fetch(&p, 12, 150) else {
+            panic!()
+        };
+        assert_eq!(
+            reads.iter().map(|r| r.base_offset).collect::<Vec<_>>(),
+            vec![10]
+        );
+        let Plan::Read(reads) = plan_fetch(&p, 0, 1000) else {
+            panic!()
+        };
         assert_eq!(reads.len(), 3);
         // One run always comes back, however small the budget.
-        let Plan::Read(reads) = plan_fetch(&p, 29, 1) else { panic!() };
+        let Plan::Read(reads) = plan_fetch(&p, 29, 1) else {
+            panic!()
+        };
         assert_eq!(reads[0].base_offset, 20);
     }
 

@@ -18,7 +18,11 @@ pub enum ReadError {
         source: object_store::Error,
     },
     #[error("object {key} holds a malformed batch at byte {at}: {reason}")]
-    Corrupt { key: String, at: u64, reason: String },
+    Corrupt {
+        key: String,
+        at: u64,
+        reason: String,
+    },
 }
 
 /// Reads runs and returns the batches holding offsets ≥ `fetch_offset`, patched, up to

@@ -19,7 +19,10 @@ const RECORD_BYTES_MAX: u32 = 64 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     #[error("metadata log I/O at {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("metadata snapshot {path} is corrupt: {reason}")]
     CorruptSnapshot { path: PathBuf, reason: String },
     #[error("cannot encode a metadata command: {0}")]
@@ -117,7 +120,9 @@ impl CommandLog {
             f.sync_all().map_err(io(&tmp))?;
         }
         std::fs::rename(&tmp, &target).map_err(io(&target))?;
-        File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io(&self.dir))?;
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(&self.dir))?;
         // The snapshot is durable; the log before it is no longer needed.
         let path = self.dir.join("log");
         self.file.set_len(0).map_err(io(&path))?;
@@ -185,7 +190,10 @@ mod tests {
         state.apply(c);
         drop(log);
         // A crash mid-write leaves half a record behind.
-        let mut f = OpenOptions::new().append(true).open(dir.join("log")).unwrap();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.join("log"))
+            .unwrap();
         f.write_all(&[200, 0, 0, 0, 1, 2]).unwrap();
         drop(f);
 

@@ -133,9 +133,13 @@ pub enum Command {
 /// What happened to one batch of a `CommitObject`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOutcome {
-    Appended { base_offset: i64 },
+    Appended {
+        base_offset: i64,
+    },
     /// A retry of a batch already committed: answered with its original offset, not stored.
-    Duplicate { base_offset: i64 },
+    Duplicate {
+        base_offset: i64,
+    },
     UnknownTopicOrPartition,
     /// The producer's epoch is older than the current one: a newer instance fenced it.
     InvalidProducerEpoch,
@@ -195,7 +199,9 @@ impl MetadataState {
 
     pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
         let topic = self.topic_by_id(&tp.topic_id)?;
-        usize::try_from(tp.partition).ok().and_then(|p| topic.partitions.get(p))
+        usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
     }
 
     pub fn group_offset(&self, group: &str, topic: &str, partition: i32) -> Option<&GroupOffset> {
@@ -204,8 +210,14 @@ impl MetadataState {
             .and_then(|g| g.get(&(topic.to_string(), partition)))
     }
 
-    pub fn group_offsets(&self, group: &str) -> impl Iterator<Item = (&(String, i32), &GroupOffset)> {
-        self.group_offsets.get(group).into_iter().flat_map(|g| g.iter())
+    pub fn group_offsets(
+        &self,
+        group: &str,
+    ) -> impl Iterator<Item = (&(String, i32), &GroupOffset)> {
+        self.group_offsets
+            .get(group)
+            .into_iter()
+            .flat_map(|g| g.iter())
     }
 
     pub fn apply(&mut self, command: Command) -> Outcome {
@@ -218,23 +230,35 @@ impl MetadataState {
                 configs,
             } => Outcome::Topic(self.create_topic(name, id, partitions, configs)),
             Command::DeleteTopic { name } => Outcome::Topic(self.delete_topic(&name)),
-            Command::CreatePartitions { name, total } => Outcome::Topic(self.create_partitions(&name, total)),
-            Command::AlterTopicConfigs { name, changes } => Outcome::Topic(match self.topics.get_mut(&name) {
-                None => Err(TopicError::NotFound),
-                Some(topic) => {
-                    for (key, value) in changes {
-                        match value {
-                            Some(v) => topic.configs.insert(key, v),
-                            None => topic.configs.remove(&key),
-                        };
-                    }
-                    Ok(())
-                }
-            }),
-            Command::CommitObject { object_key, partitions } => {
-                Outcome::Committed(partitions.iter().map(|p| self.commit_partition(&object_key, p)).collect())
+            Command::CreatePartitions { name, total } => {
+                Outcome::Topic(self.create_partitions(&name, total))
             }
-            Command::InitProducerId { existing } => Outcome::ProducerId(self.init_producer_id(existing)),
+            Command::AlterTopicConfigs { name, changes } => {
+                Outcome::Topic(match self.topics.get_mut(&name) {
+                    None => Err(TopicError::NotFound),
+                    Some(topic) => {
+                        for (key, value) in changes {
+                            match value {
+                                Some(v) => topic.configs.insert(key, v),
+                                None => topic.configs.remove(&key),
+                            };
+                        }
+                        Ok(())
+                    }
+                })
+            }
+            Command::CommitObject {
+                object_key,
+                partitions,
+            } => Outcome::Committed(
+                partitions
+                    .iter()
+                    .map(|p| self.commit_partition(&object_key, p))
+                    .collect(),
+            ),
+            Command::InitProducerId { existing } => {
+                Outcome::ProducerId(self.init_producer_id(existing))
+            }
             Command::OffsetCommit {
                 group,
                 topic,
@@ -242,7 +266,10 @@ impl MetadataState {
                 offset,
             } => Outcome::OffsetCommitted(match self.topics.get(&topic) {
                 Some(t) if partition >= 0 && (partition as usize) < t.partitions.len() => {
-                    self.group_offsets.entry(group).or_default().insert((topic, partition), offset);
+                    self.group_offsets
+                        .entry(group)
+                        .or_default()
+                        .insert((topic, partition), offset);
                     Ok(())
                 }
                 _ => Err(TopicError::NotFound),
@@ -298,17 +325,21 @@ impl MetadataState {
         Ok(())
     }
 
-    fn init_producer_id(&mut self, existing: Option<(i64, i16)>) -> Result<(i64, i16), InitProducerIdError> {
-        if let Some((id, epoch)) = existing {
-            if let Some(state) = self.producers.get_mut(&id) {
-                if state.epoch != epoch {
-                    return Err(InitProducerIdError::InvalidProducerEpoch);
-                }
-                if state.epoch < i16::MAX - 1 {
-                    state.epoch += 1;
-                    state.partitions.clear();
-                    return Ok((id, state.epoch));
-                }
+    fn init_producer_id(
+        &mut self,
+        existing: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), InitProducerIdError> {
+        if let Some((id, epoch)) = existing
+            && let Some(state) = self.producers.get_mut(&id)
+        {
+            if state.epoch != epoch {
+                return Err(InitProducerIdError::InvalidProducerEpoch);
+            }
+            // An exhausted epoch falls through to a fresh producer id, as in Kafka.
+            if state.epoch < i16::MAX - 1 {
+                state.epoch += 1;
+                state.partitions.clear();
+                return Ok((id, state.epoch));
             }
         }
         let id = self.next_producer_id;
@@ -323,7 +354,11 @@ impl MetadataState {
         Ok((id, 0))
     }
 
-    fn commit_partition(&mut self, object_key: &str, batches: &PartitionBatches) -> Vec<BatchOutcome> {
+    fn commit_partition(
+        &mut self,
+        object_key: &str,
+        batches: &PartitionBatches,
+    ) -> Vec<BatchOutcome> {
         let tp = batches.partition;
         let exists = self.partition(&tp).is_some();
         let mut outcomes = Vec::with_capacity(batches.batches.len());
@@ -346,7 +381,11 @@ impl MetadataState {
     }
 
     /// Kafka's idempotence rules, per producer and partition.
-    fn check_sequence(&self, tp: &TopicPartition, batch: &CommittedBatch) -> Result<(), BatchOutcome> {
+    fn check_sequence(
+        &self,
+        tp: &TopicPartition,
+        batch: &CommittedBatch,
+    ) -> Result<(), BatchOutcome> {
         if batch.producer_id < 0 {
             return Ok(());
         }
@@ -368,10 +407,9 @@ impl MetadataState {
                 Err(BatchOutcome::OutOfOrderSequence)
             };
         };
-        if let Some(seen) = window
-            .iter()
-            .find(|s| s.first_sequence == batch.base_sequence && s.last_sequence == batch.last_sequence)
-        {
+        if let Some(seen) = window.iter().find(|s| {
+            s.first_sequence == batch.base_sequence && s.last_sequence == batch.last_sequence
+        }) {
             return Err(BatchOutcome::Duplicate {
                 base_offset: seen.base_offset,
             });
@@ -465,14 +503,26 @@ mod tests {
             producer_id: producer.0,
             producer_epoch: producer.1,
             base_sequence: seq,
-            last_sequence: if producer.0 < 0 { -1 } else { seq + count as i32 - 1 },
+            last_sequence: if producer.0 < 0 {
+                -1
+            } else {
+                seq + count as i32 - 1
+            },
         }
     }
 
-    fn commit(state: &mut MetadataState, key: &str, tp: TopicPartition, batches: Vec<CommittedBatch>) -> Vec<BatchOutcome> {
+    fn commit(
+        state: &mut MetadataState,
+        key: &str,
+        tp: TopicPartition,
+        batches: Vec<CommittedBatch>,
+    ) -> Vec<BatchOutcome> {
         match state.apply(Command::CommitObject {
             object_key: key.into(),
-            partitions: vec![PartitionBatches { partition: tp, batches }],
+            partitions: vec![PartitionBatches {
+                partition: tp,
+                batches,
+            }],
         }) {
             Outcome::Committed(mut per_partition) => per_partition.remove(0),
             other => panic!("unexpected {other:?}"),
@@ -489,67 +539,139 @@ mod tests {
     #[test]
     fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition { topic_id: topic(&mut state, 2), partition: 1 };
-        let out = commit(&mut state, "a", tp, vec![batch(0, 100, 3, (-1, -1), -1), batch(100, 50, 2, (-1, -1), -1)]);
-        assert_eq!(out, vec![BatchOutcome::Appended { base_offset: 0 }, BatchOutcome::Appended { base_offset: 3 }]);
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 2),
+            partition: 1,
+        };
+        let out = commit(
+            &mut state,
+            "a",
+            tp,
+            vec![
+                batch(0, 100, 3, (-1, -1), -1),
+                batch(100, 50, 2, (-1, -1), -1),
+            ],
+        );
+        assert_eq!(
+            out,
+            vec![
+                BatchOutcome::Appended { base_offset: 0 },
+                BatchOutcome::Appended { base_offset: 3 }
+            ]
+        );
         let out = commit(&mut state, "b", tp, vec![batch(10, 20, 4, (-1, -1), -1)]);
         assert_eq!(out, vec![BatchOutcome::Appended { base_offset: 5 }]);
         let p = state.partition(&tp).unwrap();
         assert_eq!(p.high_watermark, 9);
         assert_eq!(p.index.len(), 2);
-        assert_eq!((p.index[0].base_offset, p.index[0].end_offset, p.index[0].byte_len), (0, 5, 150));
-        assert_eq!((p.index[1].object_key.as_str(), p.index[1].base_offset), ("b", 5));
+        assert_eq!(
+            (
+                p.index[0].base_offset,
+                p.index[0].end_offset,
+                p.index[0].byte_len
+            ),
+            (0, 5, 150)
+        );
+        assert_eq!(
+            (p.index[1].object_key.as_str(), p.index[1].base_offset),
+            ("b", 5)
+        );
     }
 
     #[test]
     fn a_retried_batch_gets_its_original_offset_and_is_not_indexed_twice() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition { topic_id: topic(&mut state, 1), partition: 0 };
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
         let p = producer(&mut state);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 5, p, 0)]), vec![BatchOutcome::Appended { base_offset: 0 }]);
-        assert_eq!(commit(&mut state, "b", tp, vec![batch(0, 10, 5, p, 0)]), vec![BatchOutcome::Duplicate { base_offset: 0 }]);
-        assert_eq!(commit(&mut state, "b", tp, vec![batch(10, 10, 2, p, 5)]), vec![BatchOutcome::Appended { base_offset: 5 }]);
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 5, p, 0)]),
+            vec![BatchOutcome::Appended { base_offset: 0 }]
+        );
+        assert_eq!(
+            commit(&mut state, "b", tp, vec![batch(0, 10, 5, p, 0)]),
+            vec![BatchOutcome::Duplicate { base_offset: 0 }]
+        );
+        assert_eq!(
+            commit(&mut state, "b", tp, vec![batch(10, 10, 2, p, 5)]),
+            vec![BatchOutcome::Appended { base_offset: 5 }]
+        );
         assert_eq!(state.partition(&tp).unwrap().high_watermark, 7);
     }
 
     #[test]
     fn only_the_last_five_batches_are_remembered() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition { topic_id: topic(&mut state, 1), partition: 0 };
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
         let p = producer(&mut state);
         for i in 0..6 {
             commit(&mut state, "a", tp, vec![batch(i * 10, 10, 1, p, i as i32)]);
         }
         // Sequence 0 fell out of the window: its retry can no longer be recognised.
-        assert_eq!(commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 0)]), vec![BatchOutcome::OutOfOrderSequence]);
-        assert_eq!(commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 1)]), vec![BatchOutcome::Duplicate { base_offset: 1 }]);
+        assert_eq!(
+            commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 0)]),
+            vec![BatchOutcome::OutOfOrderSequence]
+        );
+        assert_eq!(
+            commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 1)]),
+            vec![BatchOutcome::Duplicate { base_offset: 1 }]
+        );
     }
 
     #[test]
     fn gaps_and_stale_epochs_are_rejected() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition { topic_id: topic(&mut state, 1), partition: 0 };
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
         let p = producer(&mut state);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 3)]), vec![BatchOutcome::OutOfOrderSequence]);
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 3)]),
+            vec![BatchOutcome::OutOfOrderSequence]
+        );
         commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 0)]);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 2)]), vec![BatchOutcome::OutOfOrderSequence]);
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 2)]),
+            vec![BatchOutcome::OutOfOrderSequence]
+        );
         // Re-initialising bumps the epoch and fences the old one.
         let bumped = match state.apply(Command::InitProducerId { existing: Some(p) }) {
             Outcome::ProducerId(Ok(b)) => b,
             other => panic!("{other:?}"),
         };
         assert_eq!(bumped, (p.0, 1));
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 1)]), vec![BatchOutcome::InvalidProducerEpoch]);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, bumped, 0)]), vec![BatchOutcome::Appended { base_offset: 1 }]);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, (99, 0), 0)]), vec![BatchOutcome::UnknownProducerId]);
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 1)]),
+            vec![BatchOutcome::InvalidProducerEpoch]
+        );
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, bumped, 0)]),
+            vec![BatchOutcome::Appended { base_offset: 1 }]
+        );
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, (99, 0), 0)]),
+            vec![BatchOutcome::UnknownProducerId]
+        );
     }
 
     #[test]
     fn unknown_partitions_are_refused_and_replay_is_deterministic() {
         let mut state = MetadataState::default();
         let id = topic(&mut state, 1);
-        let missing = TopicPartition { topic_id: id, partition: 5 };
-        assert_eq!(commit(&mut state, "a", missing, vec![batch(0, 1, 1, (-1, -1), -1)]), vec![BatchOutcome::UnknownTopicOrPartition]);
+        let missing = TopicPartition {
+            topic_id: id,
+            partition: 5,
+        };
+        assert_eq!(
+            commit(&mut state, "a", missing, vec![batch(0, 1, 1, (-1, -1), -1)]),
+            vec![BatchOutcome::UnknownTopicOrPartition]
+        );
         let bytes = postcard::to_stdvec(&state).unwrap();
         let restored: MetadataState = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(restored, state);

@@ -62,7 +62,11 @@ impl MetadataStore {
 
     /// Runs `f` on a consistent view of the state.
     pub fn read<T>(&self, f: impl FnOnce(&MetadataState) -> T) -> T {
-        let state = self.inner.state.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state = self
+            .inner
+            .state
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&state)
     }
 
@@ -74,16 +78,22 @@ impl MetadataStore {
 
 impl Inner {
     fn apply_blocking(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, StoreError> {
-        let mut log = self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut log = self
+            .log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         log.append(&commands)?;
-        let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self
+            .state
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let outcomes: Vec<Outcome> = commands.into_iter().map(|c| state.apply(c)).collect();
         let applied = state.applied();
-        if log.records_since_snapshot() >= self.snapshot_every {
-            if let Err(e) = log.snapshot(&state) {
-                // The log still holds everything; a failed snapshot only delays compaction.
-                tracing::warn!(error = %e, "metadata snapshot failed");
-            }
+        if log.records_since_snapshot() >= self.snapshot_every
+            && let Err(e) = log.snapshot(&state)
+        {
+            // The log still holds everything; a failed snapshot only delays compaction.
+            tracing::warn!(error = %e, "metadata snapshot failed");
         }
         drop(state);
         self.applied.send_replace(applied);

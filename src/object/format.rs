@@ -57,9 +57,17 @@ pub struct ChunkLayout {
 }
 
 /// Encodes chunks into one object. Each chunk's batches are written in the order given.
-pub fn encode_object(created_ms: i64, chunks: &[(TopicPartition, Vec<Bytes>)]) -> (Bytes, Vec<ChunkLayout>) {
-    let body: usize = chunks.iter().flat_map(|(_, b)| b.iter()).map(Bytes::len).sum();
-    let mut out = BytesMut::with_capacity(HEADER_BYTES + body + chunks.len() * ENTRY_BYTES + TRAILER_BYTES);
+pub fn encode_object(
+    created_ms: i64,
+    chunks: &[(TopicPartition, Vec<Bytes>)],
+) -> (Bytes, Vec<ChunkLayout>) {
+    let body: usize = chunks
+        .iter()
+        .flat_map(|(_, b)| b.iter())
+        .map(Bytes::len)
+        .sum();
+    let mut out =
+        BytesMut::with_capacity(HEADER_BYTES + body + chunks.len() * ENTRY_BYTES + TRAILER_BYTES);
     out.put_slice(MAGIC);
     out.put_u16(FORMAT_VERSION);
     out.put_u16(0);
@@ -126,9 +134,12 @@ pub fn decode_footer(object: &[u8]) -> Result<Vec<ChunkEntry>, ObjectError> {
         return Err(ObjectError::UnsupportedVersion(version));
     }
     let trailer = n - TRAILER_BYTES;
-    let footer_start = usize::try_from(u64_at(object, trailer)).map_err(|_| ObjectError::BadFooter)?;
+    let footer_start =
+        usize::try_from(u64_at(object, trailer)).map_err(|_| ObjectError::BadFooter)?;
     let count = u32_at(object, trailer + 8) as usize;
-    let footer_len = count.checked_mul(ENTRY_BYTES).ok_or(ObjectError::BadFooter)?;
+    let footer_len = count
+        .checked_mul(ENTRY_BYTES)
+        .ok_or(ObjectError::BadFooter)?;
     if footer_start < HEADER_BYTES || footer_start.checked_add(footer_len) != Some(trailer) {
         return Err(ObjectError::BadFooter);
     }
@@ -150,7 +161,10 @@ pub fn decode_footer(object: &[u8]) -> Result<Vec<ChunkEntry>, ObjectError> {
             batch_count: u32_at(raw, 36),
             crc: u32_at(raw, 40),
         };
-        let end = entry.start.checked_add(entry.len).ok_or(ObjectError::BadFooter)?;
+        let end = entry
+            .start
+            .checked_add(entry.len)
+            .ok_or(ObjectError::BadFooter)?;
         if entry.start < HEADER_BYTES as u64 || end > footer_start as u64 {
             return Err(ObjectError::BadFooter);
         }
@@ -178,14 +192,23 @@ mod tests {
     use proptest::prelude::*;
 
     fn tp(p: i32) -> TopicPartition {
-        TopicPartition { topic_id: uuid::Uuid::from_u128(9), partition: p }
+        TopicPartition {
+            topic_id: uuid::Uuid::from_u128(9),
+            partition: p,
+        }
     }
 
     #[test]
     fn encodes_and_decodes_chunks_with_batch_positions() {
         let a = build_test_batch(-1, -1, -1, 2, 5);
         let b = build_test_batch(-1, -1, -1, 3, 5);
-        let (object, layout) = encode_object(123, &[(tp(0), vec![a.clone(), b.clone()]), (tp(4), vec![b.clone()])]);
+        let (object, layout) = encode_object(
+            123,
+            &[
+                (tp(0), vec![a.clone(), b.clone()]),
+                (tp(4), vec![b.clone()]),
+            ],
+        );
         let entries = decode_footer(&object).unwrap();
         verify_chunks(&object, &entries).unwrap();
         assert_eq!(entries.len(), 2);
@@ -202,7 +225,10 @@ mod tests {
         let mut bad = object.to_vec();
         bad[HEADER_BYTES + 20] ^= 0xff;
         let entries = decode_footer(&bad).unwrap();
-        assert_eq!(verify_chunks(&bad, &entries), Err(ObjectError::ChunkChecksum { index: 0 }));
+        assert_eq!(
+            verify_chunks(&bad, &entries),
+            Err(ObjectError::ChunkChecksum { index: 0 })
+        );
         let mut bad_footer = object.to_vec();
         let at = bad_footer.len() - 30;
         bad_footer[at] ^= 1;

@@ -36,7 +36,13 @@ impl<T> Batcher<T> {
     }
 
     /// Adds a batch; returns the sealed object if this batch filled it.
-    pub fn push(&mut self, now: Instant, partition: TopicPartition, batch: Bytes, tag: T) -> Option<Sealed<T>> {
+    pub fn push(
+        &mut self,
+        now: Instant,
+        partition: TopicPartition,
+        batch: Bytes,
+        tag: T,
+    ) -> Option<Sealed<T>> {
         self.opened_at.get_or_insert(now);
         self.bytes += batch.len();
         self.open.entry(partition).or_default().push((batch, tag));
@@ -82,7 +88,10 @@ mod tests {
     use super::*;
 
     fn tp(p: i32) -> TopicPartition {
-        TopicPartition { topic_id: uuid::Uuid::nil(), partition: p }
+        TopicPartition {
+            topic_id: uuid::Uuid::nil(),
+            partition: p,
+        }
     }
 
     fn bytes(n: usize) -> Bytes {
@@ -95,15 +104,23 @@ mod tests {
         let mut b = Batcher::new(Duration::from_millis(100), 1 << 20);
         assert!(b.poll(t0).is_none());
         assert!(b.push(t0, tp(0), bytes(10), 1).is_none());
-        assert!(b.push(t0 + Duration::from_millis(60), tp(1), bytes(10), 2).is_none());
+        assert!(
+            b.push(t0 + Duration::from_millis(60), tp(1), bytes(10), 2)
+                .is_none()
+        );
         assert_eq!(b.deadline(), Some(t0 + Duration::from_millis(100)));
         assert!(b.poll(t0 + Duration::from_millis(99)).is_none());
-        let sealed = b.poll(t0 + Duration::from_millis(100)).expect("sealed at the deadline");
+        let sealed = b
+            .poll(t0 + Duration::from_millis(100))
+            .expect("sealed at the deadline");
         assert_eq!(sealed.chunks.len(), 2);
         assert_eq!(sealed.bytes, 20);
         assert_eq!(b.deadline(), None);
         // The next object's interval starts at its own first batch.
-        assert!(b.push(t0 + Duration::from_millis(150), tp(0), bytes(1), 3).is_none());
+        assert!(
+            b.push(t0 + Duration::from_millis(150), tp(0), bytes(1), 3)
+                .is_none()
+        );
         assert_eq!(b.deadline(), Some(t0 + Duration::from_millis(250)));
     }
 
@@ -113,7 +130,10 @@ mod tests {
         let mut b = Batcher::new(Duration::from_secs(60), 100);
         assert!(b.push(t0, tp(0), bytes(60), 1).is_none());
         let sealed = b.push(t0, tp(0), bytes(40), 2).expect("full");
-        assert_eq!(sealed.chunks, vec![(tp(0), vec![(bytes(60), 1), (bytes(40), 2)])]);
+        assert_eq!(
+            sealed.chunks,
+            vec![(tp(0), vec![(bytes(60), 1), (bytes(40), 2)])]
+        );
         assert_eq!(b.open_bytes(), 0);
     }
 

@@ -56,11 +56,19 @@ pub struct PipelineConfig {
     pub uploads_in_flight_max: usize,
 }
 
-type Upload = JoinHandle<(Sealed<Pending>, String, Result<Vec<object::ChunkLayout>, ProduceError>)>;
+type Upload = JoinHandle<(
+    Sealed<Pending>,
+    String,
+    Result<Vec<object::ChunkLayout>, ProduceError>,
+)>;
 use crate::object::format as object;
 
 impl ProducePipeline {
-    pub fn start(config: PipelineConfig, store: Arc<dyn ObjectStore>, metadata: MetadataStore) -> ProducePipeline {
+    pub fn start(
+        config: PipelineConfig,
+        store: Arc<dyn ObjectStore>,
+        metadata: MetadataStore,
+    ) -> ProducePipeline {
         let (intake, intake_rx) = mpsc::channel(1024);
         let (uploads, uploads_rx) = mpsc::channel(config.uploads_in_flight_max);
         let buffer_bytes_max = config.buffer_bytes_max;
@@ -75,7 +83,11 @@ impl ProducePipeline {
 
     /// Queues a validated batch; the receiver answers once it is committed (or failed).
     /// Waits while the produce buffer is full: that is the backpressure on producers.
-    pub async fn append(&self, partition: TopicPartition, batch: RecordBatch) -> oneshot::Receiver<BatchResult> {
+    pub async fn append(
+        &self,
+        partition: TopicPartition,
+        batch: RecordBatch,
+    ) -> oneshot::Receiver<BatchResult> {
         let (reply, rx) = oneshot::channel();
         let bytes = batch.size().clamp(1, self.buffer_bytes_max) as u32;
         let Ok(permit) = self.buffer.clone().acquire_many_owned(bytes).await else {
@@ -87,7 +99,9 @@ impl ProducePipeline {
             reply,
             _permit: permit,
         };
-        if let Err(mpsc::error::SendError((_, pending))) = self.intake.send((partition, pending)).await {
+        if let Err(mpsc::error::SendError((_, pending))) =
+            self.intake.send((partition, pending)).await
+        {
             let _ = pending.reply.send(Err(ProduceError::ShuttingDown));
         }
         rx
@@ -120,7 +134,11 @@ async fn run_batcher(
         };
         if let Some(sealed) = sealed {
             // A full upload queue blocks intake: backpressure instead of growth.
-            if uploads.send(start_upload(sealed, store.clone())).await.is_err() {
+            if uploads
+                .send(start_upload(sealed, store.clone()))
+                .await
+                .is_err()
+            {
                 return;
             }
         }
@@ -188,7 +206,12 @@ fn fail_all(sealed: Sealed<Pending>, error: ProduceError) {
     }
 }
 
-async fn commit(sealed: Sealed<Pending>, key: String, layouts: Vec<object::ChunkLayout>, metadata: &MetadataStore) {
+async fn commit(
+    sealed: Sealed<Pending>,
+    key: String,
+    layouts: Vec<object::ChunkLayout>,
+    metadata: &MetadataStore,
+) {
     let partitions = sealed
         .chunks
         .iter()
@@ -223,7 +246,10 @@ async fn commit(sealed: Sealed<Pending>, key: String, layouts: Vec<object::Chunk
     let per_partition = match outcome {
         Ok(Outcome::Committed(per_partition)) => per_partition,
         Ok(other) => {
-            fail_all(sealed, ProduceError::Metadata(format!("unexpected outcome {other:?}")));
+            fail_all(
+                sealed,
+                ProduceError::Metadata(format!("unexpected outcome {other:?}")),
+            );
             return;
         }
         Err(e) => {

@@ -31,7 +31,10 @@ impl Broker {
             &self.config.advertised_addr
         };
         match addr.rsplit_once(':') {
-            Some((host, port)) => (host.trim_matches(['[', ']']).to_string(), port.parse().unwrap_or(9092)),
+            Some((host, port)) => (
+                host.trim_matches(['[', ']']).to_string(),
+                port.parse().unwrap_or(9092),
+            ),
             None => (addr.clone(), 9092),
         }
     }
@@ -79,8 +82,14 @@ pub fn validate_topic_name(name: &str) -> Result<(), ErrorCode> {
         && name.len() <= 249
         && name != "."
         && name != ".."
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
-    if legal { Ok(()) } else { Err(ErrorCode::InvalidTopicException) }
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
+    if legal {
+        Ok(())
+    } else {
+        Err(ErrorCode::InvalidTopicException)
+    }
 }
 
 #[cfg(test)]

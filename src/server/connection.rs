@@ -76,6 +76,8 @@ fn handle(broker: Arc<Broker>, frame: Bytes) -> Reply {
     Box::pin(async move {
         let request = parse_request(frame).map_err(|e| e.to_string())?;
         let api = request.api_key;
-        route(broker, request).await.map_err(|e| format!("{api:?}: {e}"))
+        route(broker, request)
+            .await
+            .map_err(|e| format!("{api:?}: {e}"))
     })
 }

@@ -27,9 +27,15 @@ pub enum StartError {
     #[error("object store {url}: {reason}")]
     ObjectStore { url: String, reason: String },
     #[error("cannot listen on {addr}: {source}")]
-    Listen { addr: String, source: std::io::Error },
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("data directory {path}: {source}")]
-    DataDir { path: String, source: std::io::Error },
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// A started broker: its bound address and the task serving it.
@@ -116,11 +122,16 @@ fn open_object_store(config: &Config) -> Result<Arc<dyn ObjectStore>, StartError
         "" => config.data_dir.join("objects"),
         _ => match url.strip_prefix("file://") {
             Some(path) if !path.is_empty() => std::path::PathBuf::from(path),
-            _ => return Err(error("supported stores: file:///absolute/path and memory://".into())),
+            _ => {
+                return Err(error(
+                    "supported stores: file:///absolute/path and memory://".into(),
+                ));
+            }
         },
     };
     std::fs::create_dir_all(&dir).map_err(|e| error(e.to_string()))?;
-    let store = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| error(e.to_string()))?;
+    let store = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+        .map_err(|e| error(e.to_string()))?;
     Ok(Arc::new(store))
 }
 

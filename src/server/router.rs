@@ -51,39 +51,79 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Option<By
     let api = frame.api_key;
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
-    let supported = SUPPORTED.iter().any(|r| r.api_key == api && r.contains(version));
+    let supported = SUPPORTED
+        .iter()
+        .any(|r| r.api_key == api && r.contains(version));
     if api == ApiKey::ApiVersions {
         let (body, body_version) = handlers::api_versions::handle(version);
-        return Ok(Some(encode_response(api, version, correlation_id, &body, body_version)?));
+        return Ok(Some(encode_response(
+            api,
+            version,
+            correlation_id,
+            &body,
+            body_version,
+        )?));
     }
     if !supported {
         return Err(RouteError::UnsupportedVersion { api, version });
     }
     macro_rules! respond {
         ($response:expr) => {
-            Ok(Some(encode_response(api, version, correlation_id, &$response, version)?))
+            Ok(Some(encode_response(
+                api,
+                version,
+                correlation_id,
+                &$response,
+                version,
+            )?))
         };
     }
     match frame.decode_body()? {
-        RequestBody::Produce(request) => match handlers::produce::handle(&broker, request, version).await {
-            Some(response) => respond!(response),
-            None => Ok(None),
-        },
-        RequestBody::Fetch(request) => respond!(handlers::fetch::handle(&broker, request, version).await),
-        RequestBody::ListOffsets(request) => respond!(handlers::list_offsets::handle(&broker, request, version)),
-        RequestBody::Metadata(request) => respond!(handlers::metadata::handle(&broker, request, version).await),
-        RequestBody::OffsetCommit(request) => respond!(handlers::offset_commit::handle(&broker, request).await),
-        RequestBody::OffsetFetch(request) => respond!(handlers::offset_fetch::handle(&broker, request)),
-        RequestBody::FindCoordinator(request) => respond!(handlers::find_coordinator::handle(&broker, request)),
-        RequestBody::CreateTopics(request) => respond!(handlers::create_topics::handle(&broker, request).await),
-        RequestBody::DeleteTopics(request) => respond!(handlers::delete_topics::handle(&broker, request).await),
-        RequestBody::InitProducerId(request) => respond!(handlers::init_producer_id::handle(&broker, request).await),
-        RequestBody::DescribeConfigs(request) => respond!(handlers::configs::describe(&broker, request)),
+        RequestBody::Produce(request) => {
+            match handlers::produce::handle(&broker, request, version).await {
+                Some(response) => respond!(response),
+                None => Ok(None),
+            }
+        }
+        RequestBody::Fetch(request) => {
+            respond!(handlers::fetch::handle(&broker, request, version).await)
+        }
+        RequestBody::ListOffsets(request) => {
+            respond!(handlers::list_offsets::handle(&broker, request, version))
+        }
+        RequestBody::Metadata(request) => {
+            respond!(handlers::metadata::handle(&broker, request, version).await)
+        }
+        RequestBody::OffsetCommit(request) => {
+            respond!(handlers::offset_commit::handle(&broker, request).await)
+        }
+        RequestBody::OffsetFetch(request) => {
+            respond!(handlers::offset_fetch::handle(&broker, request))
+        }
+        RequestBody::FindCoordinator(request) => {
+            respond!(handlers::find_coordinator::handle(&broker, request))
+        }
+        RequestBody::CreateTopics(request) => {
+            respond!(handlers::create_topics::handle(&broker, request).await)
+        }
+        RequestBody::DeleteTopics(request) => {
+            respond!(handlers::delete_topics::handle(&broker, request).await)
+        }
+        RequestBody::InitProducerId(request) => {
+            respond!(handlers::init_producer_id::handle(&broker, request).await)
+        }
+        RequestBody::DescribeConfigs(request) => {
+            respond!(handlers::configs::describe(&broker, request))
+        }
         RequestBody::IncrementalAlterConfigs(request) => {
             respond!(handlers::configs::incremental_alter(&broker, request).await)
         }
-        RequestBody::CreatePartitions(request) => respond!(handlers::create_partitions::handle(&broker, request).await),
-        RequestBody::DescribeCluster(request) => respond!(handlers::describe_cluster::handle(&broker, request)),
+        RequestBody::CreatePartitions(request) => {
+            respond!(handlers::create_partitions::handle(&broker, request).await)
+        }
+        RequestBody::DescribeCluster(request) => {
+            respond!(handlers::describe_cluster::handle(&broker, request))
+        }
         other => Err(RouteError::UnsupportedVersion {
             api: other.api_key(),
             version,

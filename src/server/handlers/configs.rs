@@ -3,10 +3,13 @@
 
 use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
-use crate::protocol::messages::describe_configs_response::{DescribeConfigsResourceResult, DescribeConfigsResult};
+use crate::protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult,
+};
 use crate::protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use crate::protocol::messages::{
-    DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
 };
 use crate::server::broker::{Broker, topic_error_code};
 
@@ -36,7 +39,11 @@ pub fn describe(broker: &Broker, request: DescribeConfigsRequest) -> DescribeCon
                         result.configs = topic
                             .configs
                             .iter()
-                            .filter(|(k, _)| r.configuration_keys.as_ref().is_none_or(|keys| keys.contains(k)))
+                            .filter(|(k, _)| {
+                                r.configuration_keys
+                                    .as_ref()
+                                    .is_none_or(|keys| keys.contains(k))
+                            })
                             .map(|(k, v)| DescribeConfigsResourceResult {
                                 name: k.clone(),
                                 value: Some(v.clone()),
@@ -56,7 +63,10 @@ pub fn describe(broker: &Broker, request: DescribeConfigsRequest) -> DescribeCon
     }
 }
 
-pub async fn incremental_alter(broker: &Broker, request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse {
+pub async fn incremental_alter(
+    broker: &Broker,
+    request: IncrementalAlterConfigsRequest,
+) -> IncrementalAlterConfigsResponse {
     let mut responses = Vec::new();
     for r in &request.resources {
         let mut out = AlterConfigsResourceResponse {
@@ -71,7 +81,10 @@ pub async fn incremental_alter(broker: &Broker, request: IncrementalAlterConfigs
             .map(|c| match c.config_operation {
                 0 => Ok((c.name.clone(), c.value.clone())),
                 1 => Ok((c.name.clone(), None)),
-                op => Err(format!("config operation {op} is not supported for {}", c.name)),
+                op => Err(format!(
+                    "config operation {op} is not supported for {}",
+                    c.name
+                )),
             })
             .collect();
         let code = match (r.resource_type, changes) {

@@ -10,12 +10,16 @@ use crate::server::broker::{Broker, topic_error_code};
 pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
-        let current = broker.metadata.read(|s| s.topic(&topic.name).map(|t| t.partitions.len() as i32));
+        let current = broker
+            .metadata
+            .read(|s| s.topic(&topic.name).map(|t| t.partitions.len() as i32));
         let (code, message) = match current {
             None => (ErrorCode::UnknownTopicOrPartition, None),
             Some(n) if topic.count <= n => (
                 ErrorCode::InvalidPartitions,
-                Some(format!("topic has {n} partitions; the new count must be larger")),
+                Some(format!(
+                    "topic has {n} partitions; the new count must be larger"
+                )),
             ),
             Some(_) if request.validate_only => (ErrorCode::None, None),
             Some(_) => match broker

@@ -26,11 +26,20 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             .collect();
         let exists = broker.metadata.read(|s| s.topic(&topic.name).is_some());
         let result = if let Err(code) = validate_topic_name(&topic.name) {
-            Err((code, "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string()))
+            Err((
+                code,
+                "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string(),
+            ))
         } else if !(1..=PARTITIONS_MAX).contains(&partitions) {
-            Err((ErrorCode::InvalidPartitions, format!("partitions must be 1..={PARTITIONS_MAX}")))
+            Err((
+                ErrorCode::InvalidPartitions,
+                format!("partitions must be 1..={PARTITIONS_MAX}"),
+            ))
         } else if exists {
-            Err((ErrorCode::TopicAlreadyExists, format!("topic '{}' already exists", topic.name)))
+            Err((
+                ErrorCode::TopicAlreadyExists,
+                format!("topic '{}' already exists", topic.name),
+            ))
         } else if request.validate_only {
             Ok(())
         } else {
@@ -39,17 +48,28 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                 .await
                 .map_err(|code| (code, format!("cannot create topic '{}'", topic.name)))
         };
-        let topic_id = broker.metadata.read(|s| s.topic(&topic.name).map(|t| t.id)).unwrap_or_default();
+        let topic_id = broker
+            .metadata
+            .read(|s| s.topic(&topic.name).map(|t| t.id))
+            .unwrap_or_default();
         let (error_code, error_message) = match result {
             Ok(()) => (ErrorCode::None, None),
             Err((code, message)) => (code, Some(message)),
         };
         results.push(CreatableTopicResult {
             name: topic.name.clone(),
-            topic_id: if error_code == ErrorCode::None { topic_id } else { uuid::Uuid::nil() },
+            topic_id: if error_code == ErrorCode::None {
+                topic_id
+            } else {
+                uuid::Uuid::nil()
+            },
             error_code: error_code.code(),
             error_message,
-            num_partitions: if error_code == ErrorCode::None { partitions } else { -1 },
+            num_partitions: if error_code == ErrorCode::None {
+                partitions
+            } else {
+                -1
+            },
             replication_factor: if error_code == ErrorCode::None { 1 } else { -1 },
             configs: None,
             ..Default::default()

@@ -9,15 +9,26 @@ use crate::protocol::messages::delete_topics_response::DeletableTopicResult;
 use crate::server::broker::{Broker, topic_error_code};
 
 pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
-    let mut targets: Vec<(Option<String>, uuid::Uuid)> =
-        request.topic_names.iter().map(|n| (Some(n.clone()), uuid::Uuid::nil())).collect();
+    let mut targets: Vec<(Option<String>, uuid::Uuid)> = request
+        .topic_names
+        .iter()
+        .map(|n| (Some(n.clone()), uuid::Uuid::nil()))
+        .collect();
     targets.extend(request.topics.iter().map(|t| (t.name.clone(), t.topic_id)));
     let mut responses = Vec::new();
     for (name, id) in targets {
-        let name = name.or_else(|| broker.metadata.read(|s| s.topic_by_id(&id).map(|t| t.name.clone())));
+        let name = name.or_else(|| {
+            broker
+                .metadata
+                .read(|s| s.topic_by_id(&id).map(|t| t.name.clone()))
+        });
         let code = match &name {
             None => ErrorCode::UnknownTopicId,
-            Some(name) => match broker.metadata.apply_one(Command::DeleteTopic { name: name.clone() }).await {
+            Some(name) => match broker
+                .metadata
+                .apply_one(Command::DeleteTopic { name: name.clone() })
+                .await
+            {
                 Ok(Outcome::Topic(Ok(()))) => ErrorCode::None,
                 Ok(Outcome::Topic(Err(e))) => topic_error_code(e),
                 Ok(_) => ErrorCode::UnknownServerError,

@@ -48,7 +48,11 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
         for p in &topic.partitions {
             let state: Option<PartitionState> = broker.metadata.read(|s| {
                 s.topic(&topic.topic)
-                    .and_then(|t| usize::try_from(p.partition).ok().and_then(|i| t.partitions.get(i)))
+                    .and_then(|t| {
+                        usize::try_from(p.partition)
+                            .ok()
+                            .and_then(|i| t.partitions.get(i))
+                    })
                     .cloned()
             });
             let mut data = PartitionData {
@@ -76,7 +80,15 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
                 Plan::OutOfRange => data.error_code = ErrorCode::OffsetOutOfRange.code(),
                 Plan::Empty => data.records = Some(bytes::Bytes::new()),
                 Plan::Read(runs) if budget > 0 || total == 0 => {
-                    match read_batches(broker.store.as_ref(), &runs, p.fetch_offset, budget.max(1), LEADER_EPOCH).await {
+                    match read_batches(
+                        broker.store.as_ref(),
+                        &runs,
+                        p.fetch_offset,
+                        budget.max(1),
+                        LEADER_EPOCH,
+                    )
+                    .await
+                    {
                         Ok(records) => {
                             total += records.len();
                             data.records = Some(records);

@@ -18,8 +18,13 @@ pub async fn handle(broker: &Broker, request: InitProducerIdRequest) -> InitProd
         response.error_code = ErrorCode::TransactionalIdNotFound.code();
         return response;
     }
-    let existing = (request.producer_id >= 0).then_some((request.producer_id, request.producer_epoch));
-    match broker.metadata.apply_one(Command::InitProducerId { existing }).await {
+    let existing =
+        (request.producer_id >= 0).then_some((request.producer_id, request.producer_epoch));
+    match broker
+        .metadata
+        .apply_one(Command::InitProducerId { existing })
+        .await
+    {
         Ok(Outcome::ProducerId(Ok((id, epoch)))) => {
             response.producer_id = id;
             response.producer_epoch = epoch;

@@ -4,7 +4,9 @@ use crate::fetch::planner::{offset_for_timestamp, offset_of_max_timestamp};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ListOffsetsRequest;
 use crate::protocol::messages::ListOffsetsResponse;
-use crate::protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use crate::protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 
 const LATEST: i64 = -1;
@@ -24,9 +26,11 @@ pub fn handle(broker: &Broker, request: ListOffsetsRequest, version: i16) -> Lis
                     .partitions
                     .iter()
                     .map(|p| {
-                        let partition = state
-                            .topic(&topic.name)
-                            .and_then(|t| usize::try_from(p.partition_index).ok().and_then(|i| t.partitions.get(i)));
+                        let partition = state.topic(&topic.name).and_then(|t| {
+                            usize::try_from(p.partition_index)
+                                .ok()
+                                .and_then(|i| t.partitions.get(i))
+                        });
                         let mut out = ListOffsetsPartitionResponse {
                             partition_index: p.partition_index,
                             timestamp: -1,

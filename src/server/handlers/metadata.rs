@@ -19,20 +19,20 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
         }
         _ => None,
     };
-    let auto_create = broker.config.auto_create_topics && (version < 4 || request.allow_auto_topic_creation);
+    let auto_create =
+        broker.config.auto_create_topics && (version < 4 || request.allow_auto_topic_creation);
     let mut create_errors = BTreeMap::new();
     if let Some(names) = &requested {
         for name in names {
             let exists = broker.metadata.read(|s| s.topic(name).is_some());
-            if !exists && auto_create {
-                if let Err(code) = broker
+            if !exists
+                && auto_create
+                && let Err(code) = broker
                     .create_topic(name, broker.config.default_partitions, BTreeMap::new())
                     .await
-                {
-                    if code != ErrorCode::TopicAlreadyExists {
-                        create_errors.insert(name.clone(), code);
-                    }
-                }
+                && code != ErrorCode::TopicAlreadyExists
+            {
+                create_errors.insert(name.clone(), code);
             }
         }
     }

@@ -8,7 +8,9 @@ use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetCommitRequest;
 use crate::protocol::messages::OffsetCommitResponse;
-use crate::protocol::messages::offset_commit_response::{OffsetCommitResponsePartition, OffsetCommitResponseTopic};
+use crate::protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
 use crate::server::broker::Broker;
 
 /// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
@@ -23,11 +25,22 @@ pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetComm
     let mut results = Vec::new();
     for topic in &request.topics {
         for p in &topic.partitions {
-            let too_large = p.committed_metadata.as_ref().is_some_and(|m| m.len() > OFFSET_METADATA_BYTES_MAX);
+            let too_large = p
+                .committed_metadata
+                .as_ref()
+                .is_some_and(|m| m.len() > OFFSET_METADATA_BYTES_MAX);
             if request.group_id.is_empty() {
-                results.push((topic.name.clone(), p.partition_index, Some(ErrorCode::InvalidGroupId)));
+                results.push((
+                    topic.name.clone(),
+                    p.partition_index,
+                    Some(ErrorCode::InvalidGroupId),
+                ));
             } else if too_large {
-                results.push((topic.name.clone(), p.partition_index, Some(ErrorCode::OffsetMetadataTooLarge)));
+                results.push((
+                    topic.name.clone(),
+                    p.partition_index,
+                    Some(ErrorCode::OffsetMetadataTooLarge),
+                ));
             } else {
                 results.push((topic.name.clone(), p.partition_index, None));
                 commands.push(Command::OffsetCommit {

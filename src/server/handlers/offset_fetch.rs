@@ -2,7 +2,9 @@
 
 use crate::protocol::messages::OffsetFetchRequest;
 use crate::protocol::messages::OffsetFetchResponse;
-use crate::protocol::messages::offset_fetch_response::{OffsetFetchResponsePartition, OffsetFetchResponseTopic};
+use crate::protocol::messages::offset_fetch_response::{
+    OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+};
 use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: OffsetFetchRequest) -> OffsetFetchResponse {
@@ -21,7 +23,11 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest) -> OffsetFetchRespon
                             partition_index: p,
                             committed_offset: committed.map_or(-1, |c| c.offset),
                             committed_leader_epoch: committed.map_or(-1, |c| c.leader_epoch),
-                            metadata: Some(committed.and_then(|c| c.metadata.clone()).unwrap_or_default()),
+                            metadata: Some(
+                                committed
+                                    .and_then(|c| c.metadata.clone())
+                                    .unwrap_or_default(),
+                            ),
                             error_code: 0,
                             ..Default::default()
                         }

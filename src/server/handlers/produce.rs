@@ -8,8 +8,8 @@ use crate::metadata::state::BatchOutcome;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
-use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use crate::protocol::messages::ProduceResponse;
+use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
 use crate::server::broker::Broker;
 use tokio::sync::oneshot;
@@ -19,7 +19,11 @@ enum Pending {
     Queued(Vec<oneshot::Receiver<BatchResult>>),
 }
 
-pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> Option<ProduceResponse> {
+pub async fn handle(
+    broker: &Broker,
+    request: ProduceRequest,
+    _version: i16,
+) -> Option<ProduceResponse> {
     if request.transactional_id.is_some() {
         // Transactions are not implemented; the producer sees a clear, non-retriable error.
         return Some(fail_all(&request, ErrorCode::TransactionalIdNotFound));
@@ -29,7 +33,9 @@ pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> 
     }
     let mut queued = Vec::new();
     for topic in &request.topic_data {
-        let topic_id = broker.metadata.read(|s| s.topic(&topic.name).map(|t| (t.id, t.partitions.len())));
+        let topic_id = broker
+            .metadata
+            .read(|s| s.topic(&topic.name).map(|t| (t.id, t.partitions.len())));
         for partition in &topic.partition_data {
             let pending = match topic_id {
                 Some((id, count)) if partition.index >= 0 && (partition.index as usize) < count => {
@@ -37,7 +43,10 @@ pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> 
                         topic_id: id,
                         partition: partition.index,
                     };
-                    match validate(partition.records.clone().unwrap_or_default(), broker.config.batch_bytes_max) {
+                    match validate(
+                        partition.records.clone().unwrap_or_default(),
+                        broker.config.batch_bytes_max,
+                    ) {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
                             for batch in batches {
@@ -62,7 +71,11 @@ pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> 
         let log_start_offset = if error == ErrorCode::None {
             broker
                 .metadata
-                .read(|s| s.topic(&name).and_then(|t| t.partitions.get(index as usize)).map(|p| p.log_start_offset))
+                .read(|s| {
+                    s.topic(&name)
+                        .and_then(|t| t.partitions.get(index as usize))
+                        .map(|p| p.log_start_offset)
+                })
                 .unwrap_or(-1)
         } else {
             -1
@@ -83,7 +96,11 @@ pub async fn handle(broker: &Broker, request: ProduceRequest, _version: i16) -> 
             }),
         }
     }
-    if request.acks == 0 { None } else { Some(response) }
+    if request.acks == 0 {
+        None
+    } else {
+        Some(response)
+    }
 }
 
 /// Splits a records blob into whole, valid v2 batches.
@@ -115,10 +132,15 @@ async fn wait(receivers: Vec<oneshot::Receiver<BatchResult>>) -> (ErrorCode, i64
     for (i, receiver) in receivers.into_iter().enumerate() {
         let outcome = receiver.await.unwrap_or(Err(ProduceError::ShuttingDown));
         let offset = match outcome {
-            Ok(BatchOutcome::Appended { base_offset }) | Ok(BatchOutcome::Duplicate { base_offset }) => base_offset,
-            Ok(BatchOutcome::UnknownTopicOrPartition) => return (ErrorCode::UnknownTopicOrPartition, -1),
+            Ok(BatchOutcome::Appended { base_offset })
+            | Ok(BatchOutcome::Duplicate { base_offset }) => base_offset,
+            Ok(BatchOutcome::UnknownTopicOrPartition) => {
+                return (ErrorCode::UnknownTopicOrPartition, -1);
+            }
             Ok(BatchOutcome::InvalidProducerEpoch) => return (ErrorCode::InvalidProducerEpoch, -1),
-            Ok(BatchOutcome::OutOfOrderSequence) => return (ErrorCode::OutOfOrderSequenceNumber, -1),
+            Ok(BatchOutcome::OutOfOrderSequence) => {
+                return (ErrorCode::OutOfOrderSequenceNumber, -1);
+            }
             Ok(BatchOutcome::UnknownProducerId) => return (ErrorCode::UnknownProducerId, -1),
             // Nothing was committed: the producer may retry the same batch safely.
             Err(ProduceError::Storage(_)) => return (ErrorCode::KafkaStorageError, -1),

@@ -1,0 +1,234 @@
+//! Hostile and malformed input over a real socket: the bad connection is closed or answered
+//! with the right error code, and everyone else keeps being served.
+
+mod support;
+use bytes::{Bytes, BytesMut};
+use floe::protocol::frame::{encode_request, split_frame};
+use floe::protocol::messages::*;
+use floe::protocol::record_batch::build_test_batch;
+use floe::protocol::{ApiKey, Message};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use support::{Floe, temp_dir};
+
+fn connect(floe: &Floe) -> TcpStream {
+    let stream = TcpStream::connect(floe.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream
+}
+
+fn header(api: ApiKey, version: i16) -> RequestHeader {
+    RequestHeader {
+        request_api_key: api as i16,
+        request_api_version: version,
+        correlation_id: 99,
+        client_id: Some("bad-input-test".into()),
+        ..Default::default()
+    }
+}
+
+/// Sends a request and reads one response frame; returns the body after the header.
+fn call(stream: &mut TcpStream, api: ApiKey, version: i16, body: RequestBody) -> Bytes {
+    let frame = encode_request(&header(api, version), &body).expect("encode");
+    stream.write_all(&frame).expect("write");
+    read_response(stream, api, version)
+}
+
+fn read_response(stream: &mut TcpStream, api: ApiKey, version: i16) -> Bytes {
+    let mut buf = BytesMut::new();
+    loop {
+        if let Some(frame) = split_frame(&mut buf, 1 << 26).expect("frame") {
+            let mut frame = frame;
+            let header = ResponseHeader::decode(&mut frame, api.response_header_version(version))
+                .expect("header");
+            assert_eq!(header.correlation_id, 99);
+            return frame;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).expect("read");
+        assert!(n > 0, "connection closed before a response");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn assert_closed(stream: &mut TcpStream) {
+    let mut rest = Vec::new();
+    match stream.read_to_end(&mut rest) {
+        Ok(_) => assert!(
+            rest.is_empty(),
+            "expected no response, got {} bytes",
+            rest.len()
+        ),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+    }
+}
+
+fn still_serving(floe: &Floe) {
+    let mut stream = connect(floe);
+    let mut body = call(
+        &mut stream,
+        ApiKey::ApiVersions,
+        3,
+        RequestBody::ApiVersions(Default::default()),
+    );
+    let response = ApiVersionsResponse::decode(&mut body, 3).expect("decode");
+    assert_eq!(response.error_code, 0);
+}
+
+#[test]
+fn hostile_frames_close_only_their_connection() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[]);
+
+    // The MetadataRequest v0 body that aborts kafka-protocol 0.18: an array of 2^31-1 topics.
+    let mut frame = BytesMut::new();
+    let mut head = BytesMut::new();
+    header(ApiKey::Metadata, 0)
+        .encode(&mut head, 1)
+        .expect("header");
+    frame.extend_from_slice(&((head.len() + 4) as i32).to_be_bytes());
+    frame.extend_from_slice(&head);
+    frame.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
+    let mut stream = connect(&floe);
+    stream.write_all(&frame).expect("write");
+    assert_closed(&mut stream);
+    still_serving(&floe);
+
+    // A frame claiming 2 GiB.
+    let mut stream = connect(&floe);
+    stream
+        .write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 0])
+        .expect("write");
+    assert_closed(&mut stream);
+    // A negative size, then an unknown API key.
+    let mut stream = connect(&floe);
+    stream.write_all(&[0xff, 0xff, 0xff, 0xf0]).expect("write");
+    assert_closed(&mut stream);
+    let mut stream = connect(&floe);
+    stream
+        .write_all(&[0, 0, 0, 10, 0x7f, 0x00, 0, 1, 0, 0, 0, 1, 0xff, 0xff])
+        .expect("write");
+    assert_closed(&mut stream);
+    // An unsupported version of a served API.
+    let mut stream = connect(&floe);
+    let frame = encode_request(
+        &header(ApiKey::Fetch, 17),
+        &RequestBody::Fetch(Default::default()),
+    )
+    .expect("encode");
+    stream.write_all(&frame).expect("write");
+    assert_closed(&mut stream);
+
+    still_serving(&floe);
+    assert!(
+        floe.log().contains("closing connection"),
+        "each bad connection is logged"
+    );
+}
+
+#[test]
+fn unknown_api_versions_version_gets_the_kip_511_answer() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[]);
+    // A future client's v9: header v2, body laid out like v4 (the codec cannot encode v9).
+    let mut frame = BytesMut::new();
+    header(ApiKey::ApiVersions, 9)
+        .encode(&mut frame, 2)
+        .expect("header");
+    ApiVersionsRequest {
+        client_software_name: "future-client".into(),
+        client_software_version: "9.9".into(),
+        ..Default::default()
+    }
+    .encode(&mut frame, 4)
+    .expect("body");
+    let mut stream = connect(&floe);
+    stream
+        .write_all(&(frame.len() as i32).to_be_bytes())
+        .expect("write");
+    stream.write_all(&frame).expect("write");
+    let mut body = read_response(&mut stream, ApiKey::ApiVersions, 9);
+    let response = ApiVersionsResponse::decode(&mut body, 0).expect("a v0 body");
+    assert_eq!(response.error_code, 35);
+    assert_eq!(response.api_keys.len(), 1);
+    assert_eq!(response.api_keys[0].api_key, ApiKey::ApiVersions as i16);
+}
+
+fn produce(stream: &mut TcpStream, topic: &str, records: Bytes) -> i16 {
+    let request = ProduceRequest {
+        acks: -1,
+        timeout_ms: 5000,
+        topic_data: vec![produce_request::TopicProduceData {
+            name: topic.into(),
+            partition_data: vec![produce_request::PartitionProduceData {
+                index: 0,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut body = call(stream, ApiKey::Produce, 9, RequestBody::Produce(request));
+    let response = ProduceResponse::decode(&mut body, 9).expect("decode");
+    response.responses[0].partition_responses[0].error_code
+}
+
+#[test]
+fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &["--batch-bytes-max", "4096"]);
+    let mut stream = connect(&floe);
+    // Create the topic through auto-creation.
+    let metadata = MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some("t".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    call(
+        &mut stream,
+        ApiKey::Metadata,
+        9,
+        RequestBody::Metadata(metadata),
+    );
+
+    let good = build_test_batch(-1, -1, -1, 3, 10);
+    let mut corrupt = good.to_vec();
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 0x55;
+    assert_eq!(
+        produce(&mut stream, "t", Bytes::from(corrupt)),
+        2,
+        "CORRUPT_MESSAGE"
+    );
+    let mut old_magic = good.to_vec();
+    old_magic[16] = 1;
+    assert_eq!(
+        produce(&mut stream, "t", Bytes::from(old_magic)),
+        43,
+        "UNSUPPORTED_FOR_MESSAGE_FORMAT"
+    );
+    assert_eq!(
+        produce(&mut stream, "t", build_test_batch(-1, -1, -1, 1, 5000)),
+        10,
+        "MESSAGE_TOO_LARGE"
+    );
+    assert_eq!(
+        produce(&mut stream, "t", good.slice(..good.len() - 3)),
+        2,
+        "truncated batch"
+    );
+    assert_eq!(
+        produce(&mut stream, "missing", good.clone()),
+        3,
+        "UNKNOWN_TOPIC_OR_PARTITION"
+    );
+    // None of that was stored: the first good batch gets offset 0.
+    assert_eq!(produce(&mut stream, "t", good), 0);
+    still_serving(&floe);
+}

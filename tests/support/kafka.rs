@@ -1,0 +1,153 @@
+//! rdkafka (librdkafka, built from its vendored source) helpers for end-to-end tests.
+#![allow(dead_code)]
+
+use rdkafka::ClientConfig;
+use rdkafka::ClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One record as acknowledged by the broker or read back from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub offset: i64,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    pub timestamp: Option<i64>,
+    pub headers: Vec<(String, Vec<u8>)>,
+}
+
+#[derive(Default, Clone)]
+pub struct Acks {
+    pub by_partition: Arc<Mutex<BTreeMap<i32, Vec<Seen>>>>,
+    pub errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientContext for Acks {}
+
+impl ProducerContext for Acks {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(m) => self
+                .by_partition
+                .lock()
+                .expect("acks")
+                .entry(m.partition())
+                .or_default()
+                .push(seen(m)),
+            Err((e, _)) => self.errors.lock().expect("errors").push(e.to_string()),
+        }
+    }
+}
+
+fn seen<M: Message>(m: &M) -> Seen {
+    Seen {
+        offset: m.offset(),
+        key: m.key().unwrap_or_default().to_vec(),
+        value: m.payload().unwrap_or_default().to_vec(),
+        timestamp: m.timestamp().to_millis(),
+        headers: m
+            .headers()
+            .map(|h| {
+                h.iter()
+                    .map(|h| (h.key.to_string(), h.value.unwrap_or_default().to_vec()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+pub fn producer(bootstrap: &str, compression: &str) -> (ThreadedProducer<Acks>, Acks) {
+    let acks = Acks::default();
+    let producer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("enable.idempotence", "true")
+        .set("compression.type", compression)
+        .set("linger.ms", "5")
+        .set("message.timeout.ms", "30000")
+        .create_with_context(acks.clone())
+        .expect("producer");
+    (producer, acks)
+}
+
+/// Produces `count` keyed records with headers and timestamps round-robin over partitions.
+pub fn produce(
+    producer: &ThreadedProducer<Acks>,
+    topic: &str,
+    partitions: i32,
+    count: usize,
+    tag: &str,
+) {
+    for i in 0..count {
+        let key = format!("key-{tag}-{i}");
+        let value = format!("value-{tag}-{i}-").repeat(1 + i % 7);
+        let headers = OwnedHeaders::new()
+            .insert(Header {
+                key: "seq",
+                value: Some(&i.to_string()),
+            })
+            .insert(Header {
+                key: "seq",
+                value: Some("dup-key"),
+            });
+        let mut record = BaseRecord::to(topic)
+            .key(&key)
+            .payload(&value)
+            .partition((i % partitions as usize) as i32)
+            .timestamp(1_700_000_000_000 + i as i64)
+            .headers(headers);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((e, r)) => {
+                    // Queue full: let deliveries drain, then retry the same record.
+                    assert!(format!("{e}").contains("Queue full"), "send failed: {e}");
+                    record = r;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+}
+
+pub fn flush(producer: &ThreadedProducer<Acks>) {
+    producer.flush(Duration::from_secs(60)).expect("flush");
+}
+
+/// Reads partitions from offset 0 until each has `expected[p]` records or the time runs out.
+pub fn consume(
+    bootstrap: &str,
+    topic: &str,
+    expected: &BTreeMap<i32, usize>,
+) -> BTreeMap<i32, Vec<Seen>> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", format!("e2e-{topic}"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    for &p in expected.keys() {
+        assignment
+            .add_partition_offset(topic, p, Offset::Beginning)
+            .expect("assign");
+    }
+    consumer.assign(&assignment).expect("assign");
+    let mut got: BTreeMap<i32, Vec<Seen>> = BTreeMap::new();
+    let total: usize = expected.values().sum();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while got.values().map(Vec::len).sum::<usize>() < total && Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(500)) {
+            Some(Ok(m)) => got.entry(m.partition()).or_default().push(seen(&m)),
+            Some(Err(e)) => panic!("consume error: {e}"),
+            None => {}
+        }
+    }
+    got
+}

@@ -1,0 +1,104 @@
+//! Shared test support: runs the real `floe` binary as a child process on loopback.
+#![allow(dead_code)]
+
+pub mod kafka;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Floe {
+    child: Child,
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    listener.local_addr().expect("local addr").port()
+}
+
+impl Floe {
+    /// Starts `floe serve` on a fresh port with the given data directory and extra flags.
+    pub fn start(data_dir: &Path, extra: &[&str]) -> Floe {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let log = std::fs::File::create(data_dir.with_extension("log")).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_floe"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--kafka-addr")
+            .arg(addr.to_string())
+            .args(extra)
+            .env("FLOE_LOG", "info")
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn floe");
+        let floe = Floe {
+            child,
+            addr,
+            data_dir: data_dir.to_path_buf(),
+        };
+        floe.wait_ready();
+        floe
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("floe did not start listening on {}", self.addr);
+    }
+
+    pub fn bootstrap(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// SIGKILL: no graceful shutdown, exactly like a crash.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data_dir.with_extension("log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Floe {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A temporary directory removed at drop.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("floe-test-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// Runs an external client program and fails the test with its output if it fails.
+pub fn run_client(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {program} (the README test command installs it): {e}")
+        });
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        output.status.success(),
+        "{program} {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    stdout
+}
