@@ -9,15 +9,21 @@ use floe::protocol::record_batch::Batches;
 #[test]
 fn captured_client_requests_decode_and_re_encode_identically() {
     let mut checked = 0;
-    let mut entries: Vec<_> = std::fs::read_dir("tests/golden").expect("tests/golden").flatten().collect();
+    let mut entries: Vec<_> = std::fs::read_dir("tests/golden")
+        .expect("tests/golden")
+        .flatten()
+        .collect();
     entries.sort_by_key(|e| e.path());
     for entry in entries {
         let path = entry.path();
         let raw = Bytes::from(std::fs::read(&path).expect("read"));
         let name = path.display().to_string();
         let frame = parse_request(raw.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let body = frame.decode_body().unwrap_or_else(|e| panic!("{name}: {e}"));
-        let encoded = encode_request(&frame.header, &body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let body = frame
+            .decode_body()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let encoded =
+            encode_request(&frame.header, &body).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(&encoded[4..], &raw[..], "{name}: re-encoding differs");
         if let RequestBody::Produce(produce) = &body {
             for topic in &produce.topic_data {
@@ -32,5 +38,8 @@ fn captured_client_requests_decode_and_re_encode_identically() {
         }
         checked += 1;
     }
-    assert!(checked >= 15, "expected the captured frames, found {checked}");
+    assert!(
+        checked >= 15,
+        "expected the captured frames, found {checked}"
+    );
 }
