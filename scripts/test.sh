@@ -18,10 +18,11 @@ python3 -m pip install -q --disable-pip-version-check 'confluent-kafka>=2.6' 'ka
 specs=../shared/reference/kafka-messages
 if [ -d "$specs" ]; then
   cargo run -q -p floe-codegen -- "$specs" src/protocol/messages
-  git diff --exit-code -- src/protocol/messages || {
+  if [ -n "$(git status --porcelain -- src/protocol/messages)" ]; then
+    git status --short -- src/protocol/messages | head >&2
     echo "src/protocol/messages is stale: run 'cargo run -p floe-codegen -- $specs src/protocol/messages'" >&2
     exit 1
-  }
+  fi
 fi
 
 cargo fmt --all -- --check
