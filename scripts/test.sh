@@ -12,7 +12,7 @@ if ! command -v kcat >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat) >/dev/null
   fi
 fi
-python3 -m pip install -q --disable-pip-version-check 'confluent-kafka>=2.6' 'kafka-python>=2.0.2'
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 'confluent-kafka>=2.6' 'kafka-python>=2.0.2'
 
 # The generated codec must match the message definitions when they are present.
 specs=../shared/reference/kafka-messages
@@ -28,4 +28,9 @@ fi
 cargo fmt --all -- --check
 cargo clippy -q --all-targets -- -D warnings
 cargo build -q --release --bin floe
-cargo test -q --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test -q --workspace 2>&1 | tee "$log"
+# One closing line for the whole suite (cargo prints one per test binary).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "floe tests: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' "$log"

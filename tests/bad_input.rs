@@ -232,3 +232,63 @@ fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
     assert_eq!(produce(&mut stream, "t", good), 0);
     still_serving(&floe);
 }
+
+#[test]
+fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let mut setup = connect(&floe);
+    let metadata = MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some("poll".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    call(
+        &mut setup,
+        ApiKey::Metadata,
+        9,
+        RequestBody::Metadata(metadata),
+    );
+
+    // The fetch asks to wait up to 60 s (floe caps waits at 30 s) for one byte. It must come
+    // back as soon as the produce below commits, well inside the socket's 20 s read timeout.
+    let addr = floe.addr;
+    let poller = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        let fetch = FetchRequest {
+            max_wait_ms: 60_000,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            topics: vec![fetch_request::FetchTopic {
+                topic: "poll".into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut body = call(&mut stream, ApiKey::Fetch, 12, RequestBody::Fetch(fetch));
+        FetchResponse::decode(&mut body, 12).expect("decode")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        produce(&mut setup, "poll", build_test_batch(-1, -1, -1, 5, 10)),
+        0
+    );
+    let response = poller.join().expect("fetch thread");
+    let partition = &response.responses[0].partitions[0];
+    assert_eq!(partition.error_code, 0);
+    assert_eq!(partition.high_watermark, 5);
+    let records = partition.records.clone().expect("records");
+    let batches: Vec<_> = floe::protocol::record_batch::Batches::new(records).collect();
+    assert_eq!(batches.len(), 1);
+}

@@ -3,3 +3,5 @@
 
 pub mod planner;
 pub mod reader;
+#[cfg(test)]
+mod reader_tests;
