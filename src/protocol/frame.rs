@@ -6,7 +6,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use super::messages::{ApiKey, RequestBody, RequestHeader, ResponseHeader};
-use super::wire::{self, DecodeError, EncodeError, Message, Struct};
+use super::wire::{self, DecodeError, EncodeError, Message};
 
 /// The default largest request accepted (Kafka's `socket.request.max.bytes`).
 pub const DEFAULT_FRAME_BYTES_MAX: usize = 100 * 1024 * 1024;
@@ -103,13 +103,13 @@ fn header_error(kind: wire::WireError, field: &'static str) -> RequestError {
     RequestError::Header(kind.at(field).finish("RequestHeader", 1))
 }
 
-/// Encodes a response frame: size, response header (v0/v1 per API), body.
-pub fn encode_response<T: Struct>(
+/// Encodes a response frame: size, response header (v0/v1 per API), then the body that
+/// `write_body` writes.
+pub fn encode_response(
     api_key: ApiKey,
     api_version: i16,
     correlation_id: i32,
-    body: &T,
-    body_version: i16,
+    write_body: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
 ) -> Result<Bytes, EncodeError> {
     let mut buf = BytesMut::with_capacity(256);
     buf.put_i32(0);
@@ -118,7 +118,7 @@ pub fn encode_response<T: Struct>(
         ..Default::default()
     };
     header.encode(&mut buf, api_key.response_header_version(api_version))?;
-    body.write(&mut buf, body_version)?;
+    write_body(&mut buf)?;
     let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLong(buf.len()))?;
     buf[..4].copy_from_slice(&size.to_be_bytes());
     Ok(buf.freeze())

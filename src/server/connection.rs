@@ -1,5 +1,9 @@
 //! One client connection: read frames, handle them concurrently, answer in order.
 //!
+//! Each request's in-order part (decoding; queueing a produce request's batches) runs before the
+//! next frame is taken, so one connection's batches reach the pipeline in the order sent; the
+//! rest (waiting for commits, reads) runs concurrently.
+//!
 //! Up to `connection_requests_in_flight_max` requests run at once; their responses are written
 //! strictly in request order (Kafka clients depend on it). When the limit is reached the socket
 //! is not read: backpressure reaches the client through TCP. A malformed or oversized frame,
@@ -44,7 +48,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 }
                 loop {
                     match split_frame(&mut buf, frame_bytes_max) {
-                        Ok(Some(frame)) => in_flight.push_back(handle(broker.clone(), frame)),
+                        Ok(Some(frame)) => in_flight.push_back(start(broker.clone(), frame).await),
                         Ok(None) => break,
                         Err(e) => {
                             tracing::warn!(%peer, error = %e, "closing connection: bad frame");
@@ -72,12 +76,15 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     }
 }
 
-fn handle(broker: Arc<Broker>, frame: Bytes) -> Reply {
-    Box::pin(async move {
-        let request = parse_request(frame).map_err(|e| e.to_string())?;
-        let api = request.api_key;
-        route(broker, request)
-            .await
-            .map_err(|e| format!("{api:?}: {e}"))
-    })
+/// Runs a request's in-order part now and returns the rest as a future.
+async fn start(broker: Arc<Broker>, frame: Bytes) -> Reply {
+    let request = match parse_request(frame) {
+        Ok(request) => request,
+        Err(e) => return Box::pin(async move { Err(e.to_string()) }),
+    };
+    let api = request.api_key;
+    match route(broker, request).await {
+        Ok(reply) => Box::pin(async move { reply.await.map_err(|e| format!("{api:?}: {e}")) }),
+        Err(e) => Box::pin(async move { Err(format!("{api:?}: {e}")) }),
+    }
 }

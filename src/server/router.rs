@@ -8,9 +8,12 @@ use super::broker::Broker;
 use super::handlers;
 use crate::protocol::api_versions::ApiRange;
 use crate::protocol::frame::{RequestFrame, encode_response};
-use crate::protocol::messages::RequestBody;
+use crate::protocol::messages::{RequestBody, ResponseBody};
+use crate::protocol::wire::Message;
 use crate::protocol::{ApiKey, DecodeError, EncodeError};
 use bytes::Bytes;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
@@ -46,87 +49,103 @@ pub enum RouteError {
     Encode(#[from] EncodeError),
 }
 
-/// Handles one request; `None` when no response is due (acks=0 produce).
-pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Option<Bytes>, RouteError> {
+/// The rest of a request's handling, run concurrently with later requests; resolves to the
+/// encoded response, or `None` when no response is due (acks=0 produce).
+pub type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> + Send>>;
+
+/// Starts handling one request. What must happen in request order (decoding, and queueing a
+/// produce request's batches) is done before this returns; the rest is the returned `Reply`.
+pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
-    let supported = SUPPORTED
-        .iter()
-        .any(|r| r.api_key == api && r.contains(version));
     if api == ApiKey::ApiVersions {
         let (body, body_version) = handlers::api_versions::handle(version);
-        return Ok(Some(encode_response(
-            api,
-            version,
-            correlation_id,
-            &body,
-            body_version,
-        )?));
+        let encoded = encode_response(api, version, correlation_id, |buf| {
+            body.encode(buf, body_version)
+        });
+        return Ok(Box::pin(async move { Ok(Some(encoded?)) }));
     }
-    if !supported {
+    if !SUPPORTED
+        .iter()
+        .any(|r| r.api_key == api && r.contains(version))
+    {
         return Err(RouteError::UnsupportedVersion { api, version });
     }
-    macro_rules! respond {
-        ($response:expr) => {
-            Ok(Some(encode_response(
-                api,
-                version,
-                correlation_id,
-                &$response,
-                version,
-            )?))
-        };
-    }
-    match frame.decode_body()? {
-        RequestBody::Produce(request) => {
-            match handlers::produce::handle(&broker, request, version).await {
-                Some(response) => respond!(response),
+    let body = frame.decode_body()?;
+    if let RequestBody::Produce(request) = body {
+        let enqueued = handlers::produce::enqueue(&broker, request).await;
+        return Ok(Box::pin(async move {
+            match handlers::produce::complete(&broker, enqueued).await {
+                Some(response) => Ok(Some(encode_response(
+                    api,
+                    version,
+                    correlation_id,
+                    |buf| response.encode(buf, version),
+                )?)),
                 None => Ok(None),
             }
-        }
-        RequestBody::Fetch(request) => {
-            respond!(handlers::fetch::handle(&broker, request, version).await)
-        }
-        RequestBody::ListOffsets(request) => {
-            respond!(handlers::list_offsets::handle(&broker, request, version))
-        }
-        RequestBody::Metadata(request) => {
-            respond!(handlers::metadata::handle(&broker, request, version).await)
-        }
-        RequestBody::OffsetCommit(request) => {
-            respond!(handlers::offset_commit::handle(&broker, request).await)
-        }
-        RequestBody::OffsetFetch(request) => {
-            respond!(handlers::offset_fetch::handle(&broker, request))
-        }
-        RequestBody::FindCoordinator(request) => {
-            respond!(handlers::find_coordinator::handle(&broker, request))
-        }
-        RequestBody::CreateTopics(request) => {
-            respond!(handlers::create_topics::handle(&broker, request).await)
-        }
-        RequestBody::DeleteTopics(request) => {
-            respond!(handlers::delete_topics::handle(&broker, request).await)
-        }
-        RequestBody::InitProducerId(request) => {
-            respond!(handlers::init_producer_id::handle(&broker, request).await)
-        }
-        RequestBody::DescribeConfigs(request) => {
-            respond!(handlers::configs::describe(&broker, request))
-        }
-        RequestBody::IncrementalAlterConfigs(request) => {
-            respond!(handlers::configs::incremental_alter(&broker, request).await)
-        }
-        RequestBody::CreatePartitions(request) => {
-            respond!(handlers::create_partitions::handle(&broker, request).await)
-        }
-        RequestBody::DescribeCluster(request) => {
-            respond!(handlers::describe_cluster::handle(&broker, request))
-        }
-        other => Err(RouteError::UnsupportedVersion {
-            api: other.api_key(),
-            version,
-        }),
+        }));
     }
+    Ok(Box::pin(async move {
+        let response = respond(&broker, body, version).await?;
+        let encoded = encode_response(api, version, correlation_id, |buf| {
+            response.encode(buf, version)
+        })?;
+        Ok(Some(encoded))
+    }))
+}
+
+/// Runs the handler of a (non-produce) request.
+async fn respond(
+    broker: &Broker,
+    body: RequestBody,
+    version: i16,
+) -> Result<ResponseBody, RouteError> {
+    let b = broker;
+    Ok(match body {
+        RequestBody::Fetch(r) => ResponseBody::Fetch(handlers::fetch::handle(b, r, version).await),
+        RequestBody::ListOffsets(r) => {
+            ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version))
+        }
+        RequestBody::Metadata(r) => {
+            ResponseBody::Metadata(handlers::metadata::handle(b, r, version).await)
+        }
+        RequestBody::OffsetCommit(r) => {
+            ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r).await)
+        }
+        RequestBody::OffsetFetch(r) => {
+            ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r))
+        }
+        RequestBody::FindCoordinator(r) => {
+            ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r))
+        }
+        RequestBody::CreateTopics(r) => {
+            ResponseBody::CreateTopics(handlers::create_topics::handle(b, r).await)
+        }
+        RequestBody::DeleteTopics(r) => {
+            ResponseBody::DeleteTopics(handlers::delete_topics::handle(b, r).await)
+        }
+        RequestBody::InitProducerId(r) => {
+            ResponseBody::InitProducerId(handlers::init_producer_id::handle(b, r).await)
+        }
+        RequestBody::DescribeConfigs(r) => {
+            ResponseBody::DescribeConfigs(handlers::configs::describe(b, r))
+        }
+        RequestBody::IncrementalAlterConfigs(r) => {
+            ResponseBody::IncrementalAlterConfigs(handlers::configs::incremental_alter(b, r).await)
+        }
+        RequestBody::CreatePartitions(r) => {
+            ResponseBody::CreatePartitions(handlers::create_partitions::handle(b, r).await)
+        }
+        RequestBody::DescribeCluster(r) => {
+            ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r))
+        }
+        other => {
+            return Err(RouteError::UnsupportedVersion {
+                api: other.api_key(),
+                version,
+            });
+        }
+    })
 }

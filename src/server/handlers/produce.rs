@@ -19,19 +19,32 @@ enum Pending {
     Queued(Vec<oneshot::Receiver<BatchResult>>),
 }
 
-pub async fn handle(
-    broker: &Broker,
-    request: ProduceRequest,
-    _version: i16,
-) -> Option<ProduceResponse> {
+/// A produce request whose batches are queued in the pipeline, awaiting their commit.
+pub struct Enqueued {
+    acks: i16,
+    early: Option<ProduceResponse>,
+    partitions: Vec<(String, i32, Pending)>,
+}
+
+/// Validates and queues the request's batches. The connection runs this before it reads its
+/// next request, so one connection's batches reach the pipeline in request order (an
+/// idempotent producer with several requests in flight depends on it); the wait for commits
+/// happens afterwards, concurrently, in `complete`.
+pub async fn enqueue(broker: &Broker, request: ProduceRequest) -> Enqueued {
+    let mut enqueued = Enqueued {
+        acks: request.acks,
+        early: None,
+        partitions: Vec::new(),
+    };
     if request.transactional_id.is_some() {
         // Transactions are not implemented; the producer sees a clear, non-retriable error.
-        return Some(fail_all(&request, ErrorCode::TransactionalIdNotFound));
+        enqueued.early = Some(fail_all(&request, ErrorCode::TransactionalIdNotFound));
+        return enqueued;
     }
     if !matches!(request.acks, -1..=1) {
-        return Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
+        enqueued.early = Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
+        return enqueued;
     }
-    let mut queued = Vec::new();
     for topic in &request.topic_data {
         let topic_id = broker
             .metadata
@@ -59,11 +72,21 @@ pub async fn handle(
                 }
                 _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition),
             };
-            queued.push((topic.name.clone(), partition.index, pending));
+            enqueued
+                .partitions
+                .push((topic.name.clone(), partition.index, pending));
         }
     }
+    enqueued
+}
+
+/// Waits for the queued batches' commits and builds the response (`None` for acks=0).
+pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResponse> {
+    if let Some(response) = enqueued.early {
+        return (enqueued.acks != 0).then_some(response);
+    }
     let mut response = ProduceResponse::default();
-    for (name, index, pending) in queued {
+    for (name, index, pending) in enqueued.partitions {
         let (error, base_offset) = match pending {
             Pending::Failed(code) => (code, -1),
             Pending::Queued(receivers) => wait(receivers).await,
@@ -96,7 +119,7 @@ pub async fn handle(
             }),
         }
     }
-    if request.acks == 0 {
+    if enqueued.acks == 0 {
         None
     } else {
         Some(response)
