@@ -1,5 +1,6 @@
 //! One validated configuration: every limit has a name and a default.
 
+use crate::object::store::ObjectStoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,8 +10,7 @@ pub struct Config {
     /// host:port that clients are told to connect to (Metadata, FindCoordinator).
     pub advertised_addr: String,
     pub data_dir: PathBuf,
-    /// `file:///abs/path`, `memory://`, or empty for `<data_dir>/objects`.
-    pub object_store: String,
+    pub object_store: ObjectStoreConfig,
     pub flush_interval: Duration,
     pub object_bytes_max: usize,
     pub auto_create_topics: bool,
@@ -37,7 +37,7 @@ impl Config {
             kafka_addr: "127.0.0.1:9092".into(),
             advertised_addr: String::new(),
             data_dir,
-            object_store: String::new(),
+            object_store: ObjectStoreConfig::default(),
             flush_interval: Duration::from_millis(5),
             object_bytes_max: 8 * 1024 * 1024,
             auto_create_topics: true,

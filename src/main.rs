@@ -2,6 +2,9 @@
 
 use clap::{Parser, Subcommand};
 use floe::config::Config;
+use floe::object::chaos::{FaultPlan, LatencyModel};
+use floe::object::retry::RetryPolicy;
+use floe::object::store::ObjectStoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,9 +36,46 @@ struct ServeArgs {
     /// host:port clients are told to connect to (defaults to the bound address).
     #[arg(long, env = "FLOE_ADVERTISED_ADDR", default_value = "")]
     advertised_addr: String,
-    /// Object store URL: file:///absolute/path or memory:// (default: <data-dir>/objects).
+    /// Object store: file:///dir, memory://, s3://bucket[/prefix], gs://bucket[/prefix],
+    /// az://container[/prefix] (default: <data-dir>/objects).
     #[arg(long, env = "FLOE_OBJECT_STORE", default_value = "")]
     object_store: String,
+    /// S3 endpoint for S3-compatible stores, e.g. http://127.0.0.1:9000 (MinIO).
+    #[arg(long, env = "FLOE_S3_ENDPOINT")]
+    s3_endpoint: Option<String>,
+    /// S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, then us-east-1).
+    #[arg(long, env = "FLOE_S3_REGION")]
+    s3_region: Option<String>,
+    /// Path-style S3 requests (MinIO, LocalStack, SeaweedFS need this).
+    #[arg(long, env = "FLOE_S3_PATH_STYLE", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    s3_path_style: bool,
+    /// Allow plain-HTTP S3 endpoints (local stores).
+    #[arg(long, env = "FLOE_S3_ALLOW_HTTP", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    s3_allow_http: bool,
+    /// Create the S3 bucket at start if it is missing (local stores).
+    #[arg(long, env = "FLOE_CREATE_BUCKET", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    create_bucket: bool,
+    /// Injected object-store latency: none, s3-standard, s3-express, or p50=20ms,p99=200ms[,bandwidth=100MB/s].
+    #[arg(long, env = "FLOE_OBJECT_STORE_LATENCY", default_value = "none")]
+    object_store_latency: String,
+    /// Injected object-store faults: none, or rate=0.1[,kinds=500+503+timeout+reset+lost-put+short-get][,hang=200ms].
+    #[arg(long, env = "FLOE_OBJECT_STORE_FAULTS", default_value = "none")]
+    object_store_faults: String,
+    /// Seed for injected latency, faults and retry jitter.
+    #[arg(long, env = "FLOE_OBJECT_STORE_SEED", default_value_t = 1)]
+    object_store_seed: u64,
+    /// Attempts per object-store request, the first included.
+    #[arg(long, env = "FLOE_OBJECT_STORE_ATTEMPTS", default_value_t = 8)]
+    object_store_attempts: u32,
+    /// First retry backoff (doubles per attempt, with jitter, up to 2s).
+    #[arg(long, env = "FLOE_OBJECT_STORE_BACKOFF", value_parser = humantime::parse_duration, default_value = "25ms")]
+    object_store_backoff: Duration,
+    /// No retry starts after this long since a request's first attempt.
+    #[arg(long, env = "FLOE_OBJECT_STORE_DEADLINE", value_parser = humantime::parse_duration, default_value = "20s")]
+    object_store_deadline: Duration,
+    /// One attempt's time limit.
+    #[arg(long, env = "FLOE_OBJECT_STORE_REQUEST_TIMEOUT", value_parser = humantime::parse_duration, default_value = "10s")]
+    object_store_request_timeout: Duration,
     /// Seal an object this long after its first batch (e.g. 5ms, 250ms).
     #[arg(long, env = "FLOE_FLUSH_INTERVAL", value_parser = humantime::parse_duration)]
     flush_interval: Option<Duration>,
@@ -74,12 +114,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = Config::local(args.data_dir);
     config.kafka_addr = args.kafka_addr;
     config.advertised_addr = args.advertised_addr;
-    // The local filesystem answers in microseconds, so a short interval costs nothing there;
-    // remote stores bill per PUT, so they default to 250 ms.
-    let remote = !(args.object_store.is_empty()
-        || args.object_store.starts_with("file://")
-        || args.object_store.starts_with("memory://"));
-    config.object_store = args.object_store;
+    config.object_store = ObjectStoreConfig {
+        url: args.object_store,
+        s3_endpoint: args.s3_endpoint,
+        s3_region: args.s3_region,
+        s3_path_style: args.s3_path_style,
+        s3_allow_http: args.s3_allow_http,
+        create_bucket: args.create_bucket,
+        latency: LatencyModel::parse(&args.object_store_latency).map_err(anyhow::Error::msg)?,
+        faults: FaultPlan::parse(&args.object_store_faults).map_err(anyhow::Error::msg)?,
+        retry: RetryPolicy {
+            attempts_max: args.object_store_attempts.max(1),
+            backoff_base: args.object_store_backoff,
+            deadline: args.object_store_deadline,
+            request_timeout: args.object_store_request_timeout,
+            ..RetryPolicy::default()
+        },
+        chaos_seed: args.object_store_seed,
+    };
+    // The local filesystem answers in microseconds and costs nothing per request, so a short
+    // interval costs nothing there; remote stores bill per PUT, so they default to 250 ms.
+    let remote = config.object_store.is_remote() || config.object_store.latency.is_some();
     config.flush_interval = args.flush_interval.unwrap_or(if remote {
         Duration::from_millis(250)
     } else {

@@ -6,17 +6,14 @@
 //! decompressed or re-checksummed.
 
 use crate::metadata::state::BatchRef;
+use crate::object::{ObjectClient, StoreError};
 use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
 use bytes::{Bytes, BytesMut};
-use object_store::{ObjectStore, ObjectStoreExt, path::Path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("object store read of {key} failed: {source}")]
-    Store {
-        key: String,
-        source: object_store::Error,
-    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
     #[error("object {key} holds a malformed batch at byte {at}: {reason}")]
     Corrupt {
         key: String,
@@ -28,7 +25,7 @@ pub enum ReadError {
 /// Reads runs and returns the batches holding offsets ≥ `fetch_offset`, patched, up to
 /// `max_bytes` (always at least one batch).
 pub async fn read_batches(
-    store: &dyn ObjectStore,
+    store: &ObjectClient,
     runs: &[BatchRef],
     fetch_offset: i64,
     max_bytes: usize,
@@ -37,13 +34,7 @@ pub async fn read_batches(
     let mut out = BytesMut::new();
     'runs: for run in runs {
         let range = run.byte_start..run.byte_start + run.byte_len;
-        let raw = store
-            .get_range(&Path::from(run.object_key.as_str()), range)
-            .await
-            .map_err(|source| ReadError::Store {
-                key: run.object_key.clone(),
-                source,
-            })?;
+        let raw = store.get_range(&run.object_key, range).await?;
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {

@@ -4,9 +4,13 @@
 use super::reader::read_batches;
 use crate::metadata::TopicPartition;
 use crate::metadata::state::BatchRef;
+use crate::object::ObjectClient;
+use crate::object::client::Chaos;
 use crate::object::format::encode_object;
+use crate::object::retry::RetryPolicy;
 use crate::protocol::record_batch::{Batches, build_test_batch};
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload, memory::InMemory, path::Path};
+use object_store::memory::InMemory;
+use std::sync::Arc;
 
 fn tp() -> TopicPartition {
     TopicPartition {
@@ -15,8 +19,13 @@ fn tp() -> TopicPartition {
     }
 }
 
-async fn store_with_run() -> (InMemory, BatchRef, Vec<usize>) {
-    let store = InMemory::new();
+async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
+    let store = ObjectClient::new(
+        Arc::new(InMemory::new()),
+        "memory://".into(),
+        RetryPolicy::default(),
+        Chaos::new(None, None, 0),
+    );
     let batches = vec![
         build_test_batch(-1, -1, -1, 3, 10),
         build_test_batch(-1, -1, -1, 2, 10),
@@ -24,10 +33,7 @@ async fn store_with_run() -> (InMemory, BatchRef, Vec<usize>) {
     ];
     let sizes = batches.iter().map(|b| b.len()).collect();
     let (object, layout) = encode_object(1, &[(tp(), batches)]);
-    store
-        .put(&Path::from("o1"), PutPayload::from_bytes(object))
-        .await
-        .unwrap();
+    store.put("o1", object).await.unwrap();
     let first = layout[0].batches[0];
     let last = layout[0].batches[2];
     let run = BatchRef {
@@ -44,15 +50,9 @@ async fn store_with_run() -> (InMemory, BatchRef, Vec<usize>) {
 #[tokio::test]
 async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     let (store, run, _) = store_with_run().await;
-    let all = read_batches(
-        &store as &dyn ObjectStore,
-        std::slice::from_ref(&run),
-        100,
-        1 << 20,
-        7,
-    )
-    .await
-    .unwrap();
+    let all = read_batches(&store, std::slice::from_ref(&run), 100, 1 << 20, 7)
+        .await
+        .unwrap();
     let bases: Vec<(i64, i32)> = Batches::new(all)
         .map(|b| {
             let b = b.unwrap();
@@ -62,9 +62,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(&store as &dyn ObjectStore, &[run], 104, 1 << 20, 7)
-        .await
-        .unwrap();
+    let tail = read_batches(&store, &[run], 104, 1 << 20, 7).await.unwrap();
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -78,24 +76,12 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
 #[tokio::test]
 async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     let (store, run, sizes) = store_with_run().await;
-    let one = read_batches(
-        &store as &dyn ObjectStore,
-        std::slice::from_ref(&run),
-        100,
-        1,
-        0,
-    )
-    .await
-    .unwrap();
+    let one = read_batches(&store, std::slice::from_ref(&run), 100, 1, 0)
+        .await
+        .unwrap();
     assert_eq!(one.len(), sizes[0]);
-    let two = read_batches(
-        &store as &dyn ObjectStore,
-        &[run],
-        100,
-        sizes[0] + sizes[1],
-        0,
-    )
-    .await
-    .unwrap();
+    let two = read_batches(&store, &[run], 100, sizes[0] + sizes[1], 0)
+        .await
+        .unwrap();
     assert_eq!(two.len(), sizes[0] + sizes[1]);
 }

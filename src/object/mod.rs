@@ -1,4 +1,18 @@
-//! Objects in the object store: the multi-partition format and the key schema (pure code).
+//! Objects in the object store.
+//!
+//! ```text
+//! produce/fetch ─► ObjectClient (client.rs): chaos (injected latency, faults) ─► timeout
+//!                   ─► object_store (S3 · GCS · Azure · local fs · memory), metrics per attempt,
+//!                   retries with backoff + jitter within a deadline (retry.rs)
+//! ```
+//! `format` and `key` are pure: the multi-partition object layout and the key schema.
 
+pub mod chaos;
+pub mod client;
 pub mod format;
 pub mod key;
+pub mod metrics;
+pub mod retry;
+pub mod store;
+
+pub use client::{ObjectClient, StoreError};

@@ -13,9 +13,9 @@
 use super::batcher::{Batcher, Sealed};
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
 use crate::metadata::{Command, MetadataStore, Outcome, TopicPartition};
+use crate::object::ObjectClient;
 use crate::object::{format::encode_object, key::new_object_key};
 use crate::protocol::record_batch::RecordBatch;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -66,7 +66,7 @@ use crate::object::format as object;
 impl ProducePipeline {
     pub fn start(
         config: PipelineConfig,
-        store: Arc<dyn ObjectStore>,
+        store: Arc<ObjectClient>,
         metadata: MetadataStore,
     ) -> ProducePipeline {
         let (intake, intake_rx) = mpsc::channel(1024);
@@ -112,7 +112,7 @@ async fn run_batcher(
     config: PipelineConfig,
     mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
     uploads: mpsc::Sender<Upload>,
-    store: Arc<dyn ObjectStore>,
+    store: Arc<ObjectClient>,
 ) {
     let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
     loop {
@@ -158,7 +158,7 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn start_upload(sealed: Sealed<Pending>, store: Arc<dyn ObjectStore>) -> Upload {
+fn start_upload(sealed: Sealed<Pending>, store: Arc<ObjectClient>) -> Upload {
     tokio::spawn(async move {
         let created_ms = now_ms();
         let key = new_object_key(created_ms);
@@ -169,7 +169,7 @@ fn start_upload(sealed: Sealed<Pending>, store: Arc<dyn ObjectStore>) -> Upload 
             .collect();
         let (object, layouts) = encode_object(created_ms, &chunks);
         let result = store
-            .put(&Path::from(key.as_str()), PutPayload::from_bytes(object))
+            .put(&key, object)
             .await
             .map(|_| layouts)
             .map_err(|e| ProduceError::Storage(e.to_string()));

@@ -3,9 +3,9 @@
 use crate::config::Config;
 use crate::metadata::state::TopicError;
 use crate::metadata::{Command, MetadataStore, Outcome};
+use crate::object::ObjectClient;
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
-use object_store::ObjectStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ pub struct Broker {
     pub config: Config,
     pub metadata: MetadataStore,
     pub pipeline: ProducePipeline,
-    pub store: Arc<dyn ObjectStore>,
+    pub store: Arc<ObjectClient>,
     pub cluster_id: String,
 }
 

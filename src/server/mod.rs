@@ -14,7 +14,6 @@ use crate::metadata::MetadataStore;
 use crate::produce::ProducePipeline;
 use crate::produce::pipeline::PipelineConfig;
 use broker::Broker;
-use object_store::ObjectStore;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
@@ -24,8 +23,8 @@ pub enum StartError {
     Config(String),
     #[error("cannot open the metadata log: {0}")]
     Metadata(#[from] crate::metadata::log::LogError),
-    #[error("object store {url}: {reason}")]
-    ObjectStore { url: String, reason: String },
+    #[error(transparent)]
+    ObjectStore(#[from] crate::object::store::OpenError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -53,7 +52,8 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         path: data_dir.display().to_string(),
         source,
     })?;
-    let store = open_object_store(&config)?;
+    let store = Arc::new(crate::object::store::open(&config.object_store, &data_dir).await?);
+    tracing::info!(store = store.description(), "object store ready");
     let metadata = MetadataStore::open(&data_dir.join("meta"), config.snapshot_every)?;
     let cluster_id = cluster_id(&data_dir)?;
     let listener = TcpListener::bind(&config.kafka_addr)
@@ -107,32 +107,6 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         broker,
         task,
     })
-}
-
-fn open_object_store(config: &Config) -> Result<Arc<dyn ObjectStore>, StartError> {
-    let url = config.object_store.as_str();
-    let error = |reason: String| StartError::ObjectStore {
-        url: url.to_string(),
-        reason,
-    };
-    if url == "memory://" {
-        return Ok(Arc::new(object_store::memory::InMemory::new()));
-    }
-    let dir = match url {
-        "" => config.data_dir.join("objects"),
-        _ => match url.strip_prefix("file://") {
-            Some(path) if !path.is_empty() => std::path::PathBuf::from(path),
-            _ => {
-                return Err(error(
-                    "supported stores: file:///absolute/path and memory://".into(),
-                ));
-            }
-        },
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| error(e.to_string()))?;
-    let store = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-        .map_err(|e| error(e.to_string()))?;
-    Ok(Arc::new(store))
 }
 
 /// A stable cluster id, created with the data directory.

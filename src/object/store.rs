@@ -1,0 +1,259 @@
+//! Opening the configured object store: local filesystem, memory, S3 (and S3-compatible
+//! stores such as MinIO, LocalStack, SeaweedFS), GCS and Azure, all through `object_store`.
+//!
+//! Retries are floe's (`ObjectClient`), so `object_store`'s own retries are switched off to
+//! keep one bounded policy. Start-up probes the store and names the endpoint, bucket and the
+//! store's error when it cannot be used.
+
+use super::chaos::{FaultPlan, LatencyModel};
+use super::client::{Chaos, ObjectClient, StoreError};
+use super::retry::RetryPolicy;
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::prefix::PrefixStore;
+use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default)]
+pub struct ObjectStoreConfig {
+    /// `""` (the data directory), `file:///dir`, `memory://`, `s3://bucket[/prefix]`,
+    /// `gs://bucket[/prefix]`, `az://container[/prefix]`.
+    pub url: String,
+    pub s3_endpoint: Option<String>,
+    pub s3_region: Option<String>,
+    /// Path-style requests (`endpoint/bucket/key`), needed by MinIO, LocalStack, SeaweedFS.
+    pub s3_path_style: bool,
+    pub s3_allow_http: bool,
+    /// Create a missing bucket at start (local S3-compatible stores).
+    pub create_bucket: bool,
+    pub latency: Option<LatencyModel>,
+    pub faults: Option<FaultPlan>,
+    pub retry: RetryPolicy,
+    /// Seed for injected latency, faults and retry jitter (experiments repeat exactly).
+    pub chaos_seed: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("object store '{url}': {reason}")]
+    Invalid { url: String, reason: String },
+    #[error("cannot create bucket '{bucket}' at {endpoint}: {reason}")]
+    CreateBucket {
+        bucket: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    Probe(#[from] StoreError),
+}
+
+impl ObjectStoreConfig {
+    /// True for stores billed per request over a network (they get a longer default flush).
+    pub fn is_remote(&self) -> bool {
+        ["s3://", "gs://", "az://"]
+            .iter()
+            .any(|s| self.url.starts_with(s))
+    }
+}
+
+/// Splits `scheme://bucket/prefix` into bucket and prefix.
+fn bucket_and_prefix(rest: &str) -> (String, String) {
+    match rest.split_once('/') {
+        Some((bucket, prefix)) => (bucket.to_string(), prefix.trim_matches('/').to_string()),
+        None => (rest.to_string(), String::new()),
+    }
+}
+
+fn with_prefix(store: Arc<dyn ObjectStore>, prefix: &str) -> Arc<dyn ObjectStore> {
+    if prefix.is_empty() {
+        store
+    } else {
+        Arc::new(PrefixStore::new(store, prefix))
+    }
+}
+
+/// Opens, prepares (bucket creation) and probes the store.
+pub async fn open(config: &ObjectStoreConfig, data_dir: &Path) -> Result<ObjectClient, OpenError> {
+    let url = config.url.as_str();
+    let invalid = |reason: String| OpenError::Invalid {
+        url: url.to_string(),
+        reason,
+    };
+    // object_store's own retries are off: `ObjectClient` retries every request itself.
+    let no_retries = RetryConfig {
+        max_retries: 0,
+        ..Default::default()
+    };
+    let (store, description): (Arc<dyn ObjectStore>, String) = if url == "memory://" {
+        (
+            Arc::new(object_store::memory::InMemory::new()),
+            url.to_string(),
+        )
+    } else if url.is_empty() || url.starts_with("file://") {
+        let dir = match url.strip_prefix("file://") {
+            Some(path) if path.starts_with('/') => std::path::PathBuf::from(path),
+            Some(_) => {
+                return Err(invalid(
+                    "file:// needs an absolute path, e.g. file:///var/lib/floe".into(),
+                ));
+            }
+            None => data_dir.join("objects"),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| invalid(format!("{}: {e}", dir.display())))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+            .map_err(|e| invalid(e.to_string()))?;
+        (Arc::new(store), format!("file://{}", dir.display()))
+    } else if let Some(rest) = url.strip_prefix("s3://") {
+        let (bucket, prefix) = bucket_and_prefix(rest);
+        if bucket.is_empty() {
+            return Err(invalid("s3:// needs a bucket name".into()));
+        }
+        let region = config
+            .s3_region
+            .clone()
+            .or_else(|| std::env::var("AWS_REGION").ok())
+            .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
+            .unwrap_or_else(|| "us-east-1".into());
+        // with_client_options replaces allow_http, so it is set on the options too.
+        let options = ClientOptions::new()
+            .with_allow_http(config.s3_allow_http)
+            .with_timeout(config.retry.request_timeout)
+            .with_connect_timeout(Duration::from_secs(5));
+        let mut builder = AmazonS3Builder::from_env()
+            .with_bucket_name(&bucket)
+            .with_region(&region)
+            .with_virtual_hosted_style_request(!config.s3_path_style)
+            .with_client_options(options)
+            .with_allow_http(config.s3_allow_http)
+            .with_retry(no_retries);
+        if let Some(endpoint) = &config.s3_endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        if config.create_bucket {
+            create_bucket(config, &bucket, &region).await?;
+        }
+        let store = builder.build().map_err(|e| invalid(e.to_string()))?;
+        let at = config.s3_endpoint.as_deref().unwrap_or("AWS S3");
+        (
+            with_prefix(Arc::new(store), &prefix),
+            format!("{url} at {at} (region {region})"),
+        )
+    } else if let Some(rest) = url.strip_prefix("gs://") {
+        let (bucket, prefix) = bucket_and_prefix(rest);
+        let store = GoogleCloudStorageBuilder::from_env()
+            .with_bucket_name(&bucket)
+            .with_retry(no_retries)
+            .build()
+            .map_err(|e| invalid(e.to_string()))?;
+        (with_prefix(Arc::new(store), &prefix), url.to_string())
+    } else if let Some(rest) = url.strip_prefix("az://") {
+        let (container, prefix) = bucket_and_prefix(rest);
+        let store = MicrosoftAzureBuilder::from_env()
+            .with_container_name(&container)
+            .with_retry(no_retries)
+            .build()
+            .map_err(|e| invalid(e.to_string()))?;
+        (with_prefix(Arc::new(store), &prefix), url.to_string())
+    } else {
+        return Err(invalid(
+            "supported: file:///dir, memory://, s3://bucket[/prefix], gs://bucket[/prefix], az://container[/prefix]".into(),
+        ));
+    };
+    let chaos = Chaos::new(config.latency, config.faults.clone(), config.chaos_seed);
+    let client = ObjectClient::new(store, description, config.retry.clone(), chaos);
+    client.probe().await?;
+    Ok(client)
+}
+
+/// Creates the bucket with one signed `PUT /bucket` (object_store cannot create buckets).
+/// An existing bucket is fine.
+async fn create_bucket(
+    config: &ObjectStoreConfig,
+    bucket: &str,
+    region: &str,
+) -> Result<(), OpenError> {
+    let endpoint = config
+        .s3_endpoint
+        .clone()
+        .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"));
+    let fail = |reason: String| OpenError::CreateBucket {
+        bucket: bucket.to_string(),
+        endpoint: endpoint.clone(),
+        reason,
+    };
+    let key = std::env::var("AWS_ACCESS_KEY_ID")
+        .map_err(|_| fail("AWS_ACCESS_KEY_ID is not set".into()))?;
+    let secret = std::env::var("AWS_SECRET_ACCESS_KEY")
+        .map_err(|_| fail("AWS_SECRET_ACCESS_KEY is not set".into()))?;
+    let credentials = match std::env::var("AWS_SESSION_TOKEN") {
+        Ok(token) => rusty_s3::Credentials::new_with_token(key, secret, token),
+        Err(_) => rusty_s3::Credentials::new(key, secret),
+    };
+    let style = if config.s3_path_style {
+        rusty_s3::UrlStyle::Path
+    } else {
+        rusty_s3::UrlStyle::VirtualHost
+    };
+    let parsed = url::Url::parse(&endpoint).map_err(|e| fail(e.to_string()))?;
+    let target = rusty_s3::Bucket::new(parsed, style, bucket.to_string(), region.to_string())
+        .map_err(|e| fail(e.to_string()))?;
+    let action = target.create_bucket(&credentials);
+    let signed = rusty_s3::S3Action::sign(&action, Duration::from_secs(60));
+    let client = reqwest::Client::builder()
+        .timeout(config.retry.request_timeout)
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    let response = client
+        .put(signed.as_str())
+        .body(action.body())
+        .send()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if status.is_success()
+        || text.contains("BucketAlreadyOwnedByYou")
+        || text.contains("BucketAlreadyExists")
+    {
+        return Ok(());
+    }
+    Err(fail(format!(
+        "HTTP {status}: {}",
+        text.chars().take(300).collect::<String>()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_bucket_and_prefix() {
+        assert_eq!(bucket_and_prefix("b/p/q/"), ("b".into(), "p/q".into()));
+        assert_eq!(bucket_and_prefix("b"), ("b".into(), String::new()));
+    }
+
+    #[tokio::test]
+    async fn local_and_memory_stores_open_and_probe() {
+        let dir = std::env::temp_dir().join(format!("floe-store-{}", uuid::Uuid::new_v4()));
+        for url in ["", "memory://"] {
+            let config = ObjectStoreConfig {
+                url: url.into(),
+                ..Default::default()
+            };
+            open(&config, &dir).await.unwrap();
+        }
+        let bad = ObjectStoreConfig {
+            url: "ftp://x".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            open(&bad, &dir).await,
+            Err(OpenError::Invalid { .. })
+        ));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
