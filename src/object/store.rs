@@ -206,9 +206,12 @@ async fn create_bucket(
         .timeout(config.retry.request_timeout)
         .build()
         .map_err(|e| fail(e.to_string()))?;
+    let body = action.body();
     let response = client
         .put(signed.as_str())
-        .body(action.body())
+        // Some servers (moto) insist on a Content-Length even for an empty body.
+        .header(reqwest::header::CONTENT_LENGTH, body.len())
+        .body(body)
         .send()
         .await
         .map_err(|e| fail(e.to_string()))?;

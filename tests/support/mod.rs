@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod kafka;
+pub mod s3;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -14,14 +15,14 @@ pub struct Floe {
     pub data_dir: PathBuf,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     listener.local_addr().expect("local addr").port()
 }
 
 impl Floe {
     /// Starts `floe serve` on a fresh port with the given data directory and extra flags.
-    pub fn start(data_dir: &Path, extra: &[&str]) -> Floe {
+    pub fn start<S: AsRef<std::ffi::OsStr>>(data_dir: &Path, extra: &[S]) -> Floe {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let log = std::fs::File::create(data_dir.with_extension("log")).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_floe"))
@@ -32,12 +33,14 @@ impl Floe {
             .arg(addr.to_string())
             .args(extra)
             .env("FLOE_LOG", "info")
+            .env("AWS_ACCESS_KEY_ID", s3::ACCESS_KEY)
+            .env("AWS_SECRET_ACCESS_KEY", s3::SECRET_KEY)
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn floe");
-        let floe = Floe {
+        let mut floe = Floe {
             child,
             addr,
             data_dir: data_dir.to_path_buf(),
@@ -46,9 +49,12 @@ impl Floe {
         floe
     }
 
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("floe exited during start-up ({status}):\n{}", self.log());
+            }
             if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
                 return;
             }

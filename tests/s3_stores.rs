@@ -1,0 +1,186 @@
+//! floe on real S3 servers over HTTP: SeaweedFS (a MinIO stand-in) and moto.
+
+mod support;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use support::kafka::{consume, flush, produce, producer};
+use support::s3::{ACCESS_KEY, S3Server, SECRET_KEY};
+use support::{Floe, temp_dir};
+
+const PARTITIONS: i32 = 200;
+
+/// Counts the objects floe wrote, with the S3 ListObjectsV2 API (SeaweedFS allows anonymous
+/// listing when it runs without an identity configuration).
+fn count_objects(server: &S3Server, bucket: &str) -> usize {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut count = 0;
+        let mut token: Option<String> = None;
+        loop {
+            let mut url = format!("{}/{bucket}?list-type=2&prefix=floe/v1/", server.endpoint);
+            if let Some(t) = &token {
+                url.push_str(&format!("&continuation-token={}", url_encode(t)));
+            }
+            let body = client
+                .get(&url)
+                .send()
+                .await
+                .expect("list")
+                .text()
+                .await
+                .expect("body");
+            count += body.matches("<Key>").count();
+            token = body
+                .split_once("<NextContinuationToken>")
+                .and_then(|(_, rest)| rest.split_once("</NextContinuationToken>"))
+                .map(|(t, _)| t.to_string());
+            if token.is_none() {
+                return count;
+            }
+        }
+    })
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn check_read_back(bootstrap: &str, topic: &str, acked: &BTreeMap<i32, Vec<support::kafka::Seen>>) {
+    let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
+    let got = consume(bootstrap, topic, &expected);
+    for (partition, records) in acked {
+        let mut records = records.clone();
+        records.sort_by_key(|r| r.offset);
+        let read = got.get(partition).cloned().unwrap_or_default();
+        assert_eq!(
+            read.len(),
+            records.len(),
+            "partition {partition}: record count"
+        );
+        for (a, r) in records.iter().zip(&read) {
+            assert_eq!(
+                (a.offset, &a.key, &a.value),
+                (r.offset, &r.key, &r.value),
+                "partition {partition}"
+            );
+        }
+    }
+}
+
+#[test]
+fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
+    let dir = temp_dir();
+    let server = S3Server::seaweedfs(&dir.path().join("seaweedfs"));
+    let flush_interval = Duration::from_millis(100);
+    let mut flags = server.floe_flags("floe-e2e");
+    flags.extend([
+        "--flush-interval".into(),
+        "100ms".into(),
+        "--default-partitions".into(),
+        PARTITIONS.to_string(),
+    ]);
+    let data = dir.path().join("data");
+    let mut floe = Floe::start(&data, &flags);
+
+    let started = Instant::now();
+    let (p, acks) = producer(&floe.bootstrap(), "lz4");
+    produce(&p, "wide", PARTITIONS, 100_000, "w");
+    flush(&p);
+    let elapsed = started.elapsed();
+    assert!(
+        acks.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        acks.errors.lock().unwrap()
+    );
+    let acked = acks.by_partition.lock().unwrap().clone();
+    assert_eq!(acked.len(), PARTITIONS as usize);
+    assert_eq!(acked.values().map(Vec::len).sum::<usize>(), 100_000);
+
+    let objects = count_objects(&server, "floe-e2e");
+    let bytes: u64 = 100_000 * 40;
+    // Each object is sealed by its flush interval or by size, whichever comes first.
+    let bound = (elapsed.as_secs_f64() / flush_interval.as_secs_f64()).ceil() as usize
+        + (bytes / (8 << 20)) as usize
+        + 2;
+    println!(
+        "seaweedfs: 100000 records over {PARTITIONS} partitions in {elapsed:?}: {} objects (bound {bound})",
+        objects
+    );
+    assert!(objects > 0);
+    assert!(
+        objects <= bound,
+        "{} objects > {bound}: PUTs must follow time and bytes",
+        objects
+    );
+
+    floe.kill();
+    let floe = Floe::start(&data, &flags);
+    check_read_back(&floe.bootstrap(), "wide", &acked);
+}
+
+#[test]
+fn every_acked_record_survives_ten_percent_injected_faults_on_moto() {
+    let dir = temp_dir();
+    let server = S3Server::moto(&dir.path().join("moto"));
+    let mut flags = server.floe_flags("floe-faults");
+    flags.extend([
+        "--flush-interval".into(),
+        "20ms".into(),
+        "--default-partitions".into(),
+        "4".into(),
+        "--object-store-faults".into(),
+        "rate=0.1,hang=50ms".into(),
+        "--object-store-backoff".into(),
+        "5ms".into(),
+    ]);
+    let floe = Floe::start(&dir.path().join("data"), &flags);
+    let (p, acks) = producer(&floe.bootstrap(), "zstd");
+    produce(&p, "faulty", 4, 20_000, "f");
+    flush(&p);
+    // librdkafka retries retriable errors itself; anything it reports was not retriable.
+    assert!(
+        acks.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        acks.errors.lock().unwrap()
+    );
+    let acked = acks.by_partition.lock().unwrap().clone();
+    assert_eq!(acked.values().map(Vec::len).sum::<usize>(), 20_000);
+    check_read_back(&floe.bootstrap(), "faulty", &acked);
+    let log = floe.log();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn an_unreachable_store_fails_start_up_with_a_clear_message() {
+    let dir = temp_dir();
+    let closed = support::free_port();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["serve", "--kafka-addr", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--object-store", "s3://missing-bucket/x", "--s3-endpoint"])
+        .arg(format!("http://127.0.0.1:{closed}"))
+        .args([
+            "--s3-path-style",
+            "--s3-allow-http",
+            "--object-store-attempts",
+            "2",
+            "--object-store-deadline",
+            "2s",
+        ])
+        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+        .output()
+        .expect("run floe");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("missing-bucket"), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{closed}")), "{stderr}");
+}
