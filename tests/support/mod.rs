@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// For `Floe::start` with no extra flags.
+pub const NO_FLAGS: &[&str] = &[];
+
 pub struct Floe {
     child: Child,
     pub addr: SocketAddr,
