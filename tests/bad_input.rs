@@ -81,7 +81,7 @@ fn still_serving(floe: &Floe) {
 #[test]
 fn hostile_frames_close_only_their_connection() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
 
     // The MetadataRequest v0 body that aborts kafka-protocol 0.18: an array of 2^31-1 topics.
     let mut frame = BytesMut::new();
@@ -132,7 +132,7 @@ fn hostile_frames_close_only_their_connection() {
 #[test]
 fn unknown_api_versions_version_gets_the_kip_511_answer() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     // A future client's v9: header v2, body laid out like v4 (the codec cannot encode v9).
     let mut frame = BytesMut::new();
     header(ApiKey::ApiVersions, 9)
@@ -236,7 +236,7 @@ fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
 #[test]
 fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let mut setup = connect(&floe);
     let metadata = MetadataRequest {
         topics: Some(vec![metadata_request::MetadataRequestTopic {

@@ -6,7 +6,7 @@ use support::{Floe, run_client, temp_dir};
 #[test]
 fn kcat_produces_lists_and_consumes() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let b = floe.bootstrap();
     let input = (0..50)
         .map(|i| format!("line-{i}"))
@@ -55,7 +55,7 @@ fn kcat_produces_lists_and_consumes() {
 #[test]
 fn confluent_kafka_round_trips_every_codec() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let out = run_client(
         "python3",
         &[
@@ -71,7 +71,7 @@ fn confluent_kafka_round_trips_every_codec() {
 #[test]
 fn kafka_python_round_trips() {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), &[]);
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let out = run_client(
         "python3",
         &[
