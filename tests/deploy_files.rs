@@ -15,10 +15,23 @@ print(json.dumps(doc))
         .args(["-c", script])
         .output()
         .expect("python3 with PyYAML (the README test command installs it)");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let compose = String::from_utf8(output.stdout).expect("utf8");
-    for service in ["minio", "minio-bucket", "floe-minio", "localstack", "floe-localstack"] {
-        assert!(compose.contains(&format!("\"{service}\"")), "service {service} missing");
+    for service in [
+        "minio",
+        "minio-bucket",
+        "floe-minio",
+        "localstack",
+        "floe-localstack",
+    ] {
+        assert!(
+            compose.contains(&format!("\"{service}\"")),
+            "service {service} missing"
+        );
     }
     assert!(std::path::Path::new("Dockerfile").exists());
     assert!(std::path::Path::new("localstack/init-s3.sh").exists());
@@ -30,8 +43,14 @@ print(json.dumps(doc))
     let help = String::from_utf8_lossy(&help.stdout);
     let mut checked = 0;
     for var in compose.split('"').filter(|w| w.starts_with("FLOE_")) {
-        assert!(help.contains(var), "docker-compose.yml sets {var}, which floe serve does not read");
+        assert!(
+            help.contains(var),
+            "docker-compose.yml sets {var}, which floe serve does not read"
+        );
         checked += 1;
     }
-    assert!(checked >= 12, "expected the floe services' settings, found {checked}");
+    assert!(
+        checked >= 12,
+        "expected the floe services' settings, found {checked}"
+    );
 }
