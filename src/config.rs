@@ -26,6 +26,9 @@ pub struct Config {
     pub uploads_in_flight_max: usize,
     /// Requests read from one connection before its responses are written.
     pub connection_requests_in_flight_max: usize,
+    /// Request bytes read but not yet answered, across all connections. Beyond it no
+    /// connection reads another request until some are answered.
+    pub request_bytes_in_flight_max: usize,
     /// Metadata log records between snapshots.
     pub snapshot_every: u64,
 }
@@ -47,6 +50,7 @@ impl Config {
             produce_buffer_bytes_max: 256 * 1024 * 1024,
             uploads_in_flight_max: 16,
             connection_requests_in_flight_max: 32,
+            request_bytes_in_flight_max: 256 * 1024 * 1024,
             snapshot_every: 10_000,
         }
     }
@@ -60,6 +64,9 @@ impl Config {
         }
         if self.batch_bytes_max > self.produce_buffer_bytes_max {
             return Err("the produce buffer must hold at least one largest batch".into());
+        }
+        if self.frame_bytes_max > self.request_bytes_in_flight_max {
+            return Err("request bytes in flight must hold at least one largest frame".into());
         }
         if self.batch_bytes_max + 1024 > self.frame_bytes_max {
             return Err("the frame maximum must exceed the batch maximum".into());

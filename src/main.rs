@@ -150,14 +150,37 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     runtime.block_on(async {
         let running = floe::server::start(config).await?;
         tracing::info!(addr = %running.local_addr, "floe is serving Kafka");
+        let store = running.broker.store.clone();
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => tracing::info!("shutting down"),
+            _ = shutdown_signal() => tracing::info!("shutting down"),
             result = running.task => {
                 if let Err(e) = result {
                     anyhow::bail!("the listener stopped: {e}");
                 }
             }
         }
+        for op in store.metrics().snapshot() {
+            tracing::info!(
+                op = op.operation.name(),
+                requests = op.requests,
+                errors = op.errors,
+                bytes = op.bytes,
+                latency_seconds_sum = op.latency_seconds_sum,
+                "object store requests"
+            );
+        }
         Ok(())
     })
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM (containers, service managers).
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(_) => return tokio::signal::ctrl_c().await.unwrap_or(()),
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
 }

@@ -121,9 +121,22 @@ fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
         objects
     );
 
-    floe.kill();
-    let floe = Floe::start(&data, &flags);
+    floe.stop();
+    let writes = floe.request_summary();
+    assert!(
+        writes
+            .iter()
+            .any(|l| l.contains("op=\"put\"") || l.contains("op=put")),
+        "{writes:?}"
+    );
+    let mut floe = Floe::start(&data, &flags);
     check_read_back(&floe.bootstrap(), "wide", &acked);
+    floe.stop();
+    println!("seaweedfs writer: {writes:#?}");
+    println!(
+        "seaweedfs reader after restart: {:#?}",
+        floe.request_summary()
+    );
 }
 
 #[test]

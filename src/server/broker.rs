@@ -21,6 +21,8 @@ pub struct Broker {
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
     pub cluster_id: String,
+    /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
+    pub request_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl Broker {

@@ -48,7 +48,20 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 }
                 loop {
                     match split_frame(&mut buf, frame_bytes_max) {
-                        Ok(Some(frame)) => in_flight.push_back(start(broker.clone(), frame).await),
+                        Ok(Some(frame)) => {
+                            // Held until the response is written: bounds request memory
+                            // across all connections.
+                            let bytes = frame.len().clamp(1, broker.config.request_bytes_in_flight_max) as u32;
+                            let Ok(permit) = broker.request_budget.clone().acquire_many_owned(bytes).await else {
+                                return;
+                            };
+                            let reply = start(broker.clone(), frame).await;
+                            in_flight.push_back(Box::pin(async move {
+                                let result = reply.await;
+                                drop(permit);
+                                result
+                            }));
+                        }
                         Ok(None) => break,
                         Err(e) => {
                             tracing::warn!(%peer, error = %e, "closing connection: bad frame");

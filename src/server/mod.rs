@@ -80,8 +80,12 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         store.clone(),
         metadata.clone(),
     );
+    let request_budget = Arc::new(tokio::sync::Semaphore::new(
+        config.request_bytes_in_flight_max,
+    ));
     let broker = Arc::new(Broker {
         config,
+        request_budget,
         metadata,
         pipeline,
         store,

@@ -76,6 +76,30 @@ impl Floe {
         let _ = self.child.wait();
     }
 
+    /// SIGTERM and wait: a graceful stop, after which the log holds the request summary.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill();
+    }
+
+    /// The "object store requests" summary lines a stopped floe logged.
+    pub fn request_summary(&self) -> Vec<String> {
+        self.log()
+            .lines()
+            .filter(|l| l.contains("object store requests"))
+            .map(|l| l.split("INFO").last().unwrap_or(l).trim().to_string())
+            .collect()
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data_dir.with_extension("log")).unwrap_or_default()
     }
