@@ -1,5 +1,6 @@
 //! floe: a diskless, Apache Kafka wire-compatible broker on object storage.
 
+pub mod bench;
 pub mod config;
 pub mod fetch;
 pub mod metadata;
@@ -7,3 +8,4 @@ pub mod object;
 pub mod produce;
 pub mod protocol;
 pub mod server;
+pub mod telemetry;

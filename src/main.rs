@@ -165,7 +165,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 requests = op.requests,
                 errors = op.errors,
                 bytes = op.bytes,
-                latency_seconds_sum = op.latency_seconds_sum,
+                latency_seconds_sum = op.latency.sum,
                 "object store requests"
             );
         }

@@ -6,6 +6,7 @@
 //! number of partitions. Time comes in as an argument; nothing here reads a clock.
 
 use crate::metadata::TopicPartition;
+use crate::telemetry::SealReason;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 pub struct Sealed<T> {
     pub chunks: Vec<(TopicPartition, Vec<(Bytes, T)>)>,
     pub bytes: usize,
+    pub reason: SealReason,
 }
 
 pub struct Batcher<T> {
@@ -47,7 +49,7 @@ impl<T> Batcher<T> {
         self.bytes += batch.len();
         self.open.entry(partition).or_default().push((batch, tag));
         if self.bytes >= self.object_bytes_max {
-            return self.seal();
+            return self.seal_for(SealReason::Bytes);
         }
         None
     }
@@ -60,13 +62,17 @@ impl<T> Batcher<T> {
     /// Seals the open object if its flush interval has passed.
     pub fn poll(&mut self, now: Instant) -> Option<Sealed<T>> {
         match self.deadline() {
-            Some(deadline) if now >= deadline => self.seal(),
+            Some(deadline) if now >= deadline => self.seal_for(SealReason::Time),
             _ => None,
         }
     }
 
     /// Seals whatever is open (shutdown).
     pub fn seal(&mut self) -> Option<Sealed<T>> {
+        self.seal_for(SealReason::Shutdown)
+    }
+
+    fn seal_for(&mut self, reason: SealReason) -> Option<Sealed<T>> {
         self.opened_at = None;
         if self.open.is_empty() {
             return None;
@@ -75,6 +81,7 @@ impl<T> Batcher<T> {
         Some(Sealed {
             chunks: std::mem::take(&mut self.open).into_iter().collect(),
             bytes,
+            reason,
         })
     }
 
@@ -115,6 +122,7 @@ mod tests {
             .expect("sealed at the deadline");
         assert_eq!(sealed.chunks.len(), 2);
         assert_eq!(sealed.bytes, 20);
+        assert_eq!(sealed.reason, SealReason::Time);
         assert_eq!(b.deadline(), None);
         // The next object's interval starts at its own first batch.
         assert!(
@@ -134,6 +142,7 @@ mod tests {
             sealed.chunks,
             vec![(tp(0), vec![(bytes(60), 1), (bytes(40), 2)])]
         );
+        assert_eq!(sealed.reason, SealReason::Bytes);
         assert_eq!(b.open_bytes(), 0);
     }
 

@@ -16,6 +16,7 @@ use crate::metadata::{Command, MetadataStore, Outcome, TopicPartition};
 use crate::object::ObjectClient;
 use crate::object::{format::encode_object, key::new_object_key};
 use crate::protocol::record_batch::RecordBatch;
+use crate::telemetry::BrokerMetrics;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -68,12 +69,19 @@ impl ProducePipeline {
         config: PipelineConfig,
         store: Arc<ObjectClient>,
         metadata: MetadataStore,
+        metrics: Arc<BrokerMetrics>,
     ) -> ProducePipeline {
         let (intake, intake_rx) = mpsc::channel(1024);
         let (uploads, uploads_rx) = mpsc::channel(config.uploads_in_flight_max);
         let buffer_bytes_max = config.buffer_bytes_max;
-        tokio::spawn(run_batcher(config, intake_rx, uploads, store));
-        tokio::spawn(run_committer(uploads_rx, metadata));
+        tokio::spawn(run_batcher(
+            config,
+            intake_rx,
+            uploads,
+            store,
+            metrics.clone(),
+        ));
+        tokio::spawn(run_committer(uploads_rx, metadata, metrics));
         ProducePipeline {
             intake,
             buffer: Arc::new(Semaphore::new(buffer_bytes_max)),
@@ -113,6 +121,7 @@ async fn run_batcher(
     mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
     uploads: mpsc::Sender<Upload>,
     store: Arc<ObjectClient>,
+    metrics: Arc<BrokerMetrics>,
 ) {
     let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
     loop {
@@ -125,7 +134,7 @@ async fn run_batcher(
                 }
                 None => {
                     if let Some(sealed) = batcher.seal() {
-                        let _ = uploads.send(start_upload(sealed, store.clone())).await;
+                        let _ = uploads.send(start_upload(sealed, store.clone(), &metrics)).await;
                     }
                     return;
                 }
@@ -135,7 +144,7 @@ async fn run_batcher(
         if let Some(sealed) = sealed {
             // A full upload queue blocks intake: backpressure instead of growth.
             if uploads
-                .send(start_upload(sealed, store.clone()))
+                .send(start_upload(sealed, store.clone(), &metrics))
                 .await
                 .is_err()
             {
@@ -158,7 +167,12 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn start_upload(sealed: Sealed<Pending>, store: Arc<ObjectClient>) -> Upload {
+fn start_upload(
+    sealed: Sealed<Pending>,
+    store: Arc<ObjectClient>,
+    metrics: &BrokerMetrics,
+) -> Upload {
+    metrics.object_sealed(sealed.reason, sealed.bytes);
     tokio::spawn(async move {
         let created_ms = now_ms();
         let key = new_object_key(created_ms);
@@ -177,7 +191,11 @@ fn start_upload(sealed: Sealed<Pending>, store: Arc<ObjectClient>) -> Upload {
     })
 }
 
-async fn run_committer(mut uploads: mpsc::Receiver<Upload>, metadata: MetadataStore) {
+async fn run_committer(
+    mut uploads: mpsc::Receiver<Upload>,
+    metadata: MetadataStore,
+    metrics: Arc<BrokerMetrics>,
+) {
     while let Some(upload) = uploads.recv().await {
         let (sealed, key, result) = match upload.await {
             Ok(done) => done,
@@ -194,7 +212,7 @@ async fn run_committer(mut uploads: mpsc::Receiver<Upload>, metadata: MetadataSt
                 continue;
             }
         };
-        commit(sealed, key, layouts, &metadata).await;
+        commit(sealed, key, layouts, &metadata, &metrics).await;
     }
 }
 
@@ -211,6 +229,7 @@ async fn commit(
     key: String,
     layouts: Vec<object::ChunkLayout>,
     metadata: &MetadataStore,
+    metrics: &BrokerMetrics,
 ) {
     let partitions = sealed
         .chunks
@@ -237,12 +256,16 @@ async fn commit(
                 .collect(),
         })
         .collect();
+    let started = std::time::Instant::now();
     let outcome = metadata
         .apply_one(Command::CommitObject {
             object_key: key.clone(),
             partitions,
         })
         .await;
+    metrics
+        .commit_latency
+        .observe(started.elapsed().as_secs_f64());
     let per_partition = match outcome {
         Ok(Outcome::Committed(per_partition)) => per_partition,
         Ok(other) => {

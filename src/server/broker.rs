@@ -6,6 +6,7 @@ use crate::metadata::{Command, MetadataStore, Outcome};
 use crate::object::ObjectClient;
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
+use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -23,6 +24,8 @@ pub struct Broker {
     pub cluster_id: String,
     /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<tokio::sync::Semaphore>,
+    pub metrics: Arc<BrokerMetrics>,
+    pub started: std::time::Instant,
 }
 
 impl Broker {

@@ -19,6 +19,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -26,6 +27,12 @@ type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, String>> + Send>>
 
 pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
+    broker.metrics.connections.fetch_add(1, Ordering::Relaxed);
+    broker
+        .metrics
+        .connections_total
+        .fetch_add(1, Ordering::Relaxed);
+    let _open = OpenConnection(broker.clone());
     let (mut reader, mut writer) = stream.into_split();
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
@@ -81,11 +88,21 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 }
                 Ok(None) => {}
                 Err(message) => {
+                    broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(%peer, error = %message, "closing connection");
                     return;
                 }
             },
         }
+    }
+}
+
+/// Counts the connection as closed however `serve_connection` returns.
+struct OpenConnection(Arc<Broker>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.metrics.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -70,6 +70,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     if config.advertised_addr.is_empty() {
         config.advertised_addr = local_addr.to_string();
     }
+    let metrics = Arc::new(crate::telemetry::BrokerMetrics::default());
     let pipeline = ProducePipeline::start(
         PipelineConfig {
             flush_interval: config.flush_interval,
@@ -79,6 +80,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         },
         store.clone(),
         metadata.clone(),
+        metrics.clone(),
     );
     let request_budget = Arc::new(tokio::sync::Semaphore::new(
         config.request_bytes_in_flight_max,
@@ -86,6 +88,8 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     let broker = Arc::new(Broker {
         config,
         request_budget,
+        metrics,
+        started: std::time::Instant::now(),
         metadata,
         pipeline,
         store,

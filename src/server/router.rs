@@ -73,10 +73,16 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
         return Err(RouteError::UnsupportedVersion { api, version });
     }
     let body = frame.decode_body()?;
+    let started = std::time::Instant::now();
     if let RequestBody::Produce(request) = body {
         let enqueued = handlers::produce::enqueue(&broker, request).await;
         return Ok(Box::pin(async move {
-            match handlers::produce::complete(&broker, enqueued).await {
+            let response = handlers::produce::complete(&broker, enqueued).await;
+            broker
+                .metrics
+                .produce_latency
+                .observe(started.elapsed().as_secs_f64());
+            match response {
                 Some(response) => Ok(Some(encode_response(
                     api,
                     version,
@@ -88,7 +94,14 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
         }));
     }
     Ok(Box::pin(async move {
+        let is_fetch = matches!(body, RequestBody::Fetch(_));
         let response = respond(&broker, body, version).await?;
+        if is_fetch {
+            broker
+                .metrics
+                .fetch_latency
+                .observe(started.elapsed().as_secs_f64());
+        }
         let encoded = encode_response(api, version, correlation_id, |buf| {
             response.encode(buf, version)
         })?;

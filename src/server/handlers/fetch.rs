@@ -10,7 +10,9 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use crate::protocol::record_batch::Batches;
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::telemetry::BrokerMetrics;
 use std::time::Duration;
 
 /// A long poll never waits longer than this, whatever the client asks.
@@ -91,6 +93,12 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
                     {
                         Ok(records) => {
                             total += records.len();
+                            BrokerMetrics::add(&broker.metrics.fetch_bytes, records.len() as u64);
+                            let count: i64 = Batches::new(records.clone())
+                                .flatten()
+                                .map(|b| i64::from(b.record_count().max(0)))
+                                .sum();
+                            BrokerMetrics::add(&broker.metrics.fetch_records, count as u64);
                             data.records = Some(records);
                         }
                         Err(e) => {

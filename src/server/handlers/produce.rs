@@ -12,6 +12,7 @@ use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
 use crate::server::broker::Broker;
+use crate::telemetry::BrokerMetrics;
 use tokio::sync::oneshot;
 
 enum Pending {
@@ -63,6 +64,14 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest) -> Enqueued {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
                             for batch in batches {
+                                BrokerMetrics::add(
+                                    &broker.metrics.produce_bytes,
+                                    batch.size() as u64,
+                                );
+                                BrokerMetrics::add(
+                                    &broker.metrics.produce_records,
+                                    batch.record_count().max(0) as u64,
+                                );
                                 receivers.push(broker.pipeline.append(tp, batch).await);
                             }
                             Pending::Queued(receivers)
