@@ -7,6 +7,8 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Config {
     pub kafka_addr: String,
+    /// Admin HTTP address (health, metrics, JSON views); `None` disables it.
+    pub admin_addr: Option<String>,
     /// host:port that clients are told to connect to (Metadata, FindCoordinator).
     pub advertised_addr: String,
     pub data_dir: PathBuf,
@@ -38,6 +40,7 @@ impl Config {
     pub fn local(data_dir: PathBuf) -> Config {
         Config {
             kafka_addr: "127.0.0.1:9092".into(),
+            admin_addr: Some("127.0.0.1:9644".into()),
             advertised_addr: String::new(),
             data_dir,
             object_store: ObjectStoreConfig::default(),

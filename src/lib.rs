@@ -1,5 +1,6 @@
 //! floe: a diskless, Apache Kafka wire-compatible broker on object storage.
 
+pub mod admin;
 pub mod bench;
 pub mod config;
 pub mod fetch;

@@ -33,6 +33,9 @@ struct ServeArgs {
     /// Address the Kafka listener binds.
     #[arg(long, env = "FLOE_KAFKA_ADDR", default_value = "127.0.0.1:9092")]
     kafka_addr: String,
+    /// Admin HTTP address (/healthz, /readyz, /metrics, /v1/...); "off" disables it.
+    #[arg(long, env = "FLOE_ADMIN_ADDR", default_value = "127.0.0.1:9644")]
+    admin_addr: String,
     /// host:port clients are told to connect to (defaults to the bound address).
     #[arg(long, env = "FLOE_ADVERTISED_ADDR", default_value = "")]
     advertised_addr: String,
@@ -114,6 +117,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = Config::local(args.data_dir);
     config.kafka_addr = args.kafka_addr;
     config.advertised_addr = args.advertised_addr;
+    config.admin_addr = (args.admin_addr != "off").then_some(args.admin_addr);
     config.object_store = ObjectStoreConfig {
         url: args.object_store,
         s3_endpoint: args.s3_endpoint,
@@ -150,6 +154,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     runtime.block_on(async {
         let running = floe::server::start(config).await?;
         tracing::info!(addr = %running.local_addr, "floe is serving Kafka");
+        if let Some(admin) = running.admin_addr {
+            tracing::info!(addr = %admin, "admin HTTP is serving");
+        }
         let store = running.broker.store.clone();
         tokio::select! {
             _ = shutdown_signal() => tracing::info!("shutting down"),

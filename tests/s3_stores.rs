@@ -176,7 +176,14 @@ fn an_unreachable_store_fails_start_up_with_a_clear_message() {
     let dir = temp_dir();
     let closed = support::free_port();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_floe"))
-        .args(["serve", "--kafka-addr", "127.0.0.1:0", "--data-dir"])
+        .args([
+            "serve",
+            "--kafka-addr",
+            "127.0.0.1:0",
+            "--admin-addr",
+            "off",
+            "--data-dir",
+        ])
         .arg(dir.path().join("data"))
         .args(["--object-store", "s3://missing-bucket/x", "--s3-endpoint"])
         .arg(format!("http://127.0.0.1:{closed}"))

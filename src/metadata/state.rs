@@ -210,6 +210,10 @@ impl MetadataState {
             .and_then(|g| g.get(&(topic.to_string(), partition)))
     }
 
+    pub fn groups(&self) -> impl Iterator<Item = &str> {
+        self.group_offsets.keys().map(String::as_str)
+    }
+
     pub fn group_offsets(
         &self,
         group: &str,

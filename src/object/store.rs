@@ -103,8 +103,11 @@ pub async fn open(config: &ObjectStoreConfig, data_dir: &Path) -> Result<ObjectC
             None => data_dir.join("objects"),
         };
         std::fs::create_dir_all(&dir).map_err(|e| invalid(format!("{}: {e}", dir.display())))?;
+        // fsync objects (and their directories) before a PUT returns: a producer is answered
+        // only once its object is durable.
         let store = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-            .map_err(|e| invalid(e.to_string()))?;
+            .map_err(|e| invalid(e.to_string()))?
+            .with_fsync(true);
         (Arc::new(store), format!("file://{}", dir.display()))
     } else if let Some(rest) = url.strip_prefix("s3://") {
         let (bucket, prefix) = bucket_and_prefix(rest);

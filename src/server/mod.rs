@@ -40,6 +40,7 @@ pub enum StartError {
 /// A started broker: its bound address and the task serving it.
 pub struct Running {
     pub local_addr: std::net::SocketAddr,
+    pub admin_addr: Option<std::net::SocketAddr>,
     pub broker: Arc<Broker>,
     pub task: tokio::task::JoinHandle<()>,
 }
@@ -95,6 +96,20 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         store,
         cluster_id,
     });
+    let admin_addr = match &broker.config.admin_addr {
+        None => None,
+        Some(addr) => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| StartError::Listen {
+                    addr: addr.clone(),
+                    source,
+                })?;
+            let bound = listener.local_addr().ok();
+            tokio::spawn(crate::admin::serve(listener, broker.clone()));
+            bound
+        }
+    };
     let serving = broker.clone();
     let task = tokio::spawn(async move {
         loop {
@@ -112,6 +127,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     });
     Ok(Running {
         local_addr,
+        admin_addr,
         broker,
         task,
     })

@@ -140,9 +140,15 @@ pub fn consume(
     }
     consumer.assign(&assignment).expect("assign");
     let mut got: BTreeMap<i32, Vec<Seen>> = BTreeMap::new();
-    let total: usize = expected.values().sum();
+    // Every partition must reach its own count: a partition holding more than expected
+    // (committed but unacknowledged records) must not end the read of another.
+    let done = |got: &BTreeMap<i32, Vec<Seen>>| {
+        expected
+            .iter()
+            .all(|(p, n)| got.get(p).map_or(0, Vec::len) >= *n)
+    };
     let deadline = Instant::now() + Duration::from_secs(120);
-    while got.values().map(Vec::len).sum::<usize>() < total && Instant::now() < deadline {
+    while !done(&got) && Instant::now() < deadline {
         match consumer.poll(Duration::from_millis(500)) {
             Some(Ok(m)) => got.entry(m.partition()).or_default().push(seen(&m)),
             Some(Err(e)) => panic!("consume error: {e}"),

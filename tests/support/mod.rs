@@ -15,6 +15,7 @@ pub const NO_FLAGS: &[&str] = &[];
 pub struct Floe {
     child: Child,
     pub addr: SocketAddr,
+    pub admin: SocketAddr,
     pub data_dir: PathBuf,
 }
 
@@ -27,6 +28,7 @@ impl Floe {
     /// Starts `floe serve` on a fresh port with the given data directory and extra flags.
     pub fn start<S: AsRef<std::ffi::OsStr>>(data_dir: &Path, extra: &[S]) -> Floe {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let admin: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let log = std::fs::File::create(data_dir.with_extension("log")).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_floe"))
             .arg("serve")
@@ -34,6 +36,8 @@ impl Floe {
             .arg(data_dir)
             .arg("--kafka-addr")
             .arg(addr.to_string())
+            .arg("--admin-addr")
+            .arg(admin.to_string())
             .args(extra)
             .env("FLOE_LOG", "info")
             .env("AWS_ACCESS_KEY_ID", s3::ACCESS_KEY)
@@ -46,6 +50,7 @@ impl Floe {
         let mut floe = Floe {
             child,
             addr,
+            admin,
             data_dir: data_dir.to_path_buf(),
         };
         floe.wait_ready();

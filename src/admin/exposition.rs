@@ -1,0 +1,166 @@
+//! `/metrics`: the broker's and the object store's metrics in Prometheus text format.
+
+use crate::server::broker::Broker;
+use crate::telemetry::SealReason;
+use crate::telemetry::prometheus::Exposition;
+use std::sync::atomic::Ordering;
+
+pub fn render(broker: &Broker) -> String {
+    let m = &broker.metrics;
+    let mut e = Exposition::default();
+    e.gauge(
+        "floe_uptime_seconds",
+        "Seconds since this broker started.",
+        broker.started.elapsed().as_secs_f64(),
+    );
+
+    e.header(
+        "floe_produce_request_latency_seconds",
+        "histogram",
+        "Produce requests, received to answered.",
+    );
+    e.histogram(
+        "floe_produce_request_latency_seconds",
+        &[],
+        &m.produce_latency.snapshot(),
+    );
+    e.header(
+        "floe_fetch_request_latency_seconds",
+        "histogram",
+        "Fetch requests, received to answered (long polls included).",
+    );
+    e.histogram(
+        "floe_fetch_request_latency_seconds",
+        &[],
+        &m.fetch_latency.snapshot(),
+    );
+    e.header(
+        "floe_commit_latency_seconds",
+        "histogram",
+        "Metadata commits of uploaded objects.",
+    );
+    e.histogram(
+        "floe_commit_latency_seconds",
+        &[],
+        &m.commit_latency.snapshot(),
+    );
+    e.header(
+        "floe_object_size_bytes",
+        "histogram",
+        "Sizes of sealed objects.",
+    );
+    e.histogram("floe_object_size_bytes", &[], &m.object_size.snapshot());
+
+    e.header(
+        "floe_objects_sealed_total",
+        "counter",
+        "Objects sealed, by reason.",
+    );
+    for reason in SealReason::ALL {
+        e.sample(
+            "floe_objects_sealed_total",
+            &[("reason", reason.name())],
+            m.sealed(reason) as f64,
+        );
+    }
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64;
+    e.counter(
+        "floe_produce_bytes_total",
+        "Record batch bytes accepted from producers.",
+        load(&m.produce_bytes),
+    );
+    e.counter(
+        "floe_produce_records_total",
+        "Records accepted from producers.",
+        load(&m.produce_records),
+    );
+    e.counter(
+        "floe_fetch_bytes_total",
+        "Record batch bytes sent to consumers.",
+        load(&m.fetch_bytes),
+    );
+    e.counter(
+        "floe_fetch_records_total",
+        "Records sent to consumers.",
+        load(&m.fetch_records),
+    );
+    e.gauge(
+        "floe_connections",
+        "Open client connections.",
+        m.connections.load(Ordering::Relaxed) as f64,
+    );
+    e.counter(
+        "floe_connections_total",
+        "Client connections accepted.",
+        load(&m.connections_total),
+    );
+    e.counter(
+        "floe_connections_closed_bad_input_total",
+        "Connections closed for malformed, oversized or unsupported requests.",
+        load(&m.closed_for_bad_input),
+    );
+
+    let ops = broker.store.metrics().snapshot();
+    e.header(
+        "floe_object_store_requests_total",
+        "counter",
+        "Object-store requests (every attempt), by operation.",
+    );
+    for op in &ops {
+        e.sample(
+            "floe_object_store_requests_total",
+            &[("op", op.operation.name())],
+            op.requests as f64,
+        );
+    }
+    e.header(
+        "floe_object_store_errors_total",
+        "counter",
+        "Object-store requests that failed, by operation.",
+    );
+    for op in &ops {
+        e.sample(
+            "floe_object_store_errors_total",
+            &[("op", op.operation.name())],
+            op.errors as f64,
+        );
+    }
+    e.header(
+        "floe_object_store_bytes_total",
+        "counter",
+        "Bytes sent (put) or received (get), by operation.",
+    );
+    for op in &ops {
+        e.sample(
+            "floe_object_store_bytes_total",
+            &[("op", op.operation.name())],
+            op.bytes as f64,
+        );
+    }
+    e.header(
+        "floe_object_store_request_latency_seconds",
+        "histogram",
+        "Object-store request latency, by operation.",
+    );
+    for op in &ops {
+        e.histogram(
+            "floe_object_store_request_latency_seconds",
+            &[("op", op.operation.name())],
+            &op.latency,
+        );
+    }
+
+    let (topics, partitions) = broker.metadata.read(|s| {
+        (
+            s.topics().count(),
+            s.topics().map(|t| t.partitions.len()).sum::<usize>(),
+        )
+    });
+    e.gauge("floe_topics", "Topics.", topics as f64);
+    e.gauge(
+        "floe_partitions",
+        "Partitions over all topics.",
+        partitions as f64,
+    );
+    e.finish()
+}

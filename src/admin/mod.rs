@@ -1,0 +1,113 @@
+//! Admin HTTP (axum): health, readiness, Prometheus metrics, and JSON views.
+//!
+//! | path | answer |
+//! | --- | --- |
+//! | `/healthz` | 200 while the process serves |
+//! | `/readyz` | 200 when the object store answers a probe within 3 s, else 503 |
+//! | `/metrics` | Prometheus text format |
+//! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
+//! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |
+
+mod exposition;
+mod views;
+
+use crate::bench::cost::PriceProfile;
+use crate::server::broker::Broker;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a readiness probe of the object store may take.
+const READY_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub fn router(broker: Arc<Broker>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics))
+        .route(
+            "/v1/cluster",
+            get(|State(b): State<Arc<Broker>>| async move { Json(views::cluster(&b)) }),
+        )
+        .route(
+            "/v1/topics",
+            get(|State(b): State<Arc<Broker>>| async move { Json(views::topics(&b)) }),
+        )
+        .route(
+            "/v1/groups",
+            get(|State(b): State<Arc<Broker>>| async move { Json(views::groups(&b)) }),
+        )
+        .route("/v1/cost", get(cost))
+        .with_state(broker)
+}
+
+/// Serves the admin API on `listener` until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, broker: Arc<Broker>) {
+    if let Err(e) = axum::serve(listener, router(broker)).await {
+        tracing::error!(error = %e, "admin server stopped");
+    }
+}
+
+/// On one node the metadata is in-process and always readable, so readiness is the object
+/// store's: a probe (write, read, delete) must succeed within a few seconds.
+async fn ready(State(broker): State<Arc<Broker>>) -> Response {
+    let store = match tokio::time::timeout(READY_PROBE_TIMEOUT, broker.store.probe()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {READY_PROBE_TIMEOUT:?}")),
+    };
+    match store {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("object store unavailable: {e}\n"),
+        )
+            .into_response(),
+    }
+}
+
+async fn metrics(State(broker): State<Arc<Broker>>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        exposition::render(&broker),
+    )
+        .into_response()
+}
+
+async fn cost(
+    State(broker): State<Arc<Broker>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    // Only built-in profiles over HTTP: a query must not name files on the server.
+    let profile = match query.get("profile").map_or("s3-standard", String::as_str) {
+        "s3-standard" => PriceProfile::s3_standard(),
+        "s3-express" => PriceProfile::s3_express(),
+        other => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("unknown profile '{other}': s3-standard or s3-express\n"),
+            )
+                .into_response();
+        }
+    };
+    let retention_hours = match query.get("retention_hours").map(|h| h.parse::<f64>()) {
+        None => 168.0,
+        Some(Ok(h)) if h >= 0.0 => h,
+        Some(_) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "retention_hours must be a non-negative number\n",
+            )
+                .into_response();
+        }
+    };
+    Json(views::cost(&broker, &profile, retention_hours)).into_response()
+}

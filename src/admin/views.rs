@@ -1,0 +1,118 @@
+//! JSON views of the cluster, topics, groups (with lag) and cost.
+
+use crate::bench::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
+use crate::object::chaos::Operation;
+use crate::server::broker::{Broker, NODE_ID};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::atomic::Ordering;
+
+pub fn cluster(broker: &Broker) -> Value {
+    let (host, port) = broker.advertised();
+    let (topics, partitions) = broker.metadata.read(|s| {
+        (
+            s.topics().count(),
+            s.topics().map(|t| t.partitions.len()).sum::<usize>(),
+        )
+    });
+    json!({
+        "cluster_id": broker.cluster_id,
+        "version": env!("CARGO_PKG_VERSION"),
+        "brokers": [{ "node_id": NODE_ID, "host": host, "port": port }],
+        "object_store": broker.store.description(),
+        "topics": topics,
+        "partitions": partitions,
+        "uptime_seconds": broker.started.elapsed().as_secs_f64(),
+    })
+}
+
+#[derive(Serialize)]
+struct PartitionView {
+    partition: usize,
+    log_start_offset: i64,
+    high_watermark: i64,
+    index_entries: usize,
+}
+
+pub fn topics(broker: &Broker) -> Value {
+    broker.metadata.read(|state| {
+        let topics: Vec<Value> = state
+            .topics()
+            .map(|t| {
+                let partitions: Vec<PartitionView> = t
+                    .partitions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| PartitionView {
+                        partition: i,
+                        log_start_offset: p.log_start_offset,
+                        high_watermark: p.high_watermark,
+                        index_entries: p.index.len(),
+                    })
+                    .collect();
+                json!({ "name": t.name, "id": t.id, "configs": t.configs, "partitions": partitions })
+            })
+            .collect();
+        json!({ "topics": topics })
+    })
+}
+
+/// Committed offsets per group and partition, and lag = high watermark − committed offset.
+pub fn groups(broker: &Broker) -> Value {
+    broker.metadata.read(|state| {
+        let groups: Vec<Value> = state
+            .groups()
+            .map(|group| {
+                let mut total_lag = 0i64;
+                let offsets: Vec<Value> = state
+                    .group_offsets(group)
+                    .map(|((topic, partition), committed)| {
+                        let high_watermark = state
+                            .topic(topic)
+                            .and_then(|t| t.partitions.get(*partition as usize))
+                            .map(|p| p.high_watermark);
+                        let lag = high_watermark.map(|hw| (hw - committed.offset).max(0));
+                        total_lag += lag.unwrap_or(0);
+                        json!({
+                            "topic": topic,
+                            "partition": partition,
+                            "committed_offset": committed.offset,
+                            "high_watermark": high_watermark,
+                            "lag": lag,
+                        })
+                    })
+                    .collect();
+                json!({ "group": group, "offsets": offsets, "total_lag": total_lag })
+            })
+            .collect();
+        json!({ "groups": groups })
+    })
+}
+
+/// Object-store activity since start, and the month it projects to under a price profile.
+pub fn cost(broker: &Broker, profile: &PriceProfile, retention_hours: f64) -> Value {
+    let seconds = broker.started.elapsed().as_secs_f64().max(1e-3);
+    let ops = broker.store.metrics().snapshot();
+    let op = |o: Operation| ops.iter().find(|s| s.operation == o).cloned();
+    let (puts, put_bytes) = op(Operation::Put).map_or((0, 0), |s| (s.requests, s.bytes));
+    let (gets, get_bytes) = op(Operation::Get).map_or((0, 0), |s| (s.requests, s.bytes));
+    let ingest = broker.metrics.produce_bytes.load(Ordering::Relaxed);
+    let rates = Rates {
+        puts_per_second: puts as f64 / seconds,
+        gets_per_second: gets as f64 / seconds,
+        put_bytes_per_second: put_bytes as f64 / seconds,
+        get_bytes_per_second: get_bytes as f64 / seconds,
+        ingest_bytes_per_second: ingest as f64 / seconds,
+    };
+    let monthly = monthly_cost(profile, &rates, retention_hours * 3600.0);
+    json!({
+        "profile": profile,
+        "since_seconds": seconds,
+        "requests": ops.iter().map(|s| (s.operation.name(), s.requests)).collect::<std::collections::BTreeMap<_, _>>(),
+        "bytes": { "put": put_bytes, "get": get_bytes, "produced": ingest },
+        "rates": rates,
+        "retention_hours": retention_hours,
+        "projected_monthly_usd": monthly,
+        "classic_kafka_cross_zone_monthly_usd": kafka_cross_zone_monthly(profile, rates.ingest_bytes_per_second),
+    })
+}
