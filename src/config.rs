@@ -31,6 +31,8 @@ pub struct Config {
     /// Request bytes read but not yet answered, across all connections. Beyond it no
     /// connection reads another request until some are answered.
     pub request_bytes_in_flight_max: usize,
+    /// Recently uploaded objects kept in memory for fetches (0 disables the cache).
+    pub object_cache_bytes_max: u64,
     /// Metadata log records between snapshots.
     pub snapshot_every: u64,
 }
@@ -55,6 +57,7 @@ impl Config {
             connection_requests_in_flight_max: 32,
             request_bytes_in_flight_max: 256 * 1024 * 1024,
             snapshot_every: 10_000,
+            object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }
 

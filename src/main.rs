@@ -1,6 +1,10 @@
 //! The `floe` command line: parse flags, build a Config, run.
 
 use clap::{Parser, Subcommand};
+use floe::bench::cost::PriceProfile;
+use floe::bench::experiment::{self, EmbeddedBroker};
+use floe::bench::load::LoadSpec;
+use floe::bench::sweep::SweepSpec;
 use floe::config::Config;
 use floe::object::chaos::{FaultPlan, LatencyModel};
 use floe::object::retry::RetryPolicy;
@@ -23,6 +27,110 @@ struct Cli {
 enum CommandLine {
     /// Run a broker. With no flags: Kafka on 127.0.0.1:9092, objects and metadata under ./floe-data.
     Serve(ServeArgs),
+    /// Measure throughput, produce and end-to-end latency, object-store requests and their cost.
+    Bench(BenchArgs),
+}
+
+/// The load itself, shared by `floe bench` and `floe bench sweep`.
+#[derive(clap::Args, Clone)]
+struct LoadArgs {
+    /// Topic to create (if missing) and load.
+    #[arg(long, default_value = "floe-bench")]
+    topic: String,
+    #[arg(long, default_value_t = 8)]
+    partitions: i32,
+    /// Producer connections.
+    #[arg(long, default_value_t = 4)]
+    producers: usize,
+    #[arg(long, default_value_t = 1024)]
+    record_bytes: usize,
+    /// Records per batch (one batch per produce request).
+    #[arg(long, default_value_t = 100)]
+    batch_records: i32,
+    /// Requests outstanding per producer connection.
+    #[arg(long, default_value_t = 5)]
+    in_flight: usize,
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
+    duration: Duration,
+    /// Target records per second over all producers (default: as fast as possible).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// -1 (all), 1 or 0.
+    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    acks: i16,
+    /// Plain producers instead of idempotent ones.
+    #[arg(long)]
+    no_idempotence: bool,
+    /// Skip the consumer (no end-to-end latency).
+    #[arg(long)]
+    no_consume: bool,
+    /// Price profile: s3-standard, s3-express, or a JSON file with the same fields.
+    #[arg(long, default_value = "s3-standard")]
+    price_profile: String,
+    /// Retention used for the storage part of the monthly cost.
+    #[arg(long, default_value_t = 168.0)]
+    retention_hours: f64,
+}
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
+    #[command(subcommand)]
+    sweep: Option<BenchCommand>,
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Start a broker in this process (with the flags below) instead of using --bootstrap.
+    #[arg(long)]
+    embedded: bool,
+    #[arg(long, default_value = "127.0.0.1:9092")]
+    bootstrap: String,
+    /// The running broker's admin HTTP, for its object-store counters.
+    #[arg(long, default_value = "http://127.0.0.1:9644")]
+    admin_url: String,
+    /// Embedded broker: flush interval.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "250ms")]
+    flush_interval: Duration,
+    /// Embedded broker: object size that seals an object.
+    #[arg(long, default_value_t = 8 * 1024 * 1024)]
+    object_bytes_max: usize,
+    /// Embedded broker: object store (memory:// lets the latency model stand in for S3).
+    #[arg(long, default_value = "memory://")]
+    object_store: String,
+    /// Embedded broker: injected latency model (none, s3-standard, s3-express, p50=..,p99=..).
+    #[arg(long, default_value = "s3-standard")]
+    latency_model: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Run one embedded experiment per combination; write sweep.csv and sweep.png.
+    Sweep(SweepArgs),
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Must be given: the sweep always starts its own brokers.
+    #[arg(long, required = true)]
+    embedded: bool,
+    /// Comma-separated flush intervals.
+    #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration, default_value = "25ms,50ms,100ms,250ms,500ms")]
+    flush_interval: Vec<Duration>,
+    /// Comma-separated object sizes.
+    #[arg(long, value_delimiter = ',', default_value = "8388608")]
+    object_bytes_max: Vec<usize>,
+    /// Comma-separated latency models.
+    #[arg(long, value_delimiter = ',', default_value = "s3-standard")]
+    latency_model: Vec<String>,
+    #[arg(long, default_value = "memory://")]
+    object_store: String,
+    /// Directory for sweep.csv and sweep.png.
+    #[arg(long, default_value = "floe-sweep")]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -110,6 +218,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         CommandLine::Serve(args) => serve(args),
+        CommandLine::Bench(args) => bench(args),
     }
 }
 
@@ -178,6 +287,87 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+fn load_spec(args: &LoadArgs, bootstrap: String) -> LoadSpec {
+    LoadSpec {
+        bootstrap,
+        topic: args.topic.clone(),
+        partitions: args.partitions.max(1),
+        producers: args.producers.max(1),
+        record_bytes: args.record_bytes,
+        batch_records: args.batch_records.max(1),
+        in_flight: args.in_flight.max(1),
+        duration: args.duration,
+        rate: args.rate,
+        acks: args.acks,
+        idempotent: !args.no_idempotence,
+        consume: !args.no_consume,
+    }
+}
+
+fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    if let Some(BenchCommand::Sweep(sweep)) = args.sweep {
+        return runtime.block_on(run_sweep(sweep));
+    }
+    let profile = PriceProfile::load(&args.load.price_profile).map_err(anyhow::Error::msg)?;
+    let spec = load_spec(&args.load, args.bootstrap.clone());
+    let report = runtime.block_on(async {
+        if args.embedded {
+            let broker = EmbeddedBroker {
+                flush_interval: args.flush_interval,
+                object_bytes_max: args.object_bytes_max,
+                object_store: args.object_store.clone(),
+                latency_model: args.latency_model.clone(),
+            };
+            experiment::run_embedded(&broker, spec, &profile, args.load.retention_hours).await
+        } else {
+            experiment::run_remote(spec, &args.admin_url, &profile, args.load.retention_hours).await
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", experiment::human(&report));
+    }
+    Ok(())
+}
+
+async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
+    let profile = PriceProfile::load(&args.load.price_profile).map_err(anyhow::Error::msg)?;
+    let spec = load_spec(&args.load, String::new());
+    let sweep = SweepSpec {
+        flush_intervals: args.flush_interval,
+        object_bytes_max: args.object_bytes_max,
+        latency_models: args.latency_model,
+        object_store: args.object_store,
+    };
+    let reports = floe::bench::sweep::run(&sweep, &spec, &profile, args.load.retention_hours, |r| {
+        eprintln!(
+            "flush {:>6.0} ms {:<12} {:>7.1} MB/s  produce p50 {:>7.1} ms p99 {:>7.1} ms  {:>5} PUTs  ${:.2}/month",
+            r.flush_interval_ms.unwrap_or(0.0),
+            r.latency_model.as_deref().unwrap_or(""),
+            r.load.megabytes_per_second,
+            r.load.produce_latency_ms.p50,
+            r.load.produce_latency_ms.p99,
+            r.object_store.puts,
+            r.monthly_usd.total
+        );
+    })
+    .await?;
+    std::fs::create_dir_all(&args.out)?;
+    std::fs::write(
+        args.out.join("sweep.csv"),
+        floe::bench::sweep::csv(&reports),
+    )?;
+    floe::bench::sweep::plot(&reports, &args.out.join("sweep.png")).map_err(anyhow::Error::msg)?;
+    println!(
+        "wrote {} and {}",
+        args.out.join("sweep.csv").display(),
+        args.out.join("sweep.png").display()
+    );
+    Ok(())
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM (containers, service managers).

@@ -1,3 +1,14 @@
-//! Cost-versus-latency experiments: the cost model (and, next, the `floe bench` load generator).
+//! Cost-versus-latency experiments: a Kafka load generator over floe's own codec, the cost
+//! model, and parameter sweeps with a CSV and a plot.
+//!
+//! ```text
+//! floe bench [--embedded] ─► experiment ─► load (producers + consumer) ─► broker
+//!                                 └─ object-store counters ─► cost ─► report (JSON / human)
+//! floe bench sweep ─► one embedded experiment per point ─► CSV + PNG
+//! ```
 
+pub mod client;
 pub mod cost;
+pub mod experiment;
+pub mod load;
+pub mod sweep;

@@ -5,6 +5,7 @@
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
 //! decompressed or re-checksummed.
 
+use super::cache::ObjectCache;
 use crate::metadata::state::BatchRef;
 use crate::object::{ObjectClient, StoreError};
 use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
@@ -26,6 +27,7 @@ pub enum ReadError {
 /// `max_bytes` (always at least one batch).
 pub async fn read_batches(
     store: &ObjectClient,
+    cache: &ObjectCache,
     runs: &[BatchRef],
     fetch_offset: i64,
     max_bytes: usize,
@@ -34,7 +36,10 @@ pub async fn read_batches(
     let mut out = BytesMut::new();
     'runs: for run in runs {
         let range = run.byte_start..run.byte_start + run.byte_len;
-        let raw = store.get_range(&run.object_key, range).await?;
+        let raw = match cache.get_range(&run.object_key, range.clone()) {
+            Some(bytes) => bytes,
+            None => store.get_range(&run.object_key, range).await?,
+        };
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {

@@ -2,6 +2,7 @@
 //! encoder are read back with committed offsets patched in.
 
 use super::reader::read_batches;
+use crate::fetch::cache::ObjectCache;
 use crate::metadata::TopicPartition;
 use crate::metadata::state::BatchRef;
 use crate::object::ObjectClient;
@@ -50,9 +51,16 @@ async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
 #[tokio::test]
 async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     let (store, run, _) = store_with_run().await;
-    let all = read_batches(&store, std::slice::from_ref(&run), 100, 1 << 20, 7)
-        .await
-        .unwrap();
+    let all = read_batches(
+        &store,
+        &ObjectCache::new(0),
+        std::slice::from_ref(&run),
+        100,
+        1 << 20,
+        7,
+    )
+    .await
+    .unwrap();
     let bases: Vec<(i64, i32)> = Batches::new(all)
         .map(|b| {
             let b = b.unwrap();
@@ -62,7 +70,9 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(&store, &[run], 104, 1 << 20, 7).await.unwrap();
+    let tail = read_batches(&store, &ObjectCache::new(0), &[run], 104, 1 << 20, 7)
+        .await
+        .unwrap();
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -76,12 +86,43 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
 #[tokio::test]
 async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     let (store, run, sizes) = store_with_run().await;
-    let one = read_batches(&store, std::slice::from_ref(&run), 100, 1, 0)
-        .await
-        .unwrap();
+    let one = read_batches(
+        &store,
+        &ObjectCache::new(0),
+        std::slice::from_ref(&run),
+        100,
+        1,
+        0,
+    )
+    .await
+    .unwrap();
     assert_eq!(one.len(), sizes[0]);
-    let two = read_batches(&store, &[run], 100, sizes[0] + sizes[1], 0)
+    let two = read_batches(
+        &store,
+        &ObjectCache::new(0),
+        &[run],
+        100,
+        sizes[0] + sizes[1],
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(two.len(), sizes[0] + sizes[1]);
+}
+
+#[tokio::test]
+async fn the_cache_serves_reads_without_the_store() {
+    let (store, run, sizes) = store_with_run().await;
+    let cache = ObjectCache::new(1 << 20);
+    // Put the whole object in the cache, then remove it from the store.
+    let object = store
+        .get_range("o1", 0..run.byte_start + run.byte_len)
         .await
         .unwrap();
-    assert_eq!(two.len(), sizes[0] + sizes[1]);
+    cache.insert("o1", object);
+    store.delete("o1").await.unwrap();
+    let all = read_batches(&store, &cache, &[run], 100, 1 << 20, 0)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), sizes.iter().sum::<usize>());
 }

@@ -11,6 +11,7 @@
 //! A producer is answered only after both the PUT and the metadata commit are durable.
 
 use super::batcher::{Batcher, Sealed};
+use crate::fetch::cache::ObjectCache;
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
 use crate::metadata::{Command, MetadataStore, Outcome, TopicPartition};
 use crate::object::ObjectClient;
@@ -68,17 +69,22 @@ impl ProducePipeline {
     pub fn start(
         config: PipelineConfig,
         store: Arc<ObjectClient>,
+        cache: Arc<ObjectCache>,
         metadata: MetadataStore,
         metrics: Arc<BrokerMetrics>,
     ) -> ProducePipeline {
         let (intake, intake_rx) = mpsc::channel(1024);
         let (uploads, uploads_rx) = mpsc::channel(config.uploads_in_flight_max);
         let buffer_bytes_max = config.buffer_bytes_max;
+        let storage = Storage {
+            client: store,
+            cache,
+        };
         tokio::spawn(run_batcher(
             config,
             intake_rx,
             uploads,
-            store,
+            storage,
             metrics.clone(),
         ));
         tokio::spawn(run_committer(uploads_rx, metadata, metrics));
@@ -120,7 +126,7 @@ async fn run_batcher(
     config: PipelineConfig,
     mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
     uploads: mpsc::Sender<Upload>,
-    store: Arc<ObjectClient>,
+    store: Storage,
     metrics: Arc<BrokerMetrics>,
 ) {
     let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
@@ -167,11 +173,14 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn start_upload(
-    sealed: Sealed<Pending>,
-    store: Arc<ObjectClient>,
-    metrics: &BrokerMetrics,
-) -> Upload {
+/// Where sealed objects go: the object store, and the cache that serves fresh reads.
+#[derive(Clone)]
+struct Storage {
+    client: Arc<ObjectClient>,
+    cache: Arc<ObjectCache>,
+}
+
+fn start_upload(sealed: Sealed<Pending>, store: Storage, metrics: &BrokerMetrics) -> Upload {
     metrics.object_sealed(sealed.reason, sealed.bytes);
     tokio::spawn(async move {
         let created_ms = now_ms();
@@ -182,11 +191,14 @@ fn start_upload(
             .map(|(tp, batches)| (*tp, batches.iter().map(|(b, _)| b.clone()).collect()))
             .collect();
         let (object, layouts) = encode_object(created_ms, &chunks);
-        let result = store
-            .put(&key, object)
-            .await
-            .map(|_| layouts)
-            .map_err(|e| ProduceError::Storage(e.to_string()));
+        let result = match store.client.put(&key, object.clone()).await {
+            Ok(()) => {
+                // Cached before the commit makes it visible, so fresh fetches never miss.
+                store.cache.insert(&key, object);
+                Ok(layouts)
+            }
+            Err(e) => Err(ProduceError::Storage(e.to_string())),
+        };
         (sealed, key, result)
     })
 }

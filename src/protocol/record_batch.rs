@@ -295,29 +295,37 @@ pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
     batch[12..16].copy_from_slice(&epoch.to_be_bytes());
 }
 
-/// Builds a valid batch of `count` uncompressed records with small values (tests, benches).
-pub fn build_test_batch(
-    producer_id: i64,
-    producer_epoch: i16,
-    base_sequence: i32,
-    count: i32,
-    value_bytes: usize,
-) -> Bytes {
+/// What `build_batch` writes: uncompressed records with null keys and filler values.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchSpec {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub records: i32,
+    pub value_bytes: usize,
+    /// The first record's timestamp; record i is stamped `base_timestamp_ms + i`.
+    pub base_timestamp_ms: i64,
+}
+
+/// Builds a valid RecordBatch v2 (the load generator, tests and benches).
+pub fn build_batch(spec: BatchSpec) -> Bytes {
     use bytes::{BufMut, BytesMut};
-    let mut records = BytesMut::new();
+    let count = spec.records.max(1);
+    let mut records = BytesMut::with_capacity(count as usize * (spec.value_bytes + 16));
+    let mut record = BytesMut::new();
     for i in 0..count {
-        let mut record = BytesMut::new();
+        record.clear();
         record.put_i8(0); // attributes
         super::wire::write_varlong(&mut record, i64::from(i)); // timestamp delta
         super::wire::write_varint(&mut record, i); // offset delta
         super::wire::write_varint(&mut record, -1); // null key
-        super::wire::write_varint(&mut record, value_bytes as i32);
-        record.put_bytes(b'v', value_bytes);
+        super::wire::write_varint(&mut record, spec.value_bytes as i32);
+        record.put_bytes(b'v', spec.value_bytes);
         super::wire::write_varint(&mut record, 0); // no headers
         super::wire::write_varint(&mut records, record.len() as i32);
         records.put_slice(&record);
     }
-    let mut batch = BytesMut::new();
+    let mut batch = BytesMut::with_capacity(HEADER_BYTES + records.len());
     batch.put_i64(0);
     batch.put_i32((HEADER_BYTES - LOG_OVERHEAD + records.len()) as i32);
     batch.put_i32(-1);
@@ -325,16 +333,34 @@ pub fn build_test_batch(
     batch.put_u32(0);
     batch.put_i16(0);
     batch.put_i32(count - 1);
-    batch.put_i64(1_700_000_000_000);
-    batch.put_i64(1_700_000_000_000 + i64::from(count - 1));
-    batch.put_i64(producer_id);
-    batch.put_i16(producer_epoch);
-    batch.put_i32(base_sequence);
+    batch.put_i64(spec.base_timestamp_ms);
+    batch.put_i64(spec.base_timestamp_ms + i64::from(count - 1));
+    batch.put_i64(spec.producer_id);
+    batch.put_i16(spec.producer_epoch);
+    batch.put_i32(spec.base_sequence);
     batch.put_i32(count);
     batch.put_slice(&records);
     let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
     batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     batch.freeze()
+}
+
+/// A valid batch of `count` small uncompressed records (tests and benches).
+pub fn build_test_batch(
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    count: i32,
+    value_bytes: usize,
+) -> Bytes {
+    build_batch(BatchSpec {
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        records: count,
+        value_bytes,
+        base_timestamp_ms: 1_700_000_000_000,
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `Broker`: what every handler shares (config, metadata, produce pipeline, object store).
 
 use crate::config::Config;
+use crate::fetch::cache::ObjectCache;
 use crate::metadata::state::TopicError;
 use crate::metadata::{Command, MetadataStore, Outcome};
 use crate::object::ObjectClient;
@@ -21,6 +22,7 @@ pub struct Broker {
     pub metadata: MetadataStore,
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
+    pub cache: Arc<ObjectCache>,
     pub cluster_id: String,
     /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<tokio::sync::Semaphore>,

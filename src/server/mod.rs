@@ -72,6 +72,9 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         config.advertised_addr = local_addr.to_string();
     }
     let metrics = Arc::new(crate::telemetry::BrokerMetrics::default());
+    let cache = Arc::new(crate::fetch::cache::ObjectCache::new(
+        config.object_cache_bytes_max,
+    ));
     let pipeline = ProducePipeline::start(
         PipelineConfig {
             flush_interval: config.flush_interval,
@@ -80,6 +83,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             uploads_in_flight_max: config.uploads_in_flight_max,
         },
         store.clone(),
+        cache.clone(),
         metadata.clone(),
         metrics.clone(),
     );
@@ -94,6 +98,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         metadata,
         pipeline,
         store,
+        cache,
         cluster_id,
     });
     let admin_addr = match &broker.config.admin_addr {

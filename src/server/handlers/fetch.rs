@@ -37,11 +37,23 @@ pub async fn handle(broker: &Broker, request: FetchRequest, _version: i16) -> Fe
     }
 }
 
+/// One partition's planned read: its slot in the response and the runs to read.
+struct PlannedRead {
+    topic: usize,
+    partition: usize,
+    runs: Vec<crate::metadata::state::BatchRef>,
+    fetch_offset: i64,
+    budget: usize,
+}
+
+/// Plans every partition (in request order, so the request-wide byte budget is shared the way
+/// Kafka shares it), then reads all planned ranges concurrently.
 async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, usize) {
     let mut response = FetchResponse::default();
-    let mut total = 0usize;
+    let mut planned_bytes = 0usize;
+    let mut reads = Vec::new();
     let request_budget = request.max_bytes.max(0) as usize;
-    for topic in &request.topics {
+    for (topic_index, topic) in request.topics.iter().enumerate() {
         let mut out = FetchableTopicResponse {
             topic: topic.topic.clone(),
             topic_id: topic.topic_id,
@@ -62,10 +74,12 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
                 high_watermark: -1,
                 last_stable_offset: -1,
                 log_start_offset: -1,
+                records: Some(bytes::Bytes::new()),
                 ..Default::default()
             };
             let Some(state) = state else {
                 data.error_code = ErrorCode::UnknownTopicOrPartition.code();
+                data.records = None;
                 out.partitions.push(data);
                 continue;
             };
@@ -73,45 +87,67 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
             data.last_stable_offset = state.high_watermark;
             data.log_start_offset = state.log_start_offset;
             // The request-wide budget is soft for the first partition (at least one batch).
-            let budget = (p.partition_max_bytes.max(0) as usize).min(if total == 0 {
+            let budget = (p.partition_max_bytes.max(0) as usize).min(if planned_bytes == 0 {
                 usize::MAX
             } else {
-                request_budget.saturating_sub(total)
+                request_budget.saturating_sub(planned_bytes)
             });
             match plan_fetch(&state, p.fetch_offset, budget as u64) {
-                Plan::OutOfRange => data.error_code = ErrorCode::OffsetOutOfRange.code(),
-                Plan::Empty => data.records = Some(bytes::Bytes::new()),
-                Plan::Read(runs) if budget > 0 || total == 0 => {
-                    match read_batches(
-                        broker.store.as_ref(),
-                        &runs,
-                        p.fetch_offset,
-                        budget.max(1),
-                        LEADER_EPOCH,
-                    )
-                    .await
-                    {
-                        Ok(records) => {
-                            total += records.len();
-                            BrokerMetrics::add(&broker.metrics.fetch_bytes, records.len() as u64);
-                            let count: i64 = Batches::new(records.clone())
-                                .flatten()
-                                .map(|b| i64::from(b.record_count().max(0)))
-                                .sum();
-                            BrokerMetrics::add(&broker.metrics.fetch_records, count as u64);
-                            data.records = Some(records);
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, topic = %topic.topic, partition = p.partition, "fetch read failed");
-                            data.error_code = ErrorCode::KafkaStorageError.code();
-                        }
-                    }
+                Plan::OutOfRange => {
+                    data.error_code = ErrorCode::OffsetOutOfRange.code();
+                    data.records = None;
                 }
-                Plan::Read(_) => data.records = Some(bytes::Bytes::new()),
+                Plan::Empty => {}
+                Plan::Read(runs) if budget > 0 || planned_bytes == 0 => {
+                    let run_bytes: u64 = runs.iter().map(|r| r.byte_len).sum();
+                    planned_bytes += (run_bytes as usize).min(budget);
+                    reads.push(PlannedRead {
+                        topic: topic_index,
+                        partition: out.partitions.len(),
+                        runs,
+                        fetch_offset: p.fetch_offset,
+                        budget: budget.max(1),
+                    });
+                }
+                Plan::Read(_) => {}
             }
             out.partitions.push(data);
         }
         response.responses.push(out);
+    }
+
+    let results = futures::future::join_all(reads.iter().map(|r| {
+        read_batches(
+            broker.store.as_ref(),
+            broker.cache.as_ref(),
+            &r.runs,
+            r.fetch_offset,
+            r.budget,
+            LEADER_EPOCH,
+        )
+    }))
+    .await;
+    let mut total = 0usize;
+    for (read, result) in reads.iter().zip(results) {
+        let topic = &mut response.responses[read.topic];
+        let data = &mut topic.partitions[read.partition];
+        match result {
+            Ok(records) => {
+                total += records.len();
+                BrokerMetrics::add(&broker.metrics.fetch_bytes, records.len() as u64);
+                let count: i64 = Batches::new(records.clone())
+                    .flatten()
+                    .map(|b| i64::from(b.record_count().max(0)))
+                    .sum();
+                BrokerMetrics::add(&broker.metrics.fetch_records, count as u64);
+                data.records = Some(records);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, topic = %topic.topic, partition = data.partition_index, "fetch read failed");
+                data.error_code = ErrorCode::KafkaStorageError.code();
+                data.records = None;
+            }
+        }
     }
     (response, total)
 }

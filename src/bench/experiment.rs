@@ -1,0 +1,219 @@
+//! One cost-versus-latency experiment: run the load (against an embedded broker or a running
+//! one), read the object-store requests it caused, and price them.
+
+use super::cost::{MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
+use super::load::{self, BenchError, LoadReport, LoadSpec};
+use crate::config::Config;
+use crate::object::chaos::{LatencyModel, Operation};
+use crate::object::store::ObjectStoreConfig;
+use serde::Serialize;
+use std::time::Duration;
+
+/// The broker an experiment starts in-process.
+#[derive(Debug, Clone)]
+pub struct EmbeddedBroker {
+    pub flush_interval: Duration,
+    pub object_bytes_max: usize,
+    /// `memory://` by default: the latency model stands in for the real store.
+    pub object_store: String,
+    pub latency_model: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ObjectStoreUse {
+    pub puts: u64,
+    pub gets: u64,
+    pub put_bytes: u64,
+    pub get_bytes: u64,
+    pub puts_per_gib: f64,
+    pub gets_per_gib: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentReport {
+    pub flush_interval_ms: Option<f64>,
+    pub object_bytes_max: Option<usize>,
+    pub latency_model: Option<String>,
+    pub price_profile: String,
+    pub load: LoadReport,
+    pub object_store: ObjectStoreUse,
+    pub monthly_usd: MonthlyCost,
+    pub classic_kafka_cross_zone_monthly_usd: f64,
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Object-store request counters: (puts, gets, put bytes, get bytes).
+type Counters = (u64, u64, u64, u64);
+
+/// Reads the object-store counters from a running broker's `/metrics`.
+async fn scrape(admin_url: &str) -> Result<Counters, BenchError> {
+    let text = reqwest::get(format!("{}/metrics", admin_url.trim_end_matches('/')))
+        .await
+        .map_err(|e| BenchError::Broker(format!("cannot read {admin_url}/metrics: {e}")))?
+        .text()
+        .await
+        .map_err(|e| BenchError::Broker(e.to_string()))?;
+    let value = |family: &str, op: &str| {
+        let prefix = format!("{family}{{op=\"{op}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0) as u64
+    };
+    Ok((
+        value("floe_object_store_requests_total", "put"),
+        value("floe_object_store_requests_total", "get"),
+        value("floe_object_store_bytes_total", "put"),
+        value("floe_object_store_bytes_total", "get"),
+    ))
+}
+
+fn usage(before: Counters, after: Counters, produced_bytes: u64) -> ObjectStoreUse {
+    let gib = (produced_bytes as f64 / GIB).max(1e-12);
+    let puts = after.0.saturating_sub(before.0);
+    let gets = after.1.saturating_sub(before.1);
+    ObjectStoreUse {
+        puts,
+        gets,
+        put_bytes: after.2.saturating_sub(before.2),
+        get_bytes: after.3.saturating_sub(before.3),
+        puts_per_gib: puts as f64 / gib,
+        gets_per_gib: gets as f64 / gib,
+    }
+}
+
+fn price(
+    load: &LoadReport,
+    store: &ObjectStoreUse,
+    profile: &PriceProfile,
+    retention_hours: f64,
+) -> (MonthlyCost, f64) {
+    let seconds = load.seconds.max(1e-9);
+    let rates = Rates {
+        puts_per_second: store.puts as f64 / seconds,
+        gets_per_second: store.gets as f64 / seconds,
+        put_bytes_per_second: store.put_bytes as f64 / seconds,
+        get_bytes_per_second: store.get_bytes as f64 / seconds,
+        ingest_bytes_per_second: load.bytes as f64 / seconds,
+    };
+    (
+        monthly_cost(profile, &rates, retention_hours * 3600.0),
+        kafka_cross_zone_monthly(profile, rates.ingest_bytes_per_second),
+    )
+}
+
+/// Runs the load against a broker this process starts.
+pub async fn run_embedded(
+    broker: &EmbeddedBroker,
+    mut spec: LoadSpec,
+    profile: &PriceProfile,
+    retention_hours: f64,
+) -> Result<ExperimentReport, BenchError> {
+    let dir = std::env::temp_dir().join(format!("floe-bench-{}", uuid::Uuid::new_v4()));
+    let mut config = Config::local(dir.clone());
+    config.kafka_addr = "127.0.0.1:0".into();
+    config.admin_addr = None;
+    config.flush_interval = broker.flush_interval;
+    config.object_bytes_max = broker.object_bytes_max;
+    config.default_partitions = spec.partitions;
+    config.object_store = ObjectStoreConfig {
+        url: broker.object_store.clone(),
+        latency: LatencyModel::parse(&broker.latency_model).map_err(BenchError::Broker)?,
+        ..Default::default()
+    };
+    let running = crate::server::start(config)
+        .await
+        .map_err(|e| BenchError::Broker(format!("embedded broker: {e}")))?;
+    spec.bootstrap = running.local_addr.to_string();
+    let counters = |r: &crate::server::Running| {
+        let m = r.broker.store.metrics();
+        let put = m.operation(Operation::Put);
+        let get = m.operation(Operation::Get);
+        (put.requests, get.requests, put.bytes, get.bytes)
+    };
+    let before = counters(&running);
+    let result = load::run(&spec).await;
+    let after = counters(&running);
+    running.task.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+    let load = result?;
+    let store = usage(before, after, load.bytes);
+    let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
+    Ok(ExperimentReport {
+        flush_interval_ms: Some(broker.flush_interval.as_secs_f64() * 1000.0),
+        object_bytes_max: Some(broker.object_bytes_max),
+        latency_model: Some(broker.latency_model.clone()),
+        price_profile: profile.name.clone(),
+        load,
+        object_store: store,
+        monthly_usd,
+        classic_kafka_cross_zone_monthly_usd: kafka,
+    })
+}
+
+/// Runs the load against a running broker, reading its object-store counters over admin HTTP.
+pub async fn run_remote(
+    spec: LoadSpec,
+    admin_url: &str,
+    profile: &PriceProfile,
+    retention_hours: f64,
+) -> Result<ExperimentReport, BenchError> {
+    let before = scrape(admin_url).await?;
+    let load = load::run(&spec).await?;
+    let after = scrape(admin_url).await?;
+    let store = usage(before, after, load.bytes);
+    let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
+    Ok(ExperimentReport {
+        flush_interval_ms: None,
+        object_bytes_max: None,
+        latency_model: None,
+        price_profile: profile.name.clone(),
+        load,
+        object_store: store,
+        monthly_usd,
+        classic_kafka_cross_zone_monthly_usd: kafka,
+    })
+}
+
+/// A short human summary.
+pub fn human(report: &ExperimentReport) -> String {
+    let l = &report.load;
+    let mut out = format!(
+        "throughput   {:.1} MB/s, {:.0} records/s over {:.1} s ({} errors)\n\
+         produce      p50 {:.1} ms  p90 {:.1}  p99 {:.1}  p999 {:.1}  max {:.1}\n",
+        l.megabytes_per_second,
+        l.records_per_second,
+        l.seconds,
+        l.produce_errors,
+        l.produce_latency_ms.p50,
+        l.produce_latency_ms.p90,
+        l.produce_latency_ms.p99,
+        l.produce_latency_ms.p999,
+        l.produce_latency_ms.max
+    );
+    if let Some(e) = &l.end_to_end_latency_ms {
+        out.push_str(&format!(
+            "end to end   p50 {:.1} ms  p90 {:.1}  p99 {:.1}  p999 {:.1}  max {:.1}  ({} records read)\n",
+            e.p50, e.p90, e.p99, e.p999, e.max, l.consumed_records
+        ));
+    }
+    let s = &report.object_store;
+    out.push_str(&format!(
+        "object store {} PUTs, {} GETs: {:.0} PUTs/GiB, {:.0} GETs/GiB\n\
+         cost/month   ${:.2} at this rate ({}): PUT ${:.2}, GET ${:.2}, transfer ${:.2}, storage ${:.2}\n\
+         classic Kafka cross-zone transfer for the same ingest: ${:.2}/month\n",
+        s.puts,
+        s.gets,
+        s.puts_per_gib,
+        s.gets_per_gib,
+        report.monthly_usd.total,
+        report.price_profile,
+        report.monthly_usd.put_requests,
+        report.monthly_usd.get_requests,
+        report.monthly_usd.transfer,
+        report.monthly_usd.storage,
+        report.classic_kafka_cross_zone_monthly_usd
+    ));
+    out
+}
