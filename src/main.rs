@@ -202,6 +202,9 @@ struct ServeArgs {
     /// Produce bytes accepted but not yet committed; beyond it producers wait.
     #[arg(long, env = "FLOE_PRODUCE_BUFFER_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
     produce_buffer_bytes_max: usize,
+    /// Memory for recently uploaded objects that serve fresh fetches (0 disables the cache).
+    #[arg(long, env = "FLOE_OBJECT_CACHE_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
+    object_cache_bytes_max: u64,
     /// Largest record batch accepted (Kafka's max.message.bytes).
     #[arg(long, env = "FLOE_BATCH_BYTES_MAX", default_value_t = 1024 * 1024 + 12)]
     batch_bytes_max: usize,
@@ -258,6 +261,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.default_partitions = args.default_partitions;
     config.produce_buffer_bytes_max = args.produce_buffer_bytes_max;
     config.batch_bytes_max = args.batch_bytes_max;
+    config.object_cache_bytes_max = args.object_cache_bytes_max;
 
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
