@@ -64,8 +64,9 @@ struct LoadArgs {
     /// Skip the consumer (no end-to-end latency).
     #[arg(long)]
     no_consume: bool,
-    /// Price profile: s3-standard, s3-express, or a JSON file with the same fields.
-    #[arg(long, default_value = "s3-standard")]
+    /// Price profile: s3-standard, s3-express, a JSON file with the same fields, or auto
+    /// (the profile named like the latency model, else s3-standard).
+    #[arg(long, default_value = "auto")]
     price_profile: String,
     /// Retention used for the storage part of the monthly cost.
     #[arg(long, default_value_t = 168.0)]
@@ -315,7 +316,13 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(BenchCommand::Sweep(sweep)) = args.sweep {
         return runtime.block_on(run_sweep(sweep));
     }
-    let profile = PriceProfile::load(&args.load.price_profile).map_err(anyhow::Error::msg)?;
+    let model = if args.embedded {
+        args.latency_model.as_str()
+    } else {
+        ""
+    };
+    let profile =
+        PriceProfile::resolve(&args.load.price_profile, model).map_err(anyhow::Error::msg)?;
     let spec = load_spec(&args.load, args.bootstrap.clone());
     let report = runtime.block_on(async {
         if args.embedded {
@@ -339,7 +346,6 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
-    let profile = PriceProfile::load(&args.load.price_profile).map_err(anyhow::Error::msg)?;
     let spec = load_spec(&args.load, String::new());
     let sweep = SweepSpec {
         flush_intervals: args.flush_interval,
@@ -347,7 +353,7 @@ async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
         latency_models: args.latency_model,
         object_store: args.object_store,
     };
-    let reports = floe::bench::sweep::run(&sweep, &spec, &profile, args.load.retention_hours, |r| {
+    let reports = floe::bench::sweep::run(&sweep, &spec, &args.load.price_profile, args.load.retention_hours, |r| {
         eprintln!(
             "flush {:>6.0} ms {:<12} {:>7.1} MB/s  produce p50 {:>7.1} ms p99 {:>7.1} ms  {:>5} PUTs  ${:.2}/month",
             r.flush_interval_ms.unwrap_or(0.0),

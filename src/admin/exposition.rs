@@ -101,41 +101,29 @@ pub fn render(broker: &Broker) -> String {
     );
 
     let ops = broker.store.metrics().snapshot();
-    e.header(
-        "floe_object_store_requests_total",
-        "counter",
-        "Object-store requests (every attempt), by operation.",
-    );
-    for op in &ops {
-        e.sample(
+    type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;
+    let counters: [(&str, &str, Pick); 3] = [
+        (
             "floe_object_store_requests_total",
-            &[("op", op.operation.name())],
-            op.requests as f64,
-        );
-    }
-    e.header(
-        "floe_object_store_errors_total",
-        "counter",
-        "Object-store requests that failed, by operation.",
-    );
-    for op in &ops {
-        e.sample(
+            "Object-store requests (every attempt), by operation.",
+            |o| o.requests,
+        ),
+        (
             "floe_object_store_errors_total",
-            &[("op", op.operation.name())],
-            op.errors as f64,
-        );
-    }
-    e.header(
-        "floe_object_store_bytes_total",
-        "counter",
-        "Bytes sent (put) or received (get), by operation.",
-    );
-    for op in &ops {
-        e.sample(
+            "Object-store requests that failed, by operation.",
+            |o| o.errors,
+        ),
+        (
             "floe_object_store_bytes_total",
-            &[("op", op.operation.name())],
-            op.bytes as f64,
-        );
+            "Bytes sent (put) or received (get), by operation.",
+            |o| o.bytes,
+        ),
+    ];
+    for (name, help, pick) in counters {
+        e.header(name, "counter", help);
+        for op in &ops {
+            e.sample(name, &[("op", op.operation.name())], pick(op) as f64);
+        }
     }
     e.header(
         "floe_object_store_request_latency_seconds",

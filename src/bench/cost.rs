@@ -58,6 +58,16 @@ impl PriceProfile {
         }
     }
 
+    /// `auto` picks the profile named like the latency model (`s3-express` prices for the
+    /// `s3-express` model), S3 Standard otherwise; any other value goes to `load`.
+    pub fn resolve(name_or_path: &str, latency_model: &str) -> Result<PriceProfile, String> {
+        match (name_or_path, latency_model) {
+            ("auto", "s3-express") => Ok(Self::s3_express()),
+            ("auto", _) => Ok(Self::s3_standard()),
+            (other, _) => Self::load(other),
+        }
+    }
+
     /// A built-in profile by name, or a JSON file with every field.
     pub fn load(name_or_path: &str) -> Result<PriceProfile, String> {
         match name_or_path {
@@ -171,5 +181,15 @@ mod tests {
         assert_eq!(PriceProfile::load(path.to_str().unwrap()).unwrap(), custom);
         std::fs::remove_file(path).unwrap();
         assert!(PriceProfile::load("gold-plated").is_err());
+        assert_eq!(
+            PriceProfile::resolve("auto", "s3-express").unwrap().name,
+            "s3-express"
+        );
+        assert_eq!(
+            PriceProfile::resolve("auto", "p50=1ms,p99=2ms")
+                .unwrap()
+                .name,
+            "s3-standard"
+        );
     }
 }

@@ -273,7 +273,9 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
     let mut next = 0usize;
     while started.elapsed() < spec.duration {
         if let Some(rate) = per_producer_rate {
-            let due = Duration::from_secs_f64(sent_records as f64 / rate.max(1e-9));
+            // Producers are phase-shifted so that together they send evenly, not in bursts.
+            let phase = index as f64 / spec.producers.max(1) as f64 * spec.batch_records as f64;
+            let due = Duration::from_secs_f64((sent_records as f64 + phase) / rate.max(1e-9));
             if due > started.elapsed() {
                 tokio::time::sleep(due - started.elapsed()).await;
             }

@@ -23,7 +23,7 @@ pub struct SweepSpec {
 pub async fn run(
     sweep: &SweepSpec,
     load: &LoadSpec,
-    profile: &PriceProfile,
+    price_profile: &str,
     retention_hours: f64,
     mut progress: impl FnMut(&ExperimentReport),
 ) -> Result<Vec<ExperimentReport>, BenchError> {
@@ -39,7 +39,9 @@ pub async fn run(
                 };
                 let mut spec = load.clone();
                 spec.topic = format!("sweep-{}", uuid::Uuid::new_v4().simple());
-                let report = run_embedded(&broker, spec, profile, retention_hours).await?;
+                let profile =
+                    PriceProfile::resolve(price_profile, model).map_err(BenchError::Broker)?;
+                let report = run_embedded(&broker, spec, &profile, retention_hours).await?;
                 progress(&report);
                 reports.push(report);
             }
