@@ -19,8 +19,17 @@ use std::time::Duration;
     about = "A diskless, Kafka wire-compatible broker on object storage"
 )]
 struct Cli {
+    /// Log format: text or json (one JSON object per line). Levels: FLOE_LOG, e.g. debug.
+    #[arg(long, global = true, env = "FLOE_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: CommandLine,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -212,14 +221,19 @@ struct ServeArgs {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let cli = Cli::parse();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG").unwrap_or_else(|_| "info".into());
+    match cli.log_format {
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init(),
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+            .with_env_filter(filter)
+            .init(),
+    }
     match cli.command {
         CommandLine::Serve(args) => serve(args),
         CommandLine::Bench(args) => bench(args),

@@ -100,6 +100,7 @@ fn metrics_views_and_cost_reflect_traffic() {
         ("floe_produce_records", "counter"),
         ("floe_fetch_bytes", "counter"),
         ("floe_connections", "gauge"),
+        ("floe_object_cache_reads", "counter"),
         ("floe_object_store_requests", "counter"),
         ("floe_object_store_request_latency_seconds", "histogram"),
     ] {

@@ -138,6 +138,28 @@ pub fn render(broker: &Broker) -> String {
         );
     }
 
+    let (hits, misses) = broker.cache.hits_and_misses();
+    e.header(
+        "floe_object_cache_reads_total",
+        "counter",
+        "Fetch reads of objects, by whether the cache held them.",
+    );
+    e.sample(
+        "floe_object_cache_reads_total",
+        &[("result", "hit")],
+        hits as f64,
+    );
+    e.sample(
+        "floe_object_cache_reads_total",
+        &[("result", "miss")],
+        misses as f64,
+    );
+    e.gauge(
+        "floe_object_cache_bytes",
+        "Bytes of recently uploaded objects held in memory.",
+        broker.cache.bytes() as f64,
+    );
+
     let (topics, partitions) = broker.metadata.read(|s| {
         (
             s.topics().count(),

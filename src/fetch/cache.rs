@@ -7,9 +7,12 @@
 
 use bytes::Bytes;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub struct ObjectCache {
     objects: Option<moka::sync::Cache<String, Bytes>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 impl ObjectCache {
@@ -23,7 +26,11 @@ impl ObjectCache {
                 })
                 .build()
         });
-        ObjectCache { objects }
+        ObjectCache {
+            objects,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
     }
 
     pub fn insert(&self, key: &str, object: Bytes) {
@@ -34,6 +41,33 @@ impl ObjectCache {
 
     /// The bytes of `range` in object `key`, if the object is cached and holds the range.
     pub fn get_range(&self, key: &str, range: Range<u64>) -> Option<Bytes> {
+        let found = self.lookup(key, range);
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Reads served from the cache, and reads that went to the store.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Bytes of objects held now.
+    pub fn bytes(&self) -> u64 {
+        self.objects.as_ref().map_or(0, |c| {
+            c.run_pending_tasks();
+            c.weighted_size()
+        })
+    }
+
+    fn lookup(&self, key: &str, range: Range<u64>) -> Option<Bytes> {
         let object = self.objects.as_ref()?.get(key)?;
         let (start, end) = (
             usize::try_from(range.start).ok()?,
@@ -54,6 +88,7 @@ mod tests {
         assert_eq!(cache.get_range("a", 2..5), Some(Bytes::from_static(b"234")));
         assert_eq!(cache.get_range("a", 8..11), None, "beyond the object");
         assert_eq!(cache.get_range("b", 0..1), None);
+        assert_eq!(cache.hits_and_misses(), (1, 2));
         let off = ObjectCache::new(0);
         off.insert("a", Bytes::from_static(b"x"));
         assert_eq!(off.get_range("a", 0..1), None);
