@@ -131,7 +131,7 @@ pub enum Command {
 }
 
 /// What happened to one batch of a `CommitObject`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BatchOutcome {
     Appended {
         base_offset: i64,
@@ -178,7 +178,16 @@ pub struct MetadataState {
     group_offsets: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
     /// Commands applied so far; a snapshot records it so replay knows where to resume.
     applied: u64,
+    /// Outcomes of the most recent object commits, so that a commit retried after a lost
+    /// response gets its original outcome instead of a second set of offsets.
+    recent_commits: BTreeMap<String, Vec<Vec<BatchOutcome>>>,
+    /// Commit order of `recent_commits`, oldest first (bounded by `RECENT_COMMITS_MAX`).
+    recent_order: VecDeque<String>,
 }
+
+/// Object commits remembered for idempotent retries. A retry comes within the committer's
+/// retry deadline, during which far fewer objects than this are committed.
+pub const RECENT_COMMITS_MAX: usize = 4096;
 
 impl MetadataState {
     pub fn applied(&self) -> u64 {
@@ -254,12 +263,7 @@ impl MetadataState {
             Command::CommitObject {
                 object_key,
                 partitions,
-            } => Outcome::Committed(
-                partitions
-                    .iter()
-                    .map(|p| self.commit_partition(&object_key, p))
-                    .collect(),
-            ),
+            } => Outcome::Committed(self.commit_object(object_key, &partitions)),
             Command::InitProducerId { existing } => {
                 Outcome::ProducerId(self.init_producer_id(existing))
             }
@@ -356,6 +360,28 @@ impl MetadataState {
             },
         );
         Ok((id, 0))
+    }
+
+    fn commit_object(
+        &mut self,
+        object_key: String,
+        partitions: &[PartitionBatches],
+    ) -> Vec<Vec<BatchOutcome>> {
+        if let Some(previous) = self.recent_commits.get(&object_key) {
+            return previous.clone();
+        }
+        let outcomes: Vec<Vec<BatchOutcome>> = partitions
+            .iter()
+            .map(|p| self.commit_partition(&object_key, p))
+            .collect();
+        if self.recent_order.len() == RECENT_COMMITS_MAX
+            && let Some(oldest) = self.recent_order.pop_front()
+        {
+            self.recent_commits.remove(&oldest);
+        }
+        self.recent_order.push_back(object_key.clone());
+        self.recent_commits.insert(object_key, outcomes.clone());
+        outcomes
     }
 
     fn commit_partition(
@@ -521,8 +547,9 @@ mod tests {
         tp: TopicPartition,
         batches: Vec<CommittedBatch>,
     ) -> Vec<BatchOutcome> {
+        // Every commit is a new object, as in production (keys never repeat).
         match state.apply(Command::CommitObject {
-            object_key: key.into(),
+            object_key: format!("{key}#{}", state.applied()),
             partitions: vec![PartitionBatches {
                 partition: tp,
                 batches,
@@ -577,7 +604,7 @@ mod tests {
             (0, 5, 150)
         );
         assert_eq!(
-            (p.index[1].object_key.as_str(), p.index[1].base_offset),
+            (&p.index[1].object_key[..1], p.index[1].base_offset),
             ("b", 5)
         );
     }
@@ -679,5 +706,93 @@ mod tests {
         let bytes = postcard::to_stdvec(&state).unwrap();
         let restored: MetadataState = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(restored, state);
+    }
+}
+
+#[cfg(test)]
+mod determinism_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn command(kind: u8, a: u8, b: u8) -> Command {
+        let topic = format!("t{}", a % 3);
+        match kind % 6 {
+            0 => Command::CreateTopic {
+                name: topic,
+                id: Uuid::from_u128(u128::from(a % 3) + 1),
+                partitions: i32::from(b % 4) + 1,
+                configs: BTreeMap::new(),
+            },
+            1 => Command::InitProducerId {
+                existing: b.is_multiple_of(2).then_some((i64::from(a % 4), 0)),
+            },
+            2 | 3 => Command::CommitObject {
+                object_key: format!("o{}", b % 16),
+                partitions: vec![PartitionBatches {
+                    partition: TopicPartition {
+                        topic_id: Uuid::from_u128(u128::from(a % 3) + 1),
+                        partition: i32::from(b % 4),
+                    },
+                    batches: vec![CommittedBatch {
+                        byte_start: 16,
+                        byte_len: 100,
+                        offset_count: i64::from(b % 5) + 1,
+                        max_timestamp: i64::from(a),
+                        producer_id: i64::from(a % 5) - 1,
+                        producer_epoch: 0,
+                        base_sequence: i32::from(b % 3),
+                        last_sequence: i32::from(b % 3) + i32::from(b % 5),
+                    }],
+                }],
+            },
+            4 => Command::OffsetCommit {
+                group: "g".into(),
+                topic,
+                partition: i32::from(b % 4),
+                offset: GroupOffset {
+                    offset: i64::from(b),
+                    leader_epoch: 0,
+                    metadata: None,
+                    commit_timestamp: 1,
+                },
+            },
+            _ => Command::CreatePartitions {
+                name: topic,
+                total: i32::from(b % 6) + 1,
+            },
+        }
+    }
+
+    proptest! {
+        /// The same command log applied twice gives byte-identical snapshots: what makes the
+        /// state machine safe to replicate and to rebuild from a log.
+        #[test]
+        fn the_same_log_gives_identical_snapshots(log in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..200)) {
+            let commands: Vec<Command> = log.iter().map(|&(k, a, b)| command(k, a, b)).collect();
+            let mut first = MetadataState::default();
+            let mut second = MetadataState::default();
+            let outcomes_first: Vec<Outcome> = commands.iter().cloned().map(|c| first.apply(c)).collect();
+            let outcomes_second: Vec<Outcome> = commands.into_iter().map(|c| second.apply(c)).collect();
+            prop_assert_eq!(outcomes_first, outcomes_second);
+            prop_assert_eq!(postcard::to_stdvec(&first).unwrap(), postcard::to_stdvec(&second).unwrap());
+            // And a snapshot round trip loses nothing.
+            let restored: MetadataState = postcard::from_bytes(&postcard::to_stdvec(&first).unwrap()).unwrap();
+            prop_assert_eq!(restored, first);
+        }
+    }
+
+    #[test]
+    fn a_retried_object_commit_returns_its_original_outcome() {
+        let mut state = MetadataState::default();
+        state.apply(command(0, 0, 0));
+        let commit = command(2, 0, 4);
+        let first = state.apply(commit.clone());
+        let high_watermark = state.topic("t0").unwrap().partitions[0].high_watermark;
+        assert_eq!(state.apply(commit), first, "same outcome again");
+        assert_eq!(
+            state.topic("t0").unwrap().partitions[0].high_watermark,
+            high_watermark,
+            "no new offsets"
+        );
     }
 }
