@@ -39,46 +39,66 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let mut in_flight: FuturesOrdered<Reply> = FuturesOrdered::new();
     let mut reading = true;
+    // A whole frame waiting for request-budget permits.
+    let mut stalled: Option<Bytes> = None;
     loop {
-        if !reading && in_flight.is_empty() {
+        // Start every whole frame that the in-flight limit and the request budget allow.
+        while in_flight.len() < in_flight_max {
+            let frame = match stalled.take() {
+                Some(frame) => frame,
+                None => match split_frame(&mut buf, frame_bytes_max) {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(%peer, error = %e, "closing connection: bad frame");
+                        in_flight.push_back(Box::pin(async move { Err(e.to_string()) }));
+                        reading = false;
+                        buf.clear();
+                        break;
+                    }
+                },
+            };
+            // Held until the response is ready: bounds request memory across connections.
+            // Waiting is only safe with nothing of our own in flight (those replies release
+            // permits only when polled); otherwise stop reading until some complete.
+            let bytes = frame
+                .len()
+                .clamp(1, broker.config.request_bytes_in_flight_max) as u32;
+            let budget = broker.request_budget.clone();
+            let permit = if in_flight.is_empty() {
+                match budget.acquire_many_owned(bytes).await {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                }
+            } else {
+                match budget.try_acquire_many_owned(bytes) {
+                    Ok(permit) => permit,
+                    Err(_) => {
+                        stalled = Some(frame);
+                        break;
+                    }
+                }
+            };
+            let reply = start(broker.clone(), frame).await;
+            in_flight.push_back(Box::pin(async move {
+                let result = reply.await;
+                drop(permit);
+                result
+            }));
+        }
+        if !reading && in_flight.is_empty() && stalled.is_none() {
             return;
         }
+        let may_read = reading && stalled.is_none() && in_flight.len() < in_flight_max;
         tokio::select! {
-            read = reader.read_buf(&mut buf), if reading && in_flight.len() < in_flight_max => {
-                match read {
-                    Ok(0) => reading = false,
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::debug!(%peer, error = %e, "connection read failed");
-                        return;
-                    }
+            read = reader.read_buf(&mut buf), if may_read => match read {
+                Ok(0) => reading = false,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(%peer, error = %e, "connection read failed");
+                    return;
                 }
-                loop {
-                    match split_frame(&mut buf, frame_bytes_max) {
-                        Ok(Some(frame)) => {
-                            // Held until the response is written: bounds request memory
-                            // across all connections.
-                            let bytes = frame.len().clamp(1, broker.config.request_bytes_in_flight_max) as u32;
-                            let Ok(permit) = broker.request_budget.clone().acquire_many_owned(bytes).await else {
-                                return;
-                            };
-                            let reply = start(broker.clone(), frame).await;
-                            in_flight.push_back(Box::pin(async move {
-                                let result = reply.await;
-                                drop(permit);
-                                result
-                            }));
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!(%peer, error = %e, "closing connection: bad frame");
-                            in_flight.push_back(Box::pin(async move { Err(e.to_string()) }));
-                            reading = false;
-                            break;
-                        }
-                    }
-                }
-            }
+            },
             Some(reply) = in_flight.next(), if !in_flight.is_empty() => match reply {
                 Ok(Some(bytes)) => {
                     if let Err(e) = writer.write_all(&bytes).await {
@@ -93,6 +113,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     return;
                 }
             },
+            else => return,
         }
     }
 }
