@@ -322,6 +322,7 @@ fn load_spec(args: &LoadArgs, bootstrap: String) -> LoadSpec {
         acks: args.acks,
         idempotent: !args.no_idempotence,
         consume: !args.no_consume,
+        progress: true,
     }
 }
 

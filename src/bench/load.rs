@@ -39,6 +39,8 @@ pub struct LoadSpec {
     pub idempotent: bool,
     /// Consume everything produced and measure end-to-end latency.
     pub consume: bool,
+    /// Draw a progress bar on standard error (hidden when it is not a terminal).
+    pub progress: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -118,6 +120,9 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, BenchError> {
         .consume
         .then(|| tokio::spawn(consume(spec.clone(), producing.clone(), shared.clone())));
     let started = Instant::now();
+    let ticker = spec
+        .progress
+        .then(|| tokio::spawn(show_progress(spec.duration, started, shared.clone())));
     let mut producers = Vec::new();
     for index in 0..spec.producers.max(1) {
         producers.push(tokio::spawn(produce(spec.clone(), index, shared.clone())));
@@ -126,6 +131,9 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, BenchError> {
         p.await.map_err(|e| BenchError::Broker(e.to_string()))??;
     }
     let seconds = started.elapsed().as_secs_f64();
+    if let Some(ticker) = ticker {
+        ticker.abort();
+    }
     producing.store(false, Ordering::Relaxed);
     let (e2e, consumed) = match consumer {
         Some(task) => {
@@ -155,6 +163,39 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, BenchError> {
         consumed_records: consumed,
         produce_errors: shared.errors.load(Ordering::Relaxed),
     })
+}
+
+/// A progress bar over the run's duration with the acknowledged records and rate so far.
+async fn show_progress(duration: Duration, started: Instant, shared: Arc<Shared>) {
+    let total = duration.as_millis().max(1) as u64;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {elapsed}/{duration} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let _finish = scopeguard(bar.clone());
+    loop {
+        let elapsed = started.elapsed();
+        let records = shared.acked_records.load(Ordering::Relaxed);
+        let megabytes = shared.acked_bytes.load(Ordering::Relaxed) as f64 / 1e6;
+        bar.set_position((elapsed.as_millis() as u64).min(total));
+        bar.set_message(format!(
+            "{records} records acknowledged, {:.1} MB/s",
+            megabytes / elapsed.as_secs_f64().max(1e-3)
+        ));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Clears the bar when the ticker task is aborted.
+fn scopeguard(bar: indicatif::ProgressBar) -> impl Drop {
+    struct Clear(indicatif::ProgressBar);
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            self.0.finish_and_clear();
+        }
+    }
+    Clear(bar)
 }
 
 async fn create_topic(spec: &LoadSpec) -> Result<(), BenchError> {
