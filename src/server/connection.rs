@@ -1,8 +1,9 @@
 //! One client connection: read frames, handle them concurrently, answer in order.
 //!
-//! Each request's in-order part (decoding; queueing a produce request's batches) runs before the
-//! next frame is taken, so one connection's batches reach the pipeline in the order sent; the
-//! rest (waiting for commits, reads) runs concurrently.
+//! Each request's in-order part runs before the next frame is taken: decoding, queueing a
+//! produce request's batches (so one connection's batches reach the pipeline in the order
+//! sent), and all of any request other than Produce and Fetch. Waiting for commits and
+//! fetches (which may long-poll) run concurrently.
 //!
 //! Up to `connection_requests_in_flight_max` requests run at once; their responses are written
 //! strictly in request order (Kafka clients depend on it). When the limit is reached the socket

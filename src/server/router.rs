@@ -53,8 +53,9 @@ pub enum RouteError {
 /// encoded response, or `None` when no response is due (acks=0 produce).
 pub type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> + Send>>;
 
-/// Starts handling one request. What must happen in request order (decoding, and queueing a
-/// produce request's batches) is done before this returns; the rest is the returned `Reply`.
+/// Starts handling one request. What must happen in request order is done before this
+/// returns: decoding, queueing a produce request's batches, and every request other than
+/// Produce and Fetch in full. The rest (waiting for commits, long polls) is the returned `Reply`.
 pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
@@ -93,20 +94,27 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
             }
         }));
     }
-    Ok(Box::pin(async move {
-        let is_fetch = matches!(body, RequestBody::Fetch(_));
-        let response = respond(&broker, body, version).await?;
-        if is_fetch {
+    if matches!(body, RequestBody::Fetch(_)) {
+        // Fetches may long-poll, so they run concurrently with later requests.
+        return Ok(Box::pin(async move {
+            let response = respond(&broker, body, version).await?;
             broker
                 .metrics
                 .fetch_latency
                 .observe(started.elapsed().as_secs_f64());
-        }
-        let encoded = encode_response(api, version, correlation_id, |buf| {
-            response.encode(buf, version)
-        })?;
-        Ok(Some(encoded))
-    }))
+            let encoded = encode_response(api, version, correlation_id, |buf| {
+                response.encode(buf, version)
+            })?;
+            Ok(Some(encoded))
+        }));
+    }
+    // Everything else completes before the connection's next request is taken, as in Kafka:
+    // a CreateTopics pipelined ahead of a Produce has created the topic when the Produce runs.
+    let response = respond(&broker, body, version).await?;
+    let encoded = encode_response(api, version, correlation_id, |buf| {
+        response.encode(buf, version)
+    })?;
+    Ok(Box::pin(async move { Ok(Some(encoded)) }))
 }
 
 /// Runs the handler of a (non-produce) request.
