@@ -2,11 +2,13 @@
 
 pub mod admin;
 pub mod bench;
+pub mod clock;
 pub mod config;
 pub mod fetch;
 pub mod metadata;
 pub mod object;
 pub mod produce;
 pub mod protocol;
+pub mod random;
 pub mod server;
 pub mod telemetry;

@@ -93,13 +93,6 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("static bounds are valid")
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 struct Shared {
     produce_latency: Mutex<Histogram<u64>>,
     acked_records: AtomicU64,
@@ -335,7 +328,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
             base_sequence: if spec.idempotent { *sequence } else { -1 },
             records: spec.batch_records,
             value_bytes: spec.record_bytes,
-            base_timestamp_ms: now_ms(),
+            base_timestamp_ms: crate::clock::now_ms(),
         });
         *sequence = sequence.wrapping_add(spec.batch_records);
         let bytes = batch.len() as u64;
@@ -409,7 +402,7 @@ async fn consume(
         let ResponseBody::Fetch(response) = response else {
             return Err(BenchError::Broker("unexpected Fetch answer".into()));
         };
-        let now = now_ms();
+        let now = crate::clock::now_ms();
         for partition in response.responses.iter().flat_map(|t| &t.partitions) {
             let Some(records) = &partition.records else {
                 continue;

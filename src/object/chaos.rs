@@ -12,6 +12,7 @@
 //! Calibrated to published figures: S3 Standard PUTs of 2–8 MiB at p99 ≈ 200–400 ms, GET first
 //! byte 100–200 ms for such objects; S3 Express One Zone single-digit milliseconds.
 
+pub use crate::random::SplitMix64;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -306,36 +307,6 @@ impl FaultPlan {
         }
         let index = ((which * eligible.len() as f64) as usize).min(eligible.len() - 1);
         Some(eligible[index])
-    }
-}
-
-/// A small deterministic generator (SplitMix64): the randomness seam for chaos and jitter.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform().max(f64::MIN_POSITIVE);
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 }
 

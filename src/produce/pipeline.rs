@@ -166,13 +166,6 @@ async fn sleep_until(deadline: Option<std::time::Instant>) {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 /// Where sealed objects go: the object store, and the cache that serves fresh reads.
 #[derive(Clone)]
 struct Storage {
@@ -183,7 +176,7 @@ struct Storage {
 fn start_upload(sealed: Sealed<Pending>, store: Storage, metrics: &BrokerMetrics) -> Upload {
     metrics.object_sealed(sealed.reason, sealed.bytes);
     tokio::spawn(async move {
-        let created_ms = now_ms();
+        let created_ms = crate::clock::now_ms();
         let key = new_object_key(created_ms);
         let chunks: Vec<_> = sealed
             .chunks

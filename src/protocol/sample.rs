@@ -1,5 +1,6 @@
 //! Random values for the codec round-trip tests.
 
+use crate::random::SplitMix64;
 use bytes::Bytes;
 
 /// Random, valid-for-the-version values of a generated struct (round-trip tests).
@@ -7,21 +8,17 @@ pub trait Sample {
     fn sample(rng: &mut SampleRng, version: i16) -> Self;
 }
 
-/// A small deterministic generator (SplitMix64) so a failing seed reproduces exactly.
-pub struct SampleRng(u64);
+/// Random values from a seed, so a failing seed reproduces exactly.
+pub struct SampleRng(SplitMix64);
 
 impl SampleRng {
     pub fn new(seed: u64) -> Self {
-        SampleRng(seed)
+        SampleRng(SplitMix64::new(seed))
     }
 
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     pub fn bool(&mut self) -> bool {

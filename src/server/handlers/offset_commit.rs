@@ -17,10 +17,7 @@ use crate::server::broker::Broker;
 const OFFSET_METADATA_BYTES_MAX: usize = 4096;
 
 pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetCommitResponse {
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let now_ms = crate::clock::now_ms();
     let mut commands = Vec::new();
     let mut results = Vec::new();
     for topic in &request.topics {
