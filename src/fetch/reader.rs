@@ -23,6 +23,13 @@ pub enum ReadError {
     },
 }
 
+/// Patched batches for a client, and how many records they hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadBatches {
+    pub bytes: Bytes,
+    pub records: u64,
+}
+
 /// Reads runs and returns the batches holding offsets ≥ `fetch_offset`, patched, up to
 /// `max_bytes` (always at least one batch).
 pub async fn read_batches(
@@ -32,8 +39,9 @@ pub async fn read_batches(
     fetch_offset: i64,
     max_bytes: usize,
     leader_epoch: i32,
-) -> Result<Bytes, ReadError> {
+) -> Result<ReadBatches, ReadError> {
     let mut out = BytesMut::new();
+    let mut records = 0u64;
     'runs: for run in runs {
         let range = run.byte_start..run.byte_start + run.byte_len;
         let raw = match cache.get_range(&run.object_key, range.clone()) {
@@ -58,9 +66,13 @@ pub async fn read_batches(
                 out.extend_from_slice(batch.as_bytes());
                 set_base_offset(&mut out[start..], base);
                 set_partition_leader_epoch(&mut out[start..], leader_epoch);
+                records += batch.record_count().max(0) as u64;
             }
             base = next;
         }
     }
-    Ok(out.freeze())
+    Ok(ReadBatches {
+        bytes: out.freeze(),
+        records,
+    })
 }

@@ -60,7 +60,8 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         7,
     )
     .await
-    .unwrap();
+    .unwrap()
+    .bytes;
     let bases: Vec<(i64, i32)> = Batches::new(all)
         .map(|b| {
             let b = b.unwrap();
@@ -72,7 +73,8 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
 
     let tail = read_batches(&store, &ObjectCache::new(0), &[run], 104, 1 << 20, 7)
         .await
-        .unwrap();
+        .unwrap()
+        .bytes;
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -95,7 +97,8 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         0,
     )
     .await
-    .unwrap();
+    .unwrap()
+    .bytes;
     assert_eq!(one.len(), sizes[0]);
     let two = read_batches(
         &store,
@@ -106,7 +109,8 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         0,
     )
     .await
-    .unwrap();
+    .unwrap()
+    .bytes;
     assert_eq!(two.len(), sizes[0] + sizes[1]);
 }
 
@@ -123,6 +127,7 @@ async fn the_cache_serves_reads_without_the_store() {
     store.delete("o1").await.unwrap();
     let all = read_batches(&store, &cache, &[run], 100, 1 << 20, 0)
         .await
-        .unwrap();
+        .unwrap()
+        .bytes;
     assert_eq!(all.len(), sizes.iter().sum::<usize>());
 }

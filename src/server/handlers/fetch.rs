@@ -10,7 +10,6 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use crate::protocol::record_batch::Batches;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::BrokerMetrics;
 use std::time::Duration;
@@ -60,14 +59,24 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
             ..Default::default()
         };
         for p in &topic.partitions {
-            let state: Option<PartitionState> = broker.metadata.read(|s| {
+            // The request-wide budget is soft for the first partition (at least one batch).
+            let budget = (p.partition_max_bytes.max(0) as usize).min(if planned_bytes == 0 {
+                usize::MAX
+            } else {
+                request_budget.saturating_sub(planned_bytes)
+            });
+            // Plan under the read lock: only the planned runs are copied, not the index.
+            let planned = broker.metadata.read(|s| {
                 s.topic(&topic.topic)
                     .and_then(|t| {
                         usize::try_from(p.partition)
                             .ok()
                             .and_then(|i| t.partitions.get(i))
                     })
-                    .cloned()
+                    .map(|state: &PartitionState| {
+                        let plan = plan_fetch(state, p.fetch_offset, budget as u64);
+                        (state.high_watermark, state.log_start_offset, plan)
+                    })
             });
             let mut data = PartitionData {
                 partition_index: p.partition,
@@ -77,22 +86,16 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
                 records: Some(bytes::Bytes::new()),
                 ..Default::default()
             };
-            let Some(state) = state else {
+            let Some((high_watermark, log_start_offset, plan)) = planned else {
                 data.error_code = ErrorCode::UnknownTopicOrPartition.code();
                 data.records = None;
                 out.partitions.push(data);
                 continue;
             };
-            data.high_watermark = state.high_watermark;
-            data.last_stable_offset = state.high_watermark;
-            data.log_start_offset = state.log_start_offset;
-            // The request-wide budget is soft for the first partition (at least one batch).
-            let budget = (p.partition_max_bytes.max(0) as usize).min(if planned_bytes == 0 {
-                usize::MAX
-            } else {
-                request_budget.saturating_sub(planned_bytes)
-            });
-            match plan_fetch(&state, p.fetch_offset, budget as u64) {
+            data.high_watermark = high_watermark;
+            data.last_stable_offset = high_watermark;
+            data.log_start_offset = log_start_offset;
+            match plan {
                 Plan::OutOfRange => {
                     data.error_code = ErrorCode::OffsetOutOfRange.code();
                     data.records = None;
@@ -132,15 +135,11 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
         let topic = &mut response.responses[read.topic];
         let data = &mut topic.partitions[read.partition];
         match result {
-            Ok(records) => {
-                total += records.len();
-                BrokerMetrics::add(&broker.metrics.fetch_bytes, records.len() as u64);
-                let count: i64 = Batches::new(records.clone())
-                    .flatten()
-                    .map(|b| i64::from(b.record_count().max(0)))
-                    .sum();
-                BrokerMetrics::add(&broker.metrics.fetch_records, count as u64);
-                data.records = Some(records);
+            Ok(read) => {
+                total += read.bytes.len();
+                BrokerMetrics::add(&broker.metrics.fetch_bytes, read.bytes.len() as u64);
+                BrokerMetrics::add(&broker.metrics.fetch_records, read.records);
+                data.records = Some(read.bytes);
             }
             Err(e) => {
                 tracing::warn!(error = %e, topic = %topic.topic, partition = data.partition_index, "fetch read failed");
