@@ -64,10 +64,12 @@ fn run(spec_dir: &Path, out_dir: &Path) -> Result<usize, String> {
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         written.push(file);
     }
-    let index = out_dir.join("mod.rs");
-    std::fs::write(&index, render::index_file(&messages))
-        .map_err(|e| format!("cannot write {}: {e}", index.display()))?;
-    written.push(index);
+    for (name, contents) in render::index_files(&messages) {
+        let file = out_dir.join(name);
+        std::fs::write(&file, contents)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        written.push(file);
+    }
 
     let status = Command::new("rustfmt")
         .args(["--edition", "2024"])

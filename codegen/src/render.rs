@@ -565,12 +565,17 @@ pub fn message_file(m: &Message) -> String {
     out
 }
 
-pub fn index_file(messages: &[Message]) -> String {
-    let mut out = String::from(HEADER);
-    out.push_str(
-        "//! One module per Kafka message; the API key table; request and response dispatch.\n\n",
+fn file_start(doc: &str, uses: &str) -> String {
+    format!("{HEADER}//! {doc}\n\n{uses}\n")
+}
+
+/// The index files: `mod.rs` (modules and re-exports), `api_key.rs` (the API key table) and
+/// `body.rs` (request and response dispatch), as (file name, contents).
+pub fn index_files(messages: &[Message]) -> Vec<(&'static str, String)> {
+    let mut out = file_start(
+        "One module per Kafka message, the API key table (`api_key`) and request and response\n//! dispatch by API key (`request_body`, `response_body`).",
+        "pub mod api_key;\npub mod request_body;\npub mod response_body;\n\npub use api_key::ApiKey;\npub use request_body::RequestBody;\npub use response_body::ResponseBody;\n",
     );
-    out.push_str("use crate::protocol::wire::{self, Message as _};\n\n");
     for m in messages {
         writeln!(out, "pub mod {};", snake_case(&m.name)).ok();
     }
@@ -599,7 +604,14 @@ pub fn index_file(messages: &[Message]) -> String {
     apis.sort_by_key(|(k, _, _)| *k);
     let base = |m: &Message| m.name.trim_end_matches("Request").to_string();
 
-    out.push_str("\n/// Every API in the message definitions, by its Kafka API key.\n");
+    let mut module = std::mem::replace(
+        &mut out,
+        file_start(
+            "Every API in the message definitions by its Kafka key, with its versions and the\n//! request and response header versions it uses.",
+            "use super::*;\nuse crate::protocol::wire::Message as _;\n",
+        ),
+    );
+    out.push_str("/// Every API in the message definitions, by its Kafka API key.\n");
     out.push_str("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]\n#[repr(i16)]\npub enum ApiKey {\n");
     for (key, req, _) in &apis {
         writeln!(out, "    {} = {key},", base(req)).ok();
@@ -664,12 +676,29 @@ pub fn index_file(messages: &[Message]) -> String {
         "    /// Response header v1 for flexible versions, v0 otherwise; ApiVersions always answers\n    /// with v0 so that a client can read the error before knowing the broker's versions (KIP-511).\n    pub fn response_header_version(self, version: i16) -> i16 {\n        if self != ApiKey::ApiVersions && self.is_flexible(version) { 1 } else { 0 }\n    }\n}\n\n",
     );
 
-    out.push_str("/// Calls `$callback!(Type, ...)` with every generated message type (tests).\n#[cfg(test)]\nmacro_rules! with_all_messages {\n    ($callback:ident) => {\n        $callback!(");
+    let api_key = std::mem::replace(
+        &mut out,
+        file_start(
+            "The request body of every API, decoded and encoded by API key.",
+            "use super::*;\nuse crate::protocol::wire::{self, Message as _};\n",
+        ),
+    );
+    module.push_str("\n/// Calls `$callback!(Type, ...)` with every generated message type (tests).\n#[cfg(test)]\nmacro_rules! with_all_messages {\n    ($callback:ident) => {\n        $callback!(");
     let names: Vec<&str> = messages.iter().map(|m| m.name.as_str()).collect();
-    out.push_str(&names.join(", "));
-    out.push_str(");\n    };\n}\n#[cfg(test)]\npub(crate) use with_all_messages;\n\n");
+    module.push_str(&names.join(", "));
+    module.push_str(");\n    };\n}\n#[cfg(test)]\npub(crate) use with_all_messages;\n");
 
+    let mut request_body = String::new();
     for (kind, pick) in [("Request", 1usize), ("Response", 2usize)] {
+        if pick == 2 {
+            request_body = std::mem::replace(
+                &mut out,
+                file_start(
+                    "The response body of every API, encoded and decoded by API key.",
+                    "use super::*;\nuse crate::protocol::wire::{self, Message as _};\n",
+                ),
+            );
+        }
         let name_of = |(_, req, resp): &(i16, &Message, &Message)| {
             if pick == 1 {
                 req.name.clone()
@@ -715,5 +744,10 @@ pub fn index_file(messages: &[Message]) -> String {
         }
         out.push_str("        }\n    }\n}\n\n");
     }
-    out
+    vec![
+        ("mod.rs", module),
+        ("api_key.rs", api_key),
+        ("request_body.rs", request_body),
+        ("response_body.rs", out),
+    ]
 }

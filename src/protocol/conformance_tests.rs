@@ -114,6 +114,9 @@ macro_rules! cross_check_all {
         }
     };
 }
+// The oracle's coverage, listed by hand: it is every request, response and header of
+// `with_all_messages!` except StreamsGroupDescribe and StreamsGroupHeartbeat, which
+// kafka-protocol 0.18 does not have (a macro cannot filter the generated list).
 cross_check_all!(
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
