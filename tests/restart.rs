@@ -31,16 +31,27 @@ fn acked_records_survive_a_crash_and_offsets_continue() {
             let _ = p.flush(Duration::from_secs(1));
         })
     };
-    // Let acknowledgements accumulate, then crash the broker in the middle of the load.
-    while acks
-        .by_partition
-        .lock()
-        .unwrap()
-        .values()
-        .map(Vec::len)
-        .sum::<usize>()
-        < 5_000
-    {
+    // Let acknowledgements accumulate on every partition, then crash the broker in the middle
+    // of the load.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let counts: Vec<usize> = (0..4)
+            .map(|p| {
+                acks.by_partition
+                    .lock()
+                    .unwrap()
+                    .get(&p)
+                    .map_or(0, Vec::len)
+            })
+            .collect();
+        if counts.iter().all(|&n| n >= 1_250) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "acks per partition stayed at {counts:?}; producer errors: {:?}",
+            acks.errors.lock().unwrap()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     floe.kill();
@@ -81,10 +92,9 @@ fn acked_records_survive_a_crash_and_offsets_continue() {
     flush(&p);
     let before = acked;
     for (partition, records) in acks.by_partition.lock().unwrap().iter() {
-        let last_acked = before[partition]
-            .iter()
-            .map(|r| r.offset)
-            .max()
+        let last_acked = before
+            .get(partition)
+            .and_then(|v| v.iter().map(|r| r.offset).max())
             .unwrap_or(-1);
         assert!(
             records[0].offset > last_acked,
