@@ -1,6 +1,7 @@
 //! One validated configuration: every limit has a name and a default.
 
 use crate::object::store::ObjectStoreConfig;
+use crate::quorum::QuorumConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,8 +34,12 @@ pub struct Config {
     pub request_bytes_in_flight_max: usize,
     /// Recently uploaded objects kept in memory for fetches (0 disables the cache).
     pub object_cache_bytes_max: u64,
-    /// Metadata log records between snapshots.
-    pub snapshot_every: u64,
+    /// This node's place in the metadata quorum (its id is also its Kafka broker id).
+    pub quorum: QuorumConfig,
+    /// The availability zone this agent serves (clients in it are routed to it).
+    pub zone: Option<String>,
+    /// How long an agent stays in Metadata answers without renewing its registration.
+    pub agent_lease: Duration,
 }
 
 impl Config {
@@ -56,7 +61,9 @@ impl Config {
             uploads_in_flight_max: 16,
             connection_requests_in_flight_max: 32,
             request_bytes_in_flight_max: 256 * 1024 * 1024,
-            snapshot_every: 10_000,
+            quorum: QuorumConfig::single(0),
+            zone: None,
+            agent_lease: Duration::from_secs(6),
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }
@@ -80,6 +87,14 @@ impl Config {
         if self.uploads_in_flight_max == 0 || self.connection_requests_in_flight_max == 0 {
             return Err("in-flight limits must be at least 1".into());
         }
+        if self.quorum.node_id > i32::MAX as u64 {
+            return Err("the node id must fit a Kafka broker id (at most 2147483647)".into());
+        }
         Ok(())
+    }
+
+    /// This node's Kafka broker id.
+    pub fn node_id(&self) -> i32 {
+        self.quorum.node_id as i32
     }
 }

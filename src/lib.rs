@@ -9,6 +9,7 @@ pub mod metadata;
 pub mod object;
 pub mod produce;
 pub mod protocol;
+pub mod quorum;
 pub mod random;
 pub mod server;
 pub mod telemetry;

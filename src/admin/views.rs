@@ -2,7 +2,7 @@
 
 use crate::bench::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
 use crate::object::chaos::Operation;
-use crate::server::broker::{Broker, NODE_ID};
+use crate::server::broker::Broker;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
@@ -18,7 +18,7 @@ pub fn cluster(broker: &Broker) -> Value {
     json!({
         "cluster_id": broker.cluster_id,
         "version": env!("CARGO_PKG_VERSION"),
-        "brokers": [{ "node_id": NODE_ID, "host": host, "port": port }],
+        "brokers": [{ "node_id": broker.node_id(), "host": host, "port": port }],
         "object_store": broker.store.description(),
         "topics": topics,
         "partitions": partitions,

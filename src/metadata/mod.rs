@@ -1,14 +1,12 @@
 //! Metadata: the consistent part of floe (topics, offsets, producer state, group offsets).
 //!
 //! ```text
-//! handlers ──► MetadataStore::apply(command) ──► CommandLog (append + fsync)
-//!                                           └──► MetadataState::apply (pure) ──► outcome
-//!                                           └──► notify waiters (long-poll fetch)
+//! handlers ──► MetadataStore::apply(commands) ──► quorum (Raft: fsync'd log, majority commit)
+//!                                             └──► MetadataState::apply (pure) ──► outcomes
+//!          ──► MetadataStore::read ──► this node's applied MetadataState (no network)
 //! ```
-//! `state` is pure and deterministic; `log` makes it durable on one node; `store` serialises
-//! access and wakes readers when a commit changes what is visible.
+//! `state` is pure and deterministic; `store` is the broker's window onto the replicated copy.
 
-pub mod log;
 pub mod state;
 pub mod store;
 

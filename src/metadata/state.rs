@@ -147,14 +147,14 @@ pub enum BatchOutcome {
     UnknownProducerId,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TopicError {
     AlreadyExists,
     NotFound,
     InvalidPartitions,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
     Topic(Result<(), TopicError>),
     /// Per partition, in command order; per batch, in partition order.
@@ -163,7 +163,7 @@ pub enum Outcome {
     OffsetCommitted(Result<(), TopicError>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InitProducerIdError {
     /// The id/epoch the client presented is not the current one.
     InvalidProducerEpoch,

@@ -1,56 +1,43 @@
-//! `MetadataStore`: the single-node owner of the metadata state and its durable log.
+//! `MetadataStore`: what the broker sees of the metadata quorum — writes that return their
+//! outcomes once durable on a majority, and reads of this node's applied copy of the state.
 //!
-//! Commands are appended and fsync'd before they are applied, so every outcome a caller sees
-//! survives a crash. Readers take a shared lock on the state; writers are serialised by the log
-//! lock, which keeps the log order and the apply order the same.
+//! A write returns only after this node has applied it too, so a client that wrote through
+//! this node reads its own write here (read-your-writes).
 
-use super::log::{CommandLog, LogError};
 use super::state::{Command, MetadataState, Outcome};
+use crate::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use tokio::sync::watch;
 
 #[derive(Clone)]
 pub struct MetadataStore {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    log: Mutex<CommandLog>,
-    state: RwLock<MetadataState>,
-    /// Bumped after every apply; long-polling fetches wait on it.
-    applied: watch::Sender<u64>,
-    snapshot_every: u64,
+    quorum: Arc<Quorum>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(transparent)]
-    Log(#[from] LogError),
+    Write(#[from] WriteError),
     #[error("the metadata writer stopped: {0}")]
     Stopped(String),
 }
 
 impl MetadataStore {
-    pub fn open(dir: &Path, snapshot_every: u64) -> Result<MetadataStore, LogError> {
-        let (log, state) = CommandLog::open(dir)?;
-        let (applied, _) = watch::channel(state.applied());
+    /// Starts this node's quorum member with its storage under `dir`.
+    pub async fn open(dir: &Path, config: QuorumConfig) -> Result<MetadataStore, QuorumError> {
+        let quorum = Quorum::start(dir, config).await?;
         Ok(MetadataStore {
-            inner: Arc::new(Inner {
-                log: Mutex::new(log),
-                state: RwLock::new(state),
-                applied,
-                snapshot_every: snapshot_every.max(1),
-            }),
+            quorum: Arc::new(quorum),
         })
     }
 
-    /// Makes the commands durable, applies them in order, and returns their outcomes.
+    /// Commits the commands (durable on a majority), waits until this node has applied
+    /// them, and returns their outcomes.
     pub async fn apply(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, StoreError> {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || inner.apply_blocking(commands))
-            .await
-            .map_err(|e| StoreError::Stopped(e.to_string()))?
+        let applied = self.quorum.write(commands).await?;
+        self.quorum.wait_applied(applied.index).await?;
+        Ok(applied.outcomes)
     }
 
     pub async fn apply_one(&self, command: Command) -> Result<Outcome, StoreError> {
@@ -60,43 +47,17 @@ impl MetadataStore {
             .ok_or_else(|| StoreError::Stopped("no outcome for a command".into()))
     }
 
-    /// Runs `f` on a consistent view of the state.
+    /// Runs `f` on this node's consistent view of the state.
     pub fn read<T>(&self, f: impl FnOnce(&MetadataState) -> T) -> T {
-        let state = self
-            .inner
-            .state
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        f(&state)
+        self.quorum.shared().read(|m| f(&m.state))
     }
 
-    /// A receiver that changes whenever a command is applied.
+    /// A receiver that changes whenever this node applies a log entry.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.inner.applied.subscribe()
+        self.quorum.shared().applied.subscribe()
     }
-}
 
-impl Inner {
-    fn apply_blocking(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, StoreError> {
-        let mut log = self
-            .log
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        log.append(&commands)?;
-        let mut state = self
-            .state
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let outcomes: Vec<Outcome> = commands.into_iter().map(|c| state.apply(c)).collect();
-        let applied = state.applied();
-        if log.records_since_snapshot() >= self.snapshot_every
-            && let Err(e) = log.snapshot(&state)
-        {
-            // The log still holds everything; a failed snapshot only delays compaction.
-            tracing::warn!(error = %e, "metadata snapshot failed");
-        }
-        drop(state);
-        self.applied.send_replace(applied);
-        Ok(outcomes)
+    pub fn quorum(&self) -> &Quorum {
+        &self.quorum
     }
 }

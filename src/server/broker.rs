@@ -11,9 +11,6 @@ use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// This node's id in Metadata and FindCoordinator answers. Every agent can serve every
-/// partition, so each names itself leader of everything.
-pub const NODE_ID: i32 = 0;
 /// Leader epoch reported and written into fetched batches; there are no leader elections.
 pub const LEADER_EPOCH: i32 = 0;
 
@@ -31,6 +28,11 @@ pub struct Broker {
 }
 
 impl Broker {
+    /// This node's Kafka broker id (its quorum node id).
+    pub fn node_id(&self) -> i32 {
+        self.config.node_id()
+    }
+
     pub fn advertised(&self) -> (String, i32) {
         let addr = if self.config.advertised_addr.is_empty() {
             &self.config.kafka_addr

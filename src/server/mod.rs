@@ -21,8 +21,8 @@ use tokio::net::TcpListener;
 pub enum StartError {
     #[error("invalid configuration: {0}")]
     Config(String),
-    #[error("cannot open the metadata log: {0}")]
-    Metadata(#[from] crate::metadata::log::LogError),
+    #[error("cannot start the metadata quorum member: {0}")]
+    Metadata(#[from] crate::quorum::QuorumError),
     #[error(transparent)]
     ObjectStore(#[from] crate::object::store::OpenError),
     #[error("cannot listen on {addr}: {source}")]
@@ -55,7 +55,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     })?;
     let store = Arc::new(crate::object::store::open(&config.object_store, &data_dir).await?);
     tracing::info!(store = store.description(), "object store ready");
-    let metadata = MetadataStore::open(&data_dir.join("meta"), config.snapshot_every)?;
+    let metadata = MetadataStore::open(&data_dir.join("meta"), config.quorum.clone()).await?;
     let cluster_id = cluster_id(&data_dir)?;
     let listener = TcpListener::bind(&config.kafka_addr)
         .await

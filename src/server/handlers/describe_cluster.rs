@@ -3,16 +3,16 @@
 use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
 use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
-use crate::server::broker::{Broker, NODE_ID};
+use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClusterResponse {
     let (host, port) = broker.advertised();
     DescribeClusterResponse {
         endpoint_type: request.endpoint_type,
         cluster_id: broker.cluster_id.clone(),
-        controller_id: NODE_ID,
+        controller_id: broker.node_id(),
         brokers: vec![DescribeClusterBroker {
-            broker_id: NODE_ID,
+            broker_id: broker.node_id(),
             host,
             port,
             ..Default::default()

@@ -4,7 +4,7 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::FindCoordinatorRequest;
 use crate::protocol::messages::FindCoordinatorResponse;
 use crate::protocol::messages::find_coordinator_response::Coordinator;
-use crate::server::broker::{Broker, NODE_ID};
+use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let (host, port) = broker.advertised();
@@ -16,7 +16,7 @@ pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinat
     };
     FindCoordinatorResponse {
         error_code: error.code(),
-        node_id: NODE_ID,
+        node_id: broker.node_id(),
         host: host.clone(),
         port,
         coordinators: request
@@ -24,7 +24,7 @@ pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinat
             .iter()
             .map(|key| Coordinator {
                 key: key.clone(),
-                node_id: NODE_ID,
+                node_id: broker.node_id(),
                 host: host.clone(),
                 port,
                 error_code: error.code(),

@@ -7,7 +7,7 @@ use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use crate::server::broker::{Broker, LEADER_EPOCH, NODE_ID};
+use crate::server::broker::{Broker, LEADER_EPOCH};
 use std::collections::BTreeMap;
 
 pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
@@ -44,10 +44,10 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
                 partitions: (0..topic.partitions.len() as i32)
                     .map(|index| MetadataResponsePartition {
                         partition_index: index,
-                        leader_id: NODE_ID,
+                        leader_id: broker.node_id(),
                         leader_epoch: LEADER_EPOCH,
-                        replica_nodes: vec![NODE_ID],
-                        isr_nodes: vec![NODE_ID],
+                        replica_nodes: vec![broker.node_id()],
+                        isr_nodes: vec![broker.node_id()],
                         ..Default::default()
                     })
                     .collect(),
@@ -70,14 +70,14 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
     });
     MetadataResponse {
         brokers: vec![MetadataResponseBroker {
-            node_id: NODE_ID,
+            node_id: broker.node_id(),
             host,
             port,
             rack: None,
             ..Default::default()
         }],
         cluster_id: Some(broker.cluster_id.clone()),
-        controller_id: NODE_ID,
+        controller_id: broker.node_id(),
         topics,
         ..Default::default()
     }

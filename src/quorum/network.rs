@@ -1,0 +1,161 @@
+//! Raft RPCs between nodes: HTTP/1 POSTs with postcard bodies to `http://<peer>/raft/<rpc>`
+//! (served by `quorum::service`). The same transport forwards writes to the leader.
+
+use super::types::{NodeId, TypeConfig};
+use openraft::error::{
+    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+};
+use openraft::network::RPCOption;
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::{BasicNode, RaftNetwork, RaftNetworkFactory};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+
+/// Why a POST to a peer produced no decoded answer.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    /// The peer could not be reached (refused, reset, timed out): try later or elsewhere.
+    #[error("{addr} is unreachable: {source}")]
+    Unreachable {
+        addr: String,
+        source: reqwest::Error,
+    },
+    /// The peer answered something that is not a valid reply.
+    #[error("{addr} answered badly: {reason}")]
+    BadReply { addr: String, reason: String },
+}
+
+/// One HTTP client for all peers (connections are pooled per peer).
+#[derive(Clone)]
+pub struct Peers {
+    client: reqwest::Client,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Peers {
+    pub fn new() -> Peers {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(1))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .unwrap_or_default();
+        Peers { client }
+    }
+
+    /// POSTs `request` to `http://{addr}/raft/{rpc}` and decodes the reply.
+    pub async fn post<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        addr: &str,
+        rpc: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Resp, PostError> {
+        let bad = |reason: String| PostError::BadReply {
+            addr: addr.to_string(),
+            reason,
+        };
+        let body = postcard::to_stdvec(request).map_err(|e| bad(e.to_string()))?;
+        let unreachable = |source| PostError::Unreachable {
+            addr: addr.to_string(),
+            source,
+        };
+        let response = self
+            .client
+            .post(format!("http://{addr}/raft/{rpc}"))
+            .timeout(timeout)
+            .body(body)
+            .send()
+            .await
+            .map_err(unreachable)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(unreachable)?;
+        if !status.is_success() {
+            return Err(bad(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+            )));
+        }
+        postcard::from_bytes(&bytes).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// Creates a `PeerClient` per target node.
+impl RaftNetworkFactory<TypeConfig> for Peers {
+    type Network = PeerClient;
+
+    async fn new_client(&mut self, target: NodeId, node: &BasicNode) -> PeerClient {
+        PeerClient {
+            peers: self.clone(),
+            target,
+            addr: node.addr.clone(),
+        }
+    }
+}
+
+pub struct PeerClient {
+    peers: Peers,
+    target: NodeId,
+    addr: String,
+}
+
+type RpcResult<T, E = openraft::error::Infallible> =
+    Result<T, RPCError<NodeId, BasicNode, RaftError<NodeId, E>>>;
+
+impl PeerClient {
+    async fn call<Req, Resp, E>(
+        &self,
+        rpc: &str,
+        request: &Req,
+        option: &RPCOption,
+    ) -> RpcResult<Resp, E>
+    where
+        Req: Serialize,
+        Resp: DeserializeOwned,
+        E: std::error::Error + DeserializeOwned,
+    {
+        let reply: Result<Resp, RaftError<NodeId, E>> = self
+            .peers
+            .post(&self.addr, rpc, request, option.hard_ttl())
+            .await
+            .map_err(|e| match e {
+                PostError::Unreachable { .. } => RPCError::Unreachable(Unreachable::new(&e)),
+                PostError::BadReply { .. } => RPCError::Network(NetworkError::new(&e)),
+            })?;
+        reply.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+impl RaftNetwork<TypeConfig> for PeerClient {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> RpcResult<AppendEntriesResponse<NodeId>> {
+        self.call("append", &rpc, &option).await
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> RpcResult<InstallSnapshotResponse<NodeId>, InstallSnapshotError> {
+        self.call("snapshot", &rpc, &option).await
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> RpcResult<VoteResponse<NodeId>> {
+        self.call("vote", &rpc, &option).await
+    }
+}

@@ -1,0 +1,346 @@
+//! `Quorum`: this node's Raft member — a voter (role `meta`) or a learner that follows the log
+//! (a stateless agent) — and the write path to whichever node leads.
+//!
+//! ```text
+//! write(commands) ─► local Raft leader? ── yes ─► append, replicate, commit, apply ─► Applied
+//!                                     └─ no ──► POST leader/raft/write (retry until deadline)
+//! ```
+//! Every member applies the committed log to its own `MetadataState`, so reads are local.
+
+use super::log_store::LogStore;
+use super::network::Peers;
+use super::service::{self, JoinRequest, WriteRefused};
+use super::state_machine::{Shared, StateMachine};
+use super::types::{Applied, Commands, NodeId, Raft};
+use crate::metadata::Command;
+use openraft::error::{ClientWriteError, InitializeError, RaftError};
+use openraft::{BasicNode, ServerState, SnapshotPolicy};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct QuorumConfig {
+    pub node_id: NodeId,
+    /// The voters and their Raft addresses. Empty: a quorum of this node alone.
+    pub voters: BTreeMap<NodeId, String>,
+    /// This node's Raft address (listened on, and given to peers). A voter's defaults to its
+    /// entry in `voters`; a single-voter quorum needs none.
+    pub raft_addr: Option<String>,
+    /// Whether this node votes (role `meta`); otherwise it follows the log as a learner.
+    pub voter: bool,
+    /// Log entries between snapshots.
+    pub snapshot_every: u64,
+    /// How long a write may wait for a leader before failing (retriably).
+    pub write_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub election_timeout: Duration,
+}
+
+impl QuorumConfig {
+    pub fn single(node_id: NodeId) -> QuorumConfig {
+        QuorumConfig {
+            node_id,
+            voters: BTreeMap::new(),
+            raft_addr: None,
+            voter: true,
+            snapshot_every: 10_000,
+            write_timeout: Duration::from_secs(10),
+            heartbeat_interval: Duration::from_millis(100),
+            election_timeout: Duration::from_millis(500),
+        }
+    }
+
+    /// The address this node serves Raft on, if it needs one.
+    fn own_addr(&self) -> Option<String> {
+        self.raft_addr
+            .clone()
+            .or_else(|| self.voters.get(&self.node_id).cloned())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QuorumError {
+    #[error("invalid quorum configuration: {0}")]
+    Config(String),
+    #[error("metadata storage at {path}: {source}")]
+    Storage {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot listen for Raft on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("Raft failed to start: {0}")]
+    Raft(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// No leader accepted the write in time (an election, or the quorum is unreachable).
+    #[error("the metadata quorum is unavailable: {0}")]
+    Unavailable(String),
+    #[error("the metadata write failed: {0}")]
+    Failed(String),
+}
+
+pub struct Quorum {
+    id: NodeId,
+    raft: Raft,
+    shared: Arc<Shared>,
+    log: LogStore,
+    peers: Peers,
+    config: QuorumConfig,
+}
+
+impl Quorum {
+    /// Opens the log and state machine under `dir/raft`, starts Raft, serves its RPCs, and
+    /// joins the quorum (voters initialise it; learners ask the leader to be added).
+    pub async fn start(dir: &Path, config: QuorumConfig) -> Result<Quorum, QuorumError> {
+        if !config.voters.is_empty() && config.voter && !config.voters.contains_key(&config.node_id)
+        {
+            return Err(QuorumError::Config(format!(
+                "node {} has role meta but is not in the meta peers {:?}",
+                config.node_id, config.voters
+            )));
+        }
+        if config.voters.is_empty() && !config.voter {
+            return Err(QuorumError::Config(
+                "an agent without the meta role needs --meta-peers".into(),
+            ));
+        }
+        let own_addr = config.own_addr();
+        if !config.voters.is_empty() && own_addr.is_none() {
+            return Err(QuorumError::Config(format!(
+                "node {} needs --raft-addr: the leader sends it the log there",
+                config.node_id
+            )));
+        }
+        let dir = dir.join("raft");
+        let storage = |source| QuorumError::Storage {
+            path: dir.display().to_string(),
+            source,
+        };
+        if !config.voter {
+            // A learner keeps nothing across restarts: it is rebuilt from a snapshot.
+            match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(storage(e)),
+                _ => {}
+            }
+        }
+        let log = LogStore::open(&dir).map_err(storage)?;
+        let machine = StateMachine::open(&dir).map_err(storage)?;
+        let shared = machine.shared();
+        let raft_config = openraft::Config {
+            cluster_name: "floe".into(),
+            heartbeat_interval: config.heartbeat_interval.as_millis() as u64,
+            election_timeout_min: config.election_timeout.as_millis() as u64,
+            election_timeout_max: 2 * config.election_timeout.as_millis() as u64,
+            install_snapshot_timeout: 10_000,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_every.max(1)),
+            max_in_snapshot_log_to_keep: 1000.min(config.snapshot_every),
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| QuorumError::Config(e.to_string()))?;
+        let peers = Peers::new();
+        let raft = Raft::new(
+            config.node_id,
+            Arc::new(raft_config),
+            peers.clone(),
+            log.clone(),
+            machine,
+        )
+        .await
+        .map_err(|e| QuorumError::Raft(e.to_string()))?;
+
+        if let Some(addr) = &own_addr
+            && !config.voters.is_empty()
+        {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| QuorumError::Listen {
+                    addr: addr.clone(),
+                    source,
+                })?;
+            let app = service::router(raft.clone());
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!(error = %e, "the Raft listener stopped");
+                }
+            });
+        }
+        let quorum = Quorum {
+            id: config.node_id,
+            raft,
+            shared,
+            log,
+            peers,
+            config,
+        };
+        if quorum.config.voter {
+            quorum.initialize(own_addr.unwrap_or_default()).await?;
+        } else if let Some(addr) = own_addr {
+            tokio::spawn(join_as_learner(
+                quorum.peers.clone(),
+                quorum.config.voters.clone(),
+                JoinRequest {
+                    id: quorum.id,
+                    addr,
+                },
+            ));
+        }
+        Ok(quorum)
+    }
+
+    /// Writes the initial membership once; every voter does it with the same voters, and
+    /// Raft refuses it harmlessly where a log already exists.
+    async fn initialize(&self, own_addr: String) -> Result<(), QuorumError> {
+        let initialized = self
+            .raft
+            .is_initialized()
+            .await
+            .map_err(|e| QuorumError::Raft(e.to_string()))?;
+        if initialized {
+            return Ok(());
+        }
+        let members: BTreeMap<NodeId, BasicNode> = if self.config.voters.is_empty() {
+            BTreeMap::from([(self.id, BasicNode::new(own_addr))])
+        } else {
+            self.config
+                .voters
+                .iter()
+                .map(|(id, addr)| (*id, BasicNode::new(addr)))
+                .collect()
+        };
+        match self.raft.initialize(members).await {
+            Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => Ok(()),
+            Err(e) => Err(QuorumError::Raft(e.to_string())),
+        }
+    }
+
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub fn log(&self) -> &LogStore {
+        &self.log
+    }
+
+    /// Whether a leader is known (writes can be accepted).
+    pub fn has_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader.is_some()
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().state == ServerState::Leader
+    }
+
+    /// Commits `commands` as one log entry through the leader and returns their outcomes.
+    ///
+    /// A write that fails ambiguously (the leader died after appending it) is retried; every
+    /// command is safe to apply twice in the way the broker uses them (an object commit
+    /// remembers its outcome; topic creation reports "exists").
+    pub async fn write(&self, commands: Vec<Command>) -> Result<Applied, WriteError> {
+        let commands = Commands(commands);
+        let deadline = Instant::now() + self.config.write_timeout;
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let why = match self.raft.client_write(commands.clone()).await {
+                Ok(response) => return Ok(response.data),
+                Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                    match f.leader_node {
+                        Some(leader) => {
+                            let left = deadline.saturating_duration_since(Instant::now());
+                            let reply: Result<Result<Applied, WriteRefused>, _> = self
+                                .peers
+                                .post(&leader.addr, "write", &commands, left.max(backoff))
+                                .await;
+                            match reply {
+                                Ok(Ok(applied)) => return Ok(applied),
+                                Ok(Err(refused)) => refused.to_string(),
+                                Err(e) => e.to_string(),
+                            }
+                        }
+                        None => "no leader is elected".to_string(),
+                    }
+                }
+                Err(e) => return Err(WriteError::Failed(e.to_string())),
+            };
+            if Instant::now() + backoff > deadline {
+                return Err(WriteError::Unavailable(why));
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// Waits until this node has applied the log up to `index` (read-your-writes).
+    pub async fn wait_applied(&self, index: u64) -> Result<(), WriteError> {
+        let mut applied = self.shared.applied.subscribe();
+        match tokio::time::timeout(self.config.write_timeout, applied.wait_for(|i| *i >= index))
+            .await
+        {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(WriteError::Unavailable(format!(
+                "this node has not applied log index {index} yet"
+            ))),
+        }
+    }
+
+    /// Adds a learner (it receives the log but does not vote). Leader only.
+    pub async fn add_learner(&self, id: NodeId, addr: String) -> Result<(), WriteRefused> {
+        self.raft
+            .add_learner(id, BasicNode::new(addr), true)
+            .await
+            .map(|_| ())
+            .map_err(|e| WriteRefused::Failed(e.to_string()))
+    }
+
+    /// Makes `voters` the voting members; other members stay as learners. Leader only.
+    pub async fn change_voters(
+        &self,
+        voters: std::collections::BTreeSet<NodeId>,
+    ) -> Result<(), WriteRefused> {
+        self.raft
+            .change_membership(voters, true)
+            .await
+            .map(|_| ())
+            .map_err(|e| WriteRefused::Failed(e.to_string()))
+    }
+
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!(error = %e, "Raft shutdown");
+        }
+    }
+}
+
+/// Asks the voters, in turn, to add this agent as a learner until one leader accepts.
+async fn join_as_learner(peers: Peers, voters: BTreeMap<NodeId, String>, request: JoinRequest) {
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        for addr in voters.values() {
+            let reply: Result<Result<(), WriteRefused>, _> = peers
+                .post(addr, "join", &request, Duration::from_secs(5))
+                .await;
+            match reply {
+                Ok(Ok(())) => {
+                    tracing::info!(leader = %addr, "joined the metadata quorum as a learner");
+                    return;
+                }
+                Ok(Err(refused)) => tracing::debug!(%refused, "join refused"),
+                Err(e) => tracing::debug!(error = %e, "join failed"),
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,230 @@
+//! The replicated state machine: Raft applies committed entries to `MetadataState`, and builds
+//! and installs snapshots of it.
+//!
+//! ```text
+//! raft/snapshot   postcard(SnapshotMeta, postcard(Machine)), replaced atomically
+//! ```
+//! The machine is shared with the broker (`Shared`): handlers read it under a read lock, so a
+//! lookup never leaves the process. On restart the machine starts from the last snapshot and
+//! Raft re-applies the committed entries after it.
+
+use super::log_store::write_atomically;
+use super::types::{
+    Applied, Entry, LogId, Snapshot, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
+};
+use crate::metadata::MetadataState;
+use openraft::storage::RaftStateMachine;
+use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
+use serde::{Deserialize, Serialize};
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use tokio::sync::watch;
+
+/// The metadata state with the Raft position it reflects; snapshots copy all of it at once.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Machine {
+    pub state: MetadataState,
+    pub last_applied: Option<LogId>,
+    pub membership: StoredMembership,
+}
+
+/// What the broker shares with Raft: the machine and a signal raised after every apply.
+pub struct Shared {
+    pub machine: RwLock<Machine>,
+    /// The last applied log index; fetch long-polls and read-your-writes wait on it.
+    pub applied: watch::Sender<u64>,
+}
+
+impl Shared {
+    pub fn read<T>(&self, f: impl FnOnce(&Machine) -> T) -> T {
+        let machine = self
+            .machine
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&machine)
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut Machine) -> T) -> T {
+        let mut machine = self
+            .machine
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut machine)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotFile {
+    meta: SnapshotMeta,
+    data: Vec<u8>,
+}
+
+#[derive(Clone)]
+pub struct StateMachine {
+    shared: Arc<Shared>,
+    dir: PathBuf,
+}
+
+fn sm_error(e: impl std::fmt::Display) -> StorageError {
+    StorageIOError::write_state_machine(AnyError::error(e.to_string())).into()
+}
+
+fn snapshot_error(e: impl std::fmt::Display) -> StorageError {
+    StorageIOError::write_snapshot(None, AnyError::error(e.to_string())).into()
+}
+
+impl StateMachine {
+    /// Opens the machine in `dir`, starting from the last snapshot there (if any).
+    pub fn open(dir: &Path) -> std::io::Result<StateMachine> {
+        std::fs::create_dir_all(dir)?;
+        let machine = match read_snapshot(dir)? {
+            Some(file) => postcard::from_bytes(&file.data).map_err(|e| {
+                std::io::Error::other(format!("{}/snapshot is corrupt: {e}", dir.display()))
+            })?,
+            None => Machine::default(),
+        };
+        let index = machine.last_applied.map_or(0, |l| l.index);
+        let (applied, _) = watch::channel(index);
+        Ok(StateMachine {
+            shared: Arc::new(Shared {
+                machine: RwLock::new(machine),
+                applied,
+            }),
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
+    fn current_snapshot(&self) -> std::io::Result<Option<Snapshot>> {
+        Ok(read_snapshot(&self.dir)?.map(|file| Snapshot {
+            meta: file.meta,
+            snapshot: Box::new(Cursor::new(file.data)),
+        }))
+    }
+}
+
+fn read_snapshot(dir: &Path) -> std::io::Result<Option<SnapshotFile>> {
+    let path = dir.join("snapshot");
+    match std::fs::read(&path) {
+        Ok(bytes) => postcard::from_bytes(&bytes)
+            .map(Some)
+            .map_err(|e| std::io::Error::other(format!("{} is corrupt: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
+    async fn build_snapshot(&mut self) -> Result<Snapshot, StorageError> {
+        // Serialise under the read lock: the copy is consistent with `last_applied`.
+        let (data, last_applied, membership) = self
+            .shared
+            .read(|m| {
+                postcard::to_stdvec(m).map(|data| (data, m.last_applied, m.membership.clone()))
+            })
+            .map_err(snapshot_error)?;
+        let snapshot_id = match last_applied {
+            Some(l) => format!(
+                "{}-{}-{}",
+                l.leader_id.term,
+                l.index,
+                crate::clock::now_ms()
+            ),
+            None => format!("0-0-{}", crate::clock::now_ms()),
+        };
+        let meta = SnapshotMeta {
+            last_log_id: last_applied,
+            last_membership: membership,
+            snapshot_id,
+        };
+        let file = SnapshotFile {
+            meta: meta.clone(),
+            data,
+        };
+        let dir = self.dir.clone();
+        let file = tokio::task::spawn_blocking(move || {
+            write_atomically(&dir, "snapshot", &file).map(|()| file)
+        })
+        .await
+        .map_err(snapshot_error)?
+        .map_err(snapshot_error)?;
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(file.data)),
+        })
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotBuilder = StateMachine;
+
+    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), StorageError> {
+        Ok(self.shared.read(|m| (m.last_applied, m.membership.clone())))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<Applied>, StorageError>
+    where
+        I: IntoIterator<Item = Entry> + Send,
+        I::IntoIter: Send,
+    {
+        let (responses, last) = self.shared.write(|m| {
+            let mut responses = Vec::new();
+            for entry in entries {
+                m.last_applied = Some(entry.log_id);
+                let index = entry.log_id.index;
+                let outcomes = match entry.payload {
+                    EntryPayload::Blank => Vec::new(),
+                    EntryPayload::Normal(commands) => {
+                        commands.0.into_iter().map(|c| m.state.apply(c)).collect()
+                    }
+                    EntryPayload::Membership(membership) => {
+                        m.membership = StoredMembership::new(Some(entry.log_id), membership);
+                        Vec::new()
+                    }
+                };
+                responses.push(Applied { index, outcomes });
+            }
+            (responses, m.last_applied.map_or(0, |l| l.index))
+        });
+        self.shared.applied.send_replace(last);
+        Ok(responses)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        self.clone()
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError> {
+        let data = snapshot.into_inner();
+        let machine: Machine = postcard::from_bytes(&data).map_err(sm_error)?;
+        let file = SnapshotFile {
+            meta: meta.clone(),
+            data,
+        };
+        let dir = self.dir.clone();
+        tokio::task::spawn_blocking(move || write_atomically(&dir, "snapshot", &file))
+            .await
+            .map_err(snapshot_error)?
+            .map_err(snapshot_error)?;
+        let index = machine.last_applied.map_or(0, |l| l.index);
+        self.shared.write(|m| *m = machine);
+        self.shared.applied.send_replace(index);
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot>, StorageError> {
+        self.current_snapshot().map_err(snapshot_error)
+    }
+}
