@@ -63,7 +63,7 @@ impl Config {
             request_bytes_in_flight_max: 256 * 1024 * 1024,
             quorum: QuorumConfig::single(0),
             zone: None,
-            agent_lease: Duration::from_secs(6),
+            agent_lease: Duration::from_secs(4),
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }

@@ -218,6 +218,60 @@ struct ServeArgs {
     /// Largest record batch accepted (Kafka's max.message.bytes).
     #[arg(long, env = "FLOE_BATCH_BYTES_MAX", default_value_t = 1024 * 1024 + 12)]
     batch_bytes_max: usize,
+    /// This node's id: its member id in the metadata quorum and its Kafka broker id.
+    #[arg(long, env = "FLOE_NODE_ID", default_value_t = 0)]
+    node_id: u64,
+    /// meta,agent: votes in the metadata quorum and serves Kafka; agent: serves Kafka and
+    /// follows the quorum's log as a learner (stateless: rebuilt from a snapshot at start).
+    #[arg(long, env = "FLOE_ROLES", default_value = "meta,agent")]
+    roles: String,
+    /// The quorum's voters and their Raft addresses: 1=host:port,2=host:port,3=host:port.
+    /// Empty: a quorum of this node alone.
+    #[arg(long, env = "FLOE_META_PEERS", default_value = "")]
+    meta_peers: String,
+    /// This node's Raft address (default: its entry in --meta-peers); agents need one.
+    #[arg(long, env = "FLOE_RAFT_ADDR")]
+    raft_addr: Option<String>,
+    /// Availability zone of this agent: clients of the zone (client.id containing
+    /// floe_az=<zone>) are routed to its agents.
+    #[arg(long, env = "FLOE_ZONE")]
+    zone: Option<String>,
+    /// Metadata log entries between snapshots.
+    #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
+    snapshot_every: u64,
+}
+
+/// Parses `1=host:port,2=host:port`.
+fn parse_meta_peers(text: &str) -> anyhow::Result<std::collections::BTreeMap<u64, String>> {
+    let mut peers = std::collections::BTreeMap::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (id, addr) = part
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--meta-peers entry {part:?} is not id=host:port"))?;
+        let id: u64 = id
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--meta-peers entry {part:?}: {id:?} is not a node id"))?;
+        if !addr.contains(':') {
+            anyhow::bail!("--meta-peers entry {part:?}: {addr:?} is not host:port");
+        }
+        if peers.insert(id, addr.trim().to_string()).is_some() {
+            anyhow::bail!("--meta-peers names node {id} twice");
+        }
+    }
+    Ok(peers)
+}
+
+/// Parses `meta,agent` or `agent` into "votes in the quorum".
+fn parse_roles(text: &str) -> anyhow::Result<bool> {
+    let roles: Vec<&str> = text.split(',').map(str::trim).collect();
+    if let Some(bad) = roles.iter().find(|r| !matches!(**r, "meta" | "agent")) {
+        anyhow::bail!("unknown role {bad:?}: roles are meta and agent");
+    }
+    if !roles.contains(&"agent") {
+        anyhow::bail!("--roles must include agent: every node serves Kafka");
+    }
+    Ok(roles.contains(&"meta"))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -277,6 +331,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.produce_buffer_bytes_max = args.produce_buffer_bytes_max;
     config.batch_bytes_max = args.batch_bytes_max;
     config.object_cache_bytes_max = args.object_cache_bytes_max;
+    config.zone = args.zone;
+    config.quorum = floe::quorum::QuorumConfig {
+        voters: parse_meta_peers(&args.meta_peers)?,
+        raft_addr: args.raft_addr,
+        voter: parse_roles(&args.roles)?,
+        snapshot_every: args.snapshot_every,
+        ..floe::quorum::QuorumConfig::single(args.node_id)
+    };
 
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

@@ -5,38 +5,13 @@ mod support;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 use support::kafka::{flush, produce, producer};
 use support::s3::S3Server;
-use support::{Floe, temp_dir};
+use support::{Floe, http_get, http_json, temp_dir};
 
 /// A plain HTTP/1.0 GET; returns the status code and the body.
-fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect admin");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(15)))
-        .expect("timeout");
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    (status, body.to_string())
-}
-
-fn json(addr: SocketAddr, path: &str) -> serde_json::Value {
-    let (status, body) = get(addr, path);
-    assert_eq!(status, 200, "{path}: {body}");
-    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
-}
-
 /// Parses the exposition with the Prometheus project's own Python parser; returns family names.
 fn prometheus_families(text: &str) -> Vec<String> {
     let script = "import sys\nfrom prometheus_client.parser import text_string_to_metric_families as parse\nfor f in parse(sys.stdin.read()):\n    print(f.name, f.type)\n";
@@ -69,7 +44,7 @@ fn prometheus_families(text: &str) -> Vec<String> {
 fn metrics_views_and_cost_reflect_traffic() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), &["--default-partitions", "2"]);
-    assert_eq!(get(floe.admin, "/healthz").0, 200);
+    assert_eq!(http_get(floe.admin, "/healthz").0, 200);
     let (p, acks) = producer(&floe.bootstrap(), "none");
     produce(&p, "watched", 2, 1000, "a");
     flush(&p);
@@ -87,7 +62,7 @@ fn metrics_views_and_cost_reflect_traffic() {
         .expect("offset");
     consumer.commit(&offsets, CommitMode::Sync).expect("commit");
 
-    let (status, text) = get(floe.admin, "/metrics");
+    let (status, text) = http_get(floe.admin, "/metrics");
     assert_eq!(status, 200);
     let families = prometheus_families(&text);
     for (name, kind) in [
@@ -111,7 +86,7 @@ fn metrics_views_and_cost_reflect_traffic() {
     }
     assert!(text.contains("floe_produce_records_total 1000"), "{text}");
 
-    let topics = json(floe.admin, "/v1/topics");
+    let topics = http_json(floe.admin, "/v1/topics");
     let watched = &topics["topics"][0];
     assert_eq!(watched["name"], "watched");
     let hw0 = watched["partitions"][0]["high_watermark"]
@@ -124,12 +99,12 @@ fn metrics_views_and_cost_reflect_traffic() {
         1000
     );
 
-    let groups = json(floe.admin, "/v1/groups");
+    let groups = http_json(floe.admin, "/v1/groups");
     let group = &groups["groups"][0];
     assert_eq!(group["group"], "g");
     assert_eq!(group["offsets"][0]["lag"].as_i64(), Some(hw0 - 400));
 
-    let cost = json(floe.admin, "/v1/cost?profile=s3-express&retention_hours=24");
+    let cost = http_json(floe.admin, "/v1/cost?profile=s3-express&retention_hours=24");
     assert_eq!(cost["profile"]["name"], "s3-express");
     assert!(cost["requests"]["put"].as_u64().expect("puts") >= 1);
     assert!(
@@ -144,9 +119,9 @@ fn metrics_views_and_cost_reflect_traffic() {
             .expect("kafka")
             > 0.0
     );
-    assert_eq!(get(floe.admin, "/v1/cost?profile=/etc/passwd").0, 400);
+    assert_eq!(http_get(floe.admin, "/v1/cost?profile=/etc/passwd").0, 400);
 
-    let cluster = json(floe.admin, "/v1/cluster");
+    let cluster = http_json(floe.admin, "/v1/cluster");
     assert_eq!(cluster["partitions"], 2);
 }
 
@@ -162,10 +137,14 @@ fn readiness_follows_the_object_store() {
         "1s".into(),
     ]);
     let floe = Floe::start(&dir.path().join("data"), &flags);
-    assert_eq!(get(floe.admin, "/readyz").0, 200);
+    assert_eq!(http_get(floe.admin, "/readyz").0, 200);
     drop(server);
-    let (status, body) = get(floe.admin, "/readyz");
+    let (status, body) = http_get(floe.admin, "/readyz");
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("object store unavailable"), "{body}");
-    assert_eq!(get(floe.admin, "/healthz").0, 200, "alive while not ready");
+    assert_eq!(
+        http_get(floe.admin, "/healthz").0,
+        200,
+        "alive while not ready"
+    );
 }

@@ -7,6 +7,9 @@
 //! | `/metrics` | Prometheus text format |
 //! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
 //! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |
+//! | `/v1/quorum` | this node's view of the metadata quorum (role, term, leader, members, indexes) |
+//! | `POST /v1/quorum/learners` `{"id":4,"raft_addr":"host:port"}` | add a learner (on the leader) |
+//! | `PUT /v1/quorum/voters` `{"voters":[1,2,3]}` | change the voters; others stay learners (on the leader) |
 
 mod exposition;
 mod views;
@@ -43,6 +46,12 @@ pub fn router(broker: Arc<Broker>) -> Router {
             get(|State(b): State<Arc<Broker>>| async move { Json(views::groups(&b)) }),
         )
         .route("/v1/cost", get(cost))
+        .route(
+            "/v1/quorum",
+            get(|State(b): State<Arc<Broker>>| async move { Json(views::quorum(&b)) }),
+        )
+        .route("/v1/quorum/learners", axum::routing::post(add_learner))
+        .route("/v1/quorum/voters", axum::routing::put(change_voters))
         .with_state(broker)
 }
 
@@ -68,6 +77,64 @@ async fn ready(State(broker): State<Arc<Broker>>) -> Response {
             format!("object store unavailable: {e}\n"),
         )
             .into_response(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct LearnerRequest {
+    id: u64,
+    raft_addr: String,
+}
+
+#[derive(serde::Deserialize)]
+struct VotersRequest {
+    voters: std::collections::BTreeSet<u64>,
+}
+
+/// Membership changes run on the leader; elsewhere the answer names it.
+fn not_leader(broker: &Broker) -> Option<Response> {
+    let quorum = broker.metadata.quorum();
+    (!quorum.is_leader()).then(|| {
+        let leader = quorum.raft().metrics().borrow().current_leader;
+        (
+            StatusCode::MISDIRECTED_REQUEST,
+            format!("this node is not the quorum leader; the leader is node {leader:?}\n"),
+        )
+            .into_response()
+    })
+}
+
+async fn add_learner(
+    State(broker): State<Arc<Broker>>,
+    Json(request): Json<LearnerRequest>,
+) -> Response {
+    if let Some(refusal) = not_leader(&broker) {
+        return refusal;
+    }
+    match broker
+        .metadata
+        .quorum()
+        .add_learner(request.id, request.raft_addr)
+        .await
+    {
+        Ok(()) => Json(views::quorum(&broker)).into_response(),
+        Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
+    }
+}
+
+async fn change_voters(
+    State(broker): State<Arc<Broker>>,
+    Json(request): Json<VotersRequest>,
+) -> Response {
+    if let Some(refusal) = not_leader(&broker) {
+        return refusal;
+    }
+    if request.voters.is_empty() {
+        return (StatusCode::BAD_REQUEST, "voters must not be empty\n").into_response();
+    }
+    match broker.metadata.quorum().change_voters(request.voters).await {
+        Ok(()) => Json(views::quorum(&broker)).into_response(),
+        Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     }
 }
 

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 
 pub fn cluster(broker: &Broker) -> Value {
-    let (host, port) = broker.advertised();
     let (topics, partitions) = broker.metadata.read(|s| {
         (
             s.topics().count(),
@@ -16,13 +15,35 @@ pub fn cluster(broker: &Broker) -> Value {
         )
     });
     json!({
-        "cluster_id": broker.cluster_id,
+        "cluster_id": broker.cluster_id(),
         "version": env!("CARGO_PKG_VERSION"),
-        "brokers": [{ "node_id": broker.node_id(), "host": host, "port": port }],
+        "node_id": broker.node_id(),
+        "brokers": broker.shown_brokers().iter().map(|b| json!({
+            "node_id": b.id, "host": b.host, "port": b.port, "zone": b.zone,
+        })).collect::<Vec<_>>(),
+        "quorum": quorum(broker),
         "object_store": broker.store.description(),
         "topics": topics,
         "partitions": partitions,
         "uptime_seconds": broker.started.elapsed().as_secs_f64(),
+    })
+}
+
+/// This node's view of the metadata quorum (from Raft's metrics).
+pub fn quorum(broker: &Broker) -> Value {
+    let raft = broker.metadata.quorum().raft();
+    let m = raft.metrics().borrow().clone();
+    let membership = m.membership_config.membership();
+    json!({
+        "state": format!("{:?}", m.state),
+        "term": m.current_term,
+        "leader": m.current_leader,
+        "voters": membership.voter_ids().collect::<Vec<_>>(),
+        "learners": membership.learner_ids().collect::<Vec<_>>(),
+        "last_log_index": m.last_log_index,
+        "last_applied_index": m.last_applied.map(|l| l.index),
+        "snapshot_index": m.snapshot.map(|l| l.index),
+        "purged_index": m.purged.map(|l| l.index),
     })
 }
 

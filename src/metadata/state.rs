@@ -1,8 +1,8 @@
 //! The metadata state machine: pure and deterministic.
 //!
 //! `apply(command) -> outcome` with no I/O and no clock reads (time arrives inside commands).
-//! This is what the durable log replays on restart, what snapshots serialize, and what the Raft
-//! quorum will replicate. Every agent that applies the same commands in the same order holds the
+//! This is what the Raft quorum replicates, what snapshots serialize, and what every member
+//! applies. Every agent that applies the same commands in the same order holds the
 //! same state.
 //!
 //! Offsets are assigned here, at commit time: an object's batches get contiguous offsets per
@@ -128,6 +128,27 @@ pub enum Command {
         partition: i32,
         offset: GroupOffset,
     },
+    /// Names the cluster; only the first proposal counts (every voter proposes its own).
+    InitCluster {
+        id: String,
+    },
+    /// An agent (re)registers: it stays in Metadata answers until its lease expires.
+    AgentHeartbeat {
+        agent: Agent,
+    },
+}
+
+/// A Kafka-serving agent in the registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agent {
+    /// Its node id, which is also its Kafka broker id.
+    pub id: i32,
+    /// The address clients connect to (shared by agents behind one load balancer).
+    pub host: String,
+    pub port: i32,
+    pub zone: Option<String>,
+    /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
+    pub lease_expires_ms: i64,
 }
 
 /// What happened to one batch of a `CommitObject`.
@@ -161,6 +182,7 @@ pub enum Outcome {
     Committed(Vec<Vec<BatchOutcome>>),
     ProducerId(Result<(i64, i16), InitProducerIdError>),
     OffsetCommitted(Result<(), TopicError>),
+    AgentRegistered,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +198,8 @@ pub struct MetadataState {
     next_producer_id: i64,
     producers: BTreeMap<i64, ProducerState>,
     group_offsets: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
+    agents: BTreeMap<i32, Agent>,
+    cluster_id: Option<String>,
     /// Commands applied so far; a snapshot records it so replay knows where to resume.
     applied: u64,
     /// Outcomes of the most recent object commits, so that a commit retried after a lost
@@ -221,6 +245,17 @@ impl MetadataState {
 
     pub fn groups(&self) -> impl Iterator<Item = &str> {
         self.group_offsets.keys().map(String::as_str)
+    }
+
+    pub fn cluster_id(&self) -> Option<&str> {
+        self.cluster_id.as_deref()
+    }
+
+    /// Agents whose lease has not expired at `now_ms`.
+    pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
+        self.agents
+            .values()
+            .filter(move |a| a.lease_expires_ms > now_ms)
     }
 
     pub fn group_offsets(
@@ -282,6 +317,14 @@ impl MetadataState {
                 }
                 _ => Err(TopicError::NotFound),
             }),
+            Command::InitCluster { id } => {
+                self.cluster_id.get_or_insert(id);
+                Outcome::AgentRegistered
+            }
+            Command::AgentHeartbeat { agent } => {
+                self.agents.insert(agent.id, agent);
+                Outcome::AgentRegistered
+            }
         }
     }
 
@@ -716,7 +759,7 @@ mod determinism_tests {
 
     fn command(kind: u8, a: u8, b: u8) -> Command {
         let topic = format!("t{}", a % 3);
-        match kind % 6 {
+        match kind % 7 {
             0 => Command::CreateTopic {
                 name: topic,
                 id: Uuid::from_u128(u128::from(a % 3) + 1),
@@ -754,6 +797,15 @@ mod determinism_tests {
                     leader_epoch: 0,
                     metadata: None,
                     commit_timestamp: 1,
+                },
+            },
+            5 => Command::AgentHeartbeat {
+                agent: Agent {
+                    id: i32::from(a % 3),
+                    host: "127.0.0.1".into(),
+                    port: 9092 + i32::from(a % 3),
+                    zone: b.is_multiple_of(2).then(|| "z".to_string()),
+                    lease_expires_ms: i64::from(b),
                 },
             },
             _ => Command::CreatePartitions {

@@ -2,11 +2,12 @@
 
 use crate::config::Config;
 use crate::fetch::cache::ObjectCache;
-use crate::metadata::state::TopicError;
+use crate::metadata::state::{Agent, TopicError};
 use crate::metadata::{Command, MetadataStore, Outcome};
 use crate::object::ObjectClient;
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
+use crate::server::routing::{self, Shown};
 use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +21,9 @@ pub struct Broker {
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
     pub cache: Arc<ObjectCache>,
-    pub cluster_id: String,
+    /// This node's own cluster id, proposed to the quorum; the first proposal applied names
+    /// the cluster for every node.
+    pub local_cluster_id: String,
     /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<tokio::sync::Semaphore>,
     pub metrics: Arc<BrokerMetrics>,
@@ -46,6 +49,47 @@ impl Broker {
             ),
             None => (addr.clone(), 9092),
         }
+    }
+
+    pub fn cluster_id(&self) -> String {
+        self.metadata
+            .read(|s| s.cluster_id().map(str::to_string))
+            .unwrap_or_else(|| self.local_cluster_id.clone())
+    }
+
+    /// This agent's registry entry, as it heartbeats it.
+    pub fn agent(&self, lease_expires_ms: i64) -> Agent {
+        let (host, port) = self.advertised();
+        Agent {
+            id: self.node_id(),
+            host,
+            port,
+            zone: self.config.zone.clone(),
+            lease_expires_ms,
+        }
+    }
+
+    /// The brokers clients see: the live agents of the registry, and this one even before its
+    /// first registration is applied.
+    pub fn shown_brokers(&self) -> Vec<Shown> {
+        let now = crate::clock::now_ms();
+        let mut agents: Vec<Agent> = self
+            .metadata
+            .read(|s| s.live_agents(now).cloned().collect());
+        if !agents.iter().any(|a| a.id == self.node_id()) {
+            agents.push(self.agent(i64::MAX));
+        }
+        routing::brokers(&agents)
+    }
+
+    /// The id clients know this agent by: its own, or that of the agent it is collapsed into
+    /// when both advertise one load-balanced address.
+    pub fn shown_id(&self) -> i32 {
+        let (host, port) = self.advertised();
+        self.shown_brokers()
+            .into_iter()
+            .find(|s| s.host == host && s.port == port)
+            .map_or(self.node_id(), |s| s.id)
     }
 
     /// Creates a topic; `Ok` also when another request created it first.

@@ -8,6 +8,7 @@ pub mod broker;
 pub mod connection;
 pub mod handlers;
 pub mod router;
+pub mod routing;
 
 use crate::config::Config;
 use crate::metadata::MetadataStore;
@@ -99,7 +100,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         pipeline,
         store,
         cache,
-        cluster_id,
+        local_cluster_id: cluster_id,
     });
     let admin_addr = match &broker.config.admin_addr {
         None => None,
@@ -115,6 +116,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             bound
         }
     };
+    tokio::spawn(register_agent(broker.clone()));
     let serving = broker.clone();
     let task = tokio::spawn(async move {
         loop {
@@ -136,6 +138,40 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         broker,
         task,
     })
+}
+
+/// Keeps this agent in the registry: a heartbeat every third of the lease. A missed heartbeat
+/// (no leader for a moment) is retried at the next tick; only a lease that runs out drops the
+/// agent from Metadata answers.
+async fn register_agent(broker: Arc<Broker>) {
+    let lease = broker.config.agent_lease;
+    let mut failing = false;
+    let mut named = false;
+    loop {
+        if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
+            let id = broker.local_cluster_id.clone();
+            named = broker
+                .metadata
+                .apply_one(crate::metadata::Command::InitCluster { id })
+                .await
+                .is_ok();
+        }
+        let expires = crate::clock::now_ms() + lease.as_millis() as i64;
+        let agent = broker.agent(expires);
+        match broker
+            .metadata
+            .apply_one(crate::metadata::Command::AgentHeartbeat { agent })
+            .await
+        {
+            Ok(_) => failing = false,
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "agent registration failed; retrying");
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(lease / 3).await;
+    }
 }
 
 /// A stable cluster id, created with the data directory.

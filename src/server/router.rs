@@ -74,6 +74,7 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
         return Err(RouteError::UnsupportedVersion { api, version });
     }
     let body = frame.decode_body()?;
+    let client_id = frame.header.client_id.clone();
     let started = std::time::Instant::now();
     if let RequestBody::Produce(request) = body {
         let enqueued = handlers::produce::enqueue(&broker, request).await;
@@ -97,7 +98,7 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
     if matches!(body, RequestBody::Fetch(_)) {
         // Fetches may long-poll, so they run concurrently with later requests.
         return Ok(Box::pin(async move {
-            let response = respond(&broker, body, version).await?;
+            let response = respond(&broker, body, version, None).await?;
             broker
                 .metrics
                 .fetch_latency
@@ -110,7 +111,7 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
     }
     // Everything else completes before the connection's next request is taken, as in Kafka:
     // a CreateTopics pipelined ahead of a Produce has created the topic when the Produce runs.
-    let response = respond(&broker, body, version).await?;
+    let response = respond(&broker, body, version, client_id.as_deref()).await?;
     let encoded = encode_response(api, version, correlation_id, |buf| {
         response.encode(buf, version)
     })?;
@@ -122,6 +123,7 @@ async fn respond(
     broker: &Broker,
     body: RequestBody,
     version: i16,
+    client_id: Option<&str>,
 ) -> Result<ResponseBody, RouteError> {
     let b = broker;
     Ok(match body {
@@ -130,7 +132,7 @@ async fn respond(
             ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version))
         }
         RequestBody::Metadata(r) => {
-            ResponseBody::Metadata(handlers::metadata::handle(b, r, version).await)
+            ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client_id).await)
         }
         RequestBody::OffsetCommit(r) => {
             ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r).await)

@@ -25,6 +25,8 @@ pub struct Seen {
 pub struct Acks {
     pub by_partition: Arc<Mutex<BTreeMap<i32, Vec<Seen>>>>,
     pub errors: Arc<Mutex<Vec<String>>>,
+    /// When each acknowledgement arrived, in arrival order.
+    pub times: Arc<Mutex<Vec<Instant>>>,
 }
 
 impl ClientContext for Acks {}
@@ -33,6 +35,7 @@ impl ProducerContext for Acks {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        self.times.lock().expect("times").push(Instant::now());
         match result {
             Ok(m) => self
                 .by_partition

@@ -24,12 +24,29 @@ pub fn free_port() -> u16 {
     listener.local_addr().expect("local addr").port()
 }
 
+pub fn free_addr() -> SocketAddr {
+    format!("127.0.0.1:{}", free_port()).parse().expect("addr")
+}
+
 impl Floe {
     /// Starts `floe serve` on a fresh port with the given data directory and extra flags.
     pub fn start<S: AsRef<std::ffi::OsStr>>(data_dir: &Path, extra: &[S]) -> Floe {
-        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let admin: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let log = std::fs::File::create(data_dir.with_extension("log")).expect("log file");
+        Floe::start_at(data_dir, free_addr(), free_addr(), extra)
+    }
+
+    /// Starts `floe serve` on the given Kafka and admin addresses (a restart keeps them).
+    pub fn start_at<S: AsRef<std::ffi::OsStr>>(
+        data_dir: &Path,
+        addr: SocketAddr,
+        admin: SocketAddr,
+        extra: &[S],
+    ) -> Floe {
+        // Appends: a restarted node's log follows its first life's.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data_dir.with_extension("log"))
+            .expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_floe"))
             .arg("serve")
             .arg("--data-dir")
@@ -114,6 +131,32 @@ impl Drop for Floe {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A plain HTTP/1.0 GET: (status, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = TcpStream::connect(addr).expect("connect admin");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .expect("timeout");
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    (status, body.to_string())
+}
+
+/// GETs a JSON admin view, failing the test on a non-200 answer.
+pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(addr, path);
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
 }
 
 /// A temporary directory removed at drop.

@@ -1,4 +1,4 @@
-//! DescribeCluster (key 60): this agent as the cluster's one broker and controller.
+//! DescribeCluster (key 60): this agent (by the id clients know it by) as broker and controller.
 
 use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
@@ -9,10 +9,10 @@ pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClust
     let (host, port) = broker.advertised();
     DescribeClusterResponse {
         endpoint_type: request.endpoint_type,
-        cluster_id: broker.cluster_id.clone(),
-        controller_id: broker.node_id(),
+        cluster_id: broker.cluster_id(),
+        controller_id: broker.shown_id(),
         brokers: vec![DescribeClusterBroker {
-            broker_id: broker.node_id(),
+            broker_id: broker.shown_id(),
             host,
             port,
             ..Default::default()

@@ -16,7 +16,7 @@ pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinat
     };
     FindCoordinatorResponse {
         error_code: error.code(),
-        node_id: broker.node_id(),
+        node_id: broker.shown_id(),
         host: host.clone(),
         port,
         coordinators: request
@@ -24,7 +24,7 @@ pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinat
             .iter()
             .map(|key| Coordinator {
                 key: key.clone(),
-                node_id: broker.node_id(),
+                node_id: broker.shown_id(),
                 host: host.clone(),
                 port,
                 error_code: error.code(),

@@ -1,5 +1,6 @@
-//! Metadata (key 3): this agent as the one broker and leader of every partition; topics
-//! created on first use when auto-creation is on and the client allows it.
+//! Metadata (key 3): the live agents as brokers, each partition led by one agent of the
+//! client's zone (see `routing`); topics created on first use when auto-creation is on and the
+//! client allows it.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::MetadataRequest;
@@ -8,10 +9,17 @@ use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::routing;
 use std::collections::BTreeMap;
 
-pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
-    let (host, port) = broker.advertised();
+pub async fn handle(
+    broker: &Broker,
+    request: MetadataRequest,
+    version: i16,
+    client_id: Option<&str>,
+) -> MetadataResponse {
+    let shown = broker.shown_brokers();
+    let zone = routing::client_zone(client_id);
     // Version 0 has no null: an empty list there means every topic.
     let requested: Option<Vec<String>> = match &request.topics {
         Some(topics) if !(version == 0 && topics.is_empty()) => {
@@ -42,13 +50,17 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
                 name: Some(topic.name.clone()),
                 topic_id: topic.id,
                 partitions: (0..topic.partitions.len() as i32)
-                    .map(|index| MetadataResponsePartition {
-                        partition_index: index,
-                        leader_id: broker.node_id(),
-                        leader_epoch: LEADER_EPOCH,
-                        replica_nodes: vec![broker.node_id()],
-                        isr_nodes: vec![broker.node_id()],
-                        ..Default::default()
+                    .map(|index| {
+                        let leader = routing::leader(&shown, zone, &topic.id, index)
+                            .unwrap_or(broker.node_id());
+                        MetadataResponsePartition {
+                            partition_index: index,
+                            leader_id: leader,
+                            leader_epoch: LEADER_EPOCH,
+                            replica_nodes: vec![leader],
+                            isr_nodes: vec![leader],
+                            ..Default::default()
+                        }
                     })
                     .collect(),
                 ..Default::default()
@@ -69,15 +81,18 @@ pub async fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> 
         }
     });
     MetadataResponse {
-        brokers: vec![MetadataResponseBroker {
-            node_id: broker.node_id(),
-            host,
-            port,
-            rack: None,
-            ..Default::default()
-        }],
-        cluster_id: Some(broker.cluster_id.clone()),
-        controller_id: broker.node_id(),
+        brokers: shown
+            .iter()
+            .map(|s| MetadataResponseBroker {
+                node_id: s.id,
+                host: s.host.clone(),
+                port: s.port,
+                rack: s.zone.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        cluster_id: Some(broker.cluster_id()),
+        controller_id: broker.shown_id(),
         topics,
         ..Default::default()
     }

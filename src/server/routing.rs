@@ -1,0 +1,157 @@
+//! Which agents a client is shown, and which one "leads" each partition — pure decisions.
+//!
+//! Any agent can serve any partition (data is in the object store, the index in every agent's
+//! copy of the metadata), so a partition's leader is a routing choice, not a replica role. floe
+//! picks, among the live agents of the client's zone, the one with the highest rendezvous hash
+//! of (topic, partition, agent): every agent computes the same answer, one partition's
+//! producers meet on one agent per zone (bigger objects, warmer caches), and when an agent
+//! joins or leaves only its share of partitions moves.
+//!
+//! Agents behind one load balancer advertise the same address; clients must then see one broker
+//! (librdkafka keys connections by broker id), so agents sharing an address collapse into the
+//! one with the lowest id.
+
+use crate::metadata::state::Agent;
+use uuid::Uuid;
+
+/// A broker as shown to clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub id: i32,
+    pub host: String,
+    pub port: i32,
+    pub zone: Option<String>,
+}
+
+/// The brokers to show: one per distinct advertised address, lowest id first.
+pub fn brokers(agents: &[Agent]) -> Vec<Shown> {
+    let mut sorted: Vec<&Agent> = agents.iter().collect();
+    sorted.sort_by_key(|a| a.id);
+    let mut shown: Vec<Shown> = Vec::new();
+    for agent in sorted {
+        if !shown
+            .iter()
+            .any(|s| s.host == agent.host && s.port == agent.port)
+        {
+            shown.push(Shown {
+                id: agent.id,
+                host: agent.host.clone(),
+                port: agent.port,
+                zone: agent.zone.clone(),
+            });
+        }
+    }
+    shown
+}
+
+/// The broker that leads `partition` of `topic` for a client in `zone`: among the shown
+/// brokers of that zone (all of them if the zone has none, or the client names no zone).
+pub fn leader(shown: &[Shown], zone: Option<&str>, topic: &Uuid, partition: i32) -> Option<i32> {
+    let in_zone = |s: &&Shown| zone.is_some() && s.zone.as_deref() == zone;
+    let local = shown.iter().filter(in_zone).count() > 0;
+    shown
+        .iter()
+        .filter(|s| !local || in_zone(s))
+        .max_by_key(|s| (score(topic, partition, s.id), s.id))
+        .map(|s| s.id)
+}
+
+/// The client's zone from a `floe_az=<zone>` hint in its client.id (Kafka has no other way
+/// for a client to say where it is in a Metadata request).
+pub fn client_zone(client_id: Option<&str>) -> Option<&str> {
+    let id = client_id?;
+    let at = id.find("floe_az=")?;
+    let rest = &id[at + "floe_az=".len()..];
+    let end = rest.find([',', ';', ' ', '&']).unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// A well-mixed 64-bit score (SplitMix64 finaliser over the inputs).
+fn score(topic: &Uuid, partition: i32, agent: i32) -> u64 {
+    let (hi, lo) = topic.as_u64_pair();
+    let mut x = hi ^ lo.rotate_left(17) ^ (u64::from(partition as u32) << 32) ^ agent as u32 as u64;
+    for _ in 0..2 {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(id: i32, port: i32, zone: &str) -> Agent {
+        Agent {
+            id,
+            host: "127.0.0.1".into(),
+            port,
+            zone: Some(zone.into()),
+            lease_expires_ms: 0,
+        }
+    }
+
+    #[test]
+    fn agents_behind_one_address_show_as_one_broker() {
+        let shown = brokers(&[
+            agent(3, 9092, "a"),
+            agent(1, 9092, "b"),
+            agent(2, 9093, "a"),
+        ]);
+        let ids: Vec<i32> = shown.iter().map(|s| s.id).collect();
+        assert_eq!(ids, vec![1, 2]);
+    }
+
+    #[test]
+    fn leaders_stay_in_the_client_zone_and_spread_over_its_agents() {
+        let shown = brokers(&[
+            agent(1, 1, "a"),
+            agent(2, 2, "a"),
+            agent(3, 3, "b"),
+            agent(4, 4, "b"),
+        ]);
+        let topic = Uuid::from_u128(42);
+        let mut per_agent = [0; 5];
+        for p in 0..400 {
+            let l = leader(&shown, Some("a"), &topic, p).unwrap();
+            assert!(l == 1 || l == 2, "partition {p} left zone a: {l}");
+            per_agent[l as usize] += 1;
+            // Same inputs, same answer (every agent computes it alone).
+            assert_eq!(leader(&shown, Some("a"), &topic, p), Some(l));
+        }
+        assert!(per_agent[1] > 150 && per_agent[2] > 150, "{per_agent:?}");
+        // An unknown zone, or none, uses every agent.
+        let any: std::collections::BTreeSet<i32> = (0..100)
+            .filter_map(|p| leader(&shown, Some("z"), &topic, p))
+            .collect();
+        assert_eq!(any.len(), 4);
+    }
+
+    #[test]
+    fn losing_an_agent_moves_only_its_partitions() {
+        let all = brokers(&[agent(1, 1, "a"), agent(2, 2, "a"), agent(3, 3, "a")]);
+        let without_3: Vec<Shown> = all.iter().filter(|s| s.id != 3).cloned().collect();
+        let topic = Uuid::from_u128(7);
+        for p in 0..300 {
+            let before = leader(&all, None, &topic, p).unwrap();
+            let after = leader(&without_3, None, &topic, p).unwrap();
+            if before != 3 {
+                assert_eq!(before, after, "partition {p} moved needlessly");
+            }
+        }
+    }
+
+    #[test]
+    fn zone_hint_in_client_id() {
+        assert_eq!(
+            client_zone(Some("app-1,floe_az=us-east-1a")),
+            Some("us-east-1a")
+        );
+        assert_eq!(client_zone(Some("floe_az=eu-west-1b")), Some("eu-west-1b"));
+        assert_eq!(client_zone(Some("rdkafka")), None);
+        assert_eq!(client_zone(Some("floe_az=")), None);
+        assert_eq!(client_zone(None), None);
+    }
+}
