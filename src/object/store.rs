@@ -210,14 +210,28 @@ async fn create_bucket(
         .build()
         .map_err(|e| fail(e.to_string()))?;
     let body = action.body();
-    let response = client
-        .put(signed.as_str())
-        // Some servers (moto) insist on a Content-Length even for an empty body.
-        .header(reqwest::header::CONTENT_LENGTH, body.len())
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| fail(e.to_string()))?;
+    // A store that is still starting (a container next to floe) may refuse or reset
+    // connections for a moment: retry sending within the object-store deadline.
+    let deadline = std::time::Instant::now() + config.retry.deadline;
+    let mut backoff = config.retry.backoff_base;
+    let response = loop {
+        let sent = client
+            .put(signed.as_str())
+            // Some servers (moto) insist on a Content-Length even for an empty body.
+            .header(reqwest::header::CONTENT_LENGTH, body.len())
+            .body(body.clone())
+            .send()
+            .await;
+        match sent {
+            Ok(response) => break response,
+            Err(e) if std::time::Instant::now() + backoff < deadline => {
+                tracing::info!(error = %e, "the object store is not answering yet; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+            Err(e) => return Err(fail(e.to_string())),
+        }
+    };
     let status = response.status();
     let text = response.text().await.unwrap_or_default();
     if status.is_success()
