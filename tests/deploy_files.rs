@@ -27,6 +27,12 @@ print(json.dumps(doc))
         "floe-minio",
         "localstack",
         "floe-localstack",
+        "floe-1",
+        "floe-2",
+        "floe-3",
+        "floe-agent-4",
+        "floe-agent-5",
+        "haproxy",
     ] {
         assert!(
             compose.contains(&format!("\"{service}\"")),
@@ -35,6 +41,7 @@ print(json.dumps(doc))
     }
     assert!(std::path::Path::new("Dockerfile").exists());
     assert!(std::path::Path::new("localstack/init-s3.sh").exists());
+    assert!(std::path::Path::new("deploy/haproxy.cfg").exists());
 
     let help = Command::new(env!("CARGO_BIN_EXE_floe"))
         .args(["serve", "--help"])

@@ -20,6 +20,9 @@ pub mod types;
 pub use node::{Quorum, QuorumConfig, QuorumError, WriteError};
 
 #[cfg(test)]
+mod cluster_tests;
+
+#[cfg(test)]
 mod storage_suite {
     //! openraft's own conformance suite, run against the durable log and the state machine.
 

@@ -94,6 +94,8 @@ pub struct Quorum {
     log: LogStore,
     peers: Peers,
     config: QuorumConfig,
+    /// Serves the Raft listener; aborted (closing the port) at shutdown.
+    listener: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Quorum {
@@ -157,6 +159,7 @@ impl Quorum {
         .await
         .map_err(|e| QuorumError::Raft(e.to_string()))?;
 
+        let mut listener_task = None;
         if let Some(addr) = &own_addr
             && !config.voters.is_empty()
         {
@@ -167,11 +170,11 @@ impl Quorum {
                     source,
                 })?;
             let app = service::router(raft.clone());
-            tokio::spawn(async move {
+            listener_task = Some(tokio::spawn(async move {
                 if let Err(e) = axum::serve(listener, app).await {
                     tracing::error!(error = %e, "the Raft listener stopped");
                 }
-            });
+            }));
         }
         let quorum = Quorum {
             id: config.node_id,
@@ -180,6 +183,7 @@ impl Quorum {
             log,
             peers,
             config,
+            listener: listener_task,
         };
         if quorum.config.voter {
             quorum.initialize(own_addr.unwrap_or_default()).await?;
@@ -316,9 +320,21 @@ impl Quorum {
             .map_err(|e| WriteRefused::Failed(e.to_string()))
     }
 
+    /// Stops Raft and closes the Raft listener.
     pub async fn shutdown(&self) {
+        if let Some(listener) = &self.listener {
+            listener.abort();
+        }
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "Raft shutdown");
+        }
+    }
+}
+
+impl Drop for Quorum {
+    fn drop(&mut self) {
+        if let Some(listener) = &self.listener {
+            listener.abort();
         }
     }
 }

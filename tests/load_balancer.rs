@@ -1,0 +1,158 @@
+//! Load-balancer mode: three agents (one voter, two learners) behind a real haproxy on
+//! loopback, all advertising the balancer's address. Clients see one broker; produce and
+//! consume work whichever agent each connection lands on.
+
+mod support;
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::kafka::{consume, flush, produce, producer};
+use support::{Floe, free_addr, free_port, http_get, http_json, temp_dir};
+
+struct Haproxy(Child);
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn agents_behind_one_address_serve_as_one_broker() {
+    let dir = temp_dir();
+    let objects = dir.path().join("objects");
+    std::fs::create_dir_all(&objects).expect("objects dir");
+    let balancer = free_addr();
+    let raft: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let peers = format!("1=127.0.0.1:{}", raft[0]);
+    let kafka: Vec<_> = (0..3).map(|_| free_addr()).collect();
+    let nodes: Vec<Floe> = (1..=3usize)
+        .map(|id| {
+            let mut flags = vec![
+                "--node-id".to_string(),
+                id.to_string(),
+                "--meta-peers".into(),
+                peers.clone(),
+                "--advertised-addr".into(),
+                balancer.to_string(),
+                "--object-store".into(),
+                format!("file://{}", objects.display()),
+                "--default-partitions".into(),
+                "6".into(),
+            ];
+            if id > 1 {
+                flags.extend([
+                    "--roles".into(),
+                    "agent".into(),
+                    "--raft-addr".into(),
+                    format!("127.0.0.1:{}", raft[id - 1]),
+                ]);
+            }
+            Floe::start_at(
+                &dir.path().join(format!("node-{id}")),
+                kafka[id - 1],
+                free_addr(),
+                &flags,
+            )
+        })
+        .collect();
+
+    // Round robin: consecutive connections land on different agents.
+    let servers: String = kafka
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("    server agent-{i} {a}\n"))
+        .collect();
+    let config = dir.path().join("haproxy.cfg");
+    std::fs::write(
+        &config,
+        format!(
+            "defaults\n    mode tcp\n    timeout connect 2s\n    timeout client 60s\n    \
+             timeout server 60s\nfrontend kafka\n    bind {balancer}\n    default_backend agents\n\
+             backend agents\n    balance roundrobin\n{servers}"
+        ),
+    )
+    .expect("haproxy config");
+    let _haproxy = Haproxy(
+        Command::new("haproxy")
+            .arg("-db")
+            .arg("-f")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("haproxy (the README test command installs it)"),
+    );
+
+    // Wait until all three agents are registered and the balancer accepts connections.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http_json(nodes[0].admin, "/v1/quorum")["learners"]
+        .as_array()
+        .map_or(0, Vec::len)
+        < 2
+        || std::net::TcpStream::connect(balancer).is_err()
+    {
+        assert!(Instant::now() < deadline, "cluster did not form");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Clients see exactly one broker: the balancer.
+    let metadata_client: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", balancer.to_string())
+        .create()
+        .expect("client");
+    let metadata = metadata_client
+        .fetch_metadata(None, Duration::from_secs(10))
+        .expect("metadata");
+    let brokers: Vec<(i32, String, i32)> = metadata
+        .brokers()
+        .iter()
+        .map(|b| (b.id(), b.host().to_string(), b.port()))
+        .collect();
+    assert_eq!(
+        brokers,
+        vec![(1, "127.0.0.1".to_string(), i32::from(balancer.port()))]
+    );
+
+    // Several producers: their connections spread over the agents.
+    let mut acked = BTreeMap::new();
+    for round in 0..6 {
+        let (p, acks) = producer(&balancer.to_string(), "none");
+        produce(&p, "behind-lb", 6, 600, &format!("p{round}"));
+        flush(&p);
+        assert!(acks.errors.lock().expect("errors").is_empty());
+        for (partition, records) in acks.by_partition.lock().expect("acks").iter() {
+            acked
+                .entry(*partition)
+                .or_insert_with(Vec::new)
+                .extend(records.iter().cloned());
+        }
+    }
+    let high: BTreeMap<i32, usize> = acked
+        .iter()
+        .map(|(p, v): (&i32, &Vec<support::kafka::Seen>)| (*p, v.len()))
+        .collect();
+    assert_eq!(high.values().sum::<usize>(), 3_600);
+    let got = consume(&balancer.to_string(), "behind-lb", &high);
+    for (partition, records) in &acked {
+        let read = &got[partition];
+        assert_eq!(read.len(), records.len(), "partition {partition}");
+        for a in records {
+            let r = &read[a.offset as usize];
+            assert_eq!((&r.key, &r.value), (&a.key, &a.value));
+        }
+    }
+    // Every agent took client connections.
+    for node in &nodes {
+        let (_, metrics) = http_get(node.admin, "/metrics");
+        let accepted: f64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("floe_connections_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        assert!(accepted > 0.0, "an agent served no connection");
+    }
+}
