@@ -56,6 +56,16 @@ pub fn leader(shown: &[Shown], zone: Option<&str>, topic: &Uuid, partition: i32)
         .map(|s| s.id)
 }
 
+/// KIP-392's preferred read replica: the agent of `zone` that leads the partition there, when
+/// the zone has agents at all.
+pub fn zone_agent(shown: &[Shown], zone: &str, topic: &Uuid, partition: i32) -> Option<i32> {
+    shown
+        .iter()
+        .any(|s| s.zone.as_deref() == Some(zone))
+        .then(|| leader(shown, Some(zone), topic, partition))
+        .flatten()
+}
+
 /// The client's zone from a `floe_az=<zone>` hint in its client.id (Kafka has no other way
 /// for a client to say where it is in a Metadata request).
 pub fn client_zone(client_id: Option<&str>) -> Option<&str> {
@@ -141,6 +151,14 @@ mod tests {
                 assert_eq!(before, after, "partition {p} moved needlessly");
             }
         }
+    }
+
+    #[test]
+    fn preferred_read_replica_only_names_agents_of_the_rack() {
+        let shown = brokers(&[agent(1, 1, "a"), agent(2, 2, "b")]);
+        let topic = Uuid::from_u128(3);
+        assert_eq!(zone_agent(&shown, "b", &topic, 0), Some(2));
+        assert_eq!(zone_agent(&shown, "c", &topic, 0), None);
     }
 
     #[test]

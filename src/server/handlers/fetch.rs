@@ -1,5 +1,9 @@
 //! Fetch (key 1): plan from the partition index, read byte ranges, patch headers; long-poll.
 //!
+//! A client that names its rack (KIP-392, Fetch v11+) and reaches an agent outside it is sent
+//! to the agent of its rack that serves the partition (`preferred_read_replica`), so reads stay
+//! in the zone.
+//!
 //! When less than `min_bytes` is available the request waits, up to `max_wait_ms`, for a commit
 //! to make more visible: it sleeps on the metadata store's change signal, not in a polling loop.
 
@@ -11,19 +15,21 @@ use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::routing;
 use crate::telemetry::BrokerMetrics;
 use std::time::Duration;
 
 /// A long poll never waits longer than this, whatever the client asks.
 const MAX_WAIT_CAP: Duration = Duration::from_secs(30);
 
-pub async fn handle(broker: &Broker, request: FetchRequest, _version: i16) -> FetchResponse {
+pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
+    let redirect = RackRedirect::new(broker, &request, version);
     let mut changes = broker.metadata.subscribe();
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_WAIT_CAP);
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         changes.borrow_and_update();
-        let (response, bytes) = fetch_once(broker, &request).await;
+        let (response, bytes) = fetch_once(broker, &request, &redirect).await;
         let enough = bytes >= request.min_bytes.max(1) as usize;
         if enough || tokio::time::Instant::now() >= deadline {
             return response;
@@ -31,8 +37,38 @@ pub async fn handle(broker: &Broker, request: FetchRequest, _version: i16) -> Fe
         // Wake on the next commit, or give up at the deadline.
         match tokio::time::timeout_at(deadline, changes.changed()).await {
             Ok(Ok(())) => continue,
-            _ => return fetch_once(broker, &request).await.0,
+            _ => return fetch_once(broker, &request, &redirect).await.0,
         }
+    }
+}
+
+/// Where a rack-aware client should fetch instead, if not here.
+struct RackRedirect {
+    rack: Option<String>,
+    shown: Vec<crate::server::routing::Shown>,
+    own_id: i32,
+}
+
+impl RackRedirect {
+    fn new(broker: &Broker, request: &FetchRequest, version: i16) -> RackRedirect {
+        let rack = (version >= 11 && !request.rack_id.is_empty())
+            .then(|| request.rack_id.clone())
+            .filter(|rack| broker.config.zone.as_ref() != Some(rack));
+        let shown = match rack {
+            Some(_) => broker.shown_brokers(),
+            None => Vec::new(),
+        };
+        RackRedirect {
+            rack,
+            shown,
+            own_id: broker.shown_id(),
+        }
+    }
+
+    /// The agent of the client's rack serving this partition, when that is another agent.
+    fn preferred(&self, topic: &uuid::Uuid, partition: i32) -> Option<i32> {
+        let rack = self.rack.as_deref()?;
+        routing::zone_agent(&self.shown, rack, topic, partition).filter(|id| *id != self.own_id)
     }
 }
 
@@ -47,7 +83,11 @@ struct PlannedRead {
 
 /// Plans every partition (in request order, so the request-wide byte budget is shared the way
 /// Kafka shares it), then reads all planned ranges concurrently.
-async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, usize) {
+async fn fetch_once(
+    broker: &Broker,
+    request: &FetchRequest,
+    redirect: &RackRedirect,
+) -> (FetchResponse, usize) {
     let mut response = FetchResponse::default();
     let mut planned_bytes = 0usize;
     let mut reads = Vec::new();
@@ -72,9 +112,13 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
                         usize::try_from(p.partition)
                             .ok()
                             .and_then(|i| t.partitions.get(i))
+                            .map(|state| (t, state))
                     })
-                    .map(|state: &PartitionState| {
-                        let plan = plan_fetch(state, p.fetch_offset, budget as u64);
+                    .map(|(t, state): (_, &PartitionState)| {
+                        let plan = match redirect.preferred(&t.id, p.partition) {
+                            Some(agent) => Err(agent),
+                            None => Ok(plan_fetch(state, p.fetch_offset, budget as u64)),
+                        };
                         (state.high_watermark, state.log_start_offset, plan)
                     })
             });
@@ -95,6 +139,15 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
             data.high_watermark = high_watermark;
             data.last_stable_offset = high_watermark;
             data.log_start_offset = log_start_offset;
+            let plan = match plan {
+                Ok(plan) => plan,
+                Err(agent) => {
+                    // KIP-392: no records; the client fetches from `agent` next.
+                    data.preferred_read_replica = agent;
+                    out.partitions.push(data);
+                    continue;
+                }
+            };
             match plan {
                 Plan::OutOfRange => {
                     data.error_code = ErrorCode::OffsetOutOfRange.code();
