@@ -109,11 +109,40 @@ async fn writes_survive_leader_loss_and_a_restarted_member_catches_up_by_snapsho
     nodes.insert(leader, start(dir.path(), leader, &voters).await);
     let copies = states(&nodes, last).await;
     assert!(copies.windows(2).all(|w| w[0] == w[1]), "members differ");
-    let restarted = &nodes[&leader];
+    let restarted_id = leader;
+    let restarted = &nodes[&restarted_id];
     let metrics = restarted.raft().metrics().borrow().clone();
     assert!(
         metrics.snapshot.is_some() || metrics.purged.is_some(),
         "the restarted member never saw a snapshot: {metrics:?}"
+    );
+
+    // Membership by hand: the restarted member stops voting but keeps following as a learner.
+    let leader = leader_of(&nodes).await;
+    let voters = nodes
+        .keys()
+        .copied()
+        .filter(|id| *id != restarted_id)
+        .collect();
+    nodes[&leader]
+        .change_voters(voters)
+        .await
+        .expect("change voters");
+    let index = nodes[&leader]
+        .write(vec![heartbeat(9, 0)])
+        .await
+        .expect("write with two voters")
+        .index;
+    nodes[&restarted_id]
+        .wait_applied(index)
+        .await
+        .expect("the learner follows");
+    let metrics = nodes[&restarted_id].raft().metrics().borrow().clone();
+    let membership = metrics.membership_config.membership();
+    assert_eq!(membership.voter_ids().count(), 2);
+    assert_eq!(
+        membership.learner_ids().collect::<Vec<_>>(),
+        vec![restarted_id]
     );
     for node in nodes.values() {
         node.shutdown().await;
