@@ -40,6 +40,9 @@ pub struct Config {
     pub zone: Option<String>,
     /// How long an agent stays in Metadata answers without renewing its registration.
     pub agent_lease: Duration,
+    /// How long a new group waits for more members before its first generation
+    /// (Kafka's group.initial.rebalance.delay.ms).
+    pub group_initial_rebalance_delay: Duration,
 }
 
 impl Config {
@@ -64,6 +67,7 @@ impl Config {
             quorum: QuorumConfig::single(0),
             zone: None,
             agent_lease: Duration::from_secs(4),
+            group_initial_rebalance_delay: Duration::from_secs(3),
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod fetch;
+pub mod groups;
 pub mod metadata;
 pub mod object;
 pub mod produce;

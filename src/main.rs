@@ -236,6 +236,10 @@ struct ServeArgs {
     /// floe_az=<zone>) are routed to its agents.
     #[arg(long, env = "FLOE_ZONE")]
     zone: Option<String>,
+    /// How long a new consumer group waits for more members before its first generation
+    /// (Kafka's group.initial.rebalance.delay.ms).
+    #[arg(long, env = "FLOE_GROUP_INITIAL_REBALANCE_DELAY", value_parser = humantime::parse_duration, default_value = "3s")]
+    group_initial_rebalance_delay: Duration,
     /// Metadata log entries between snapshots.
     #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
     snapshot_every: u64,
@@ -332,6 +336,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.batch_bytes_max = args.batch_bytes_max;
     config.object_cache_bytes_max = args.object_cache_bytes_max;
     config.zone = args.zone;
+    config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
     config.quorum = floe::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

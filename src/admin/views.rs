@@ -80,6 +80,26 @@ pub fn topics(broker: &Broker) -> Value {
 
 /// Committed offsets per group and partition, and lag = high watermark − committed offset.
 pub fn groups(broker: &Broker) -> Value {
+    // Membership of the groups this agent coordinates (soft state, in memory).
+    let live: Vec<Value> = broker
+        .groups
+        .list()
+        .into_iter()
+        .filter_map(|(id, _, _)| broker.groups.describe(&id).map(|view| (id, view)))
+        .map(|(id, view)| {
+            json!({
+                "group": id,
+                "state": view.state.name(),
+                "generation": view.generation,
+                "protocol": view.protocol,
+                "members": view.members.iter().map(|m| json!({
+                    "member_id": m.id,
+                    "instance_id": m.instance_id,
+                    "client_id": m.client_id,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     broker.metadata.read(|state| {
         let groups: Vec<Value> = state
             .groups()
@@ -106,7 +126,7 @@ pub fn groups(broker: &Broker) -> Value {
                 json!({ "group": group, "offsets": offsets, "total_lag": total_lag })
             })
             .collect();
-        json!({ "groups": groups })
+        json!({ "groups": groups, "coordinated": live })
     })
 }
 

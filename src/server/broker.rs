@@ -28,6 +28,8 @@ pub struct Broker {
     pub request_budget: Arc<tokio::sync::Semaphore>,
     pub metrics: Arc<BrokerMetrics>,
     pub started: std::time::Instant,
+    /// The consumer groups this agent coordinates.
+    pub groups: crate::groups::Coordinator,
 }
 
 impl Broker {
@@ -90,6 +92,26 @@ impl Broker {
             .into_iter()
             .find(|s| s.host == host && s.port == port)
             .map_or(self.node_id(), |s| s.id)
+    }
+
+    /// The broker that coordinates `group` (FindCoordinator's answer).
+    pub fn coordinator_of(&self, group: &str) -> Shown {
+        let shown = self.shown_brokers();
+        let id = routing::coordinator(&shown, group).unwrap_or(self.node_id());
+        shown.into_iter().find(|s| s.id == id).unwrap_or_else(|| {
+            let (host, port) = self.advertised();
+            Shown {
+                id: self.node_id(),
+                host,
+                port,
+                zone: self.config.zone.clone(),
+            }
+        })
+    }
+
+    /// Whether this agent coordinates `group` (else: NOT_COORDINATOR).
+    pub fn coordinates(&self, group: &str) -> bool {
+        self.coordinator_of(group).id == self.shown_id()
     }
 
     /// Creates a topic; `Ok` also when another request created it first.

@@ -91,7 +91,9 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     let request_budget = Arc::new(tokio::sync::Semaphore::new(
         config.request_bytes_in_flight_max,
     ));
+    let groups = crate::groups::Coordinator::start(config.group_initial_rebalance_delay);
     let broker = Arc::new(Broker {
+        groups,
         config,
         request_budget,
         metrics,

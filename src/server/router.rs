@@ -29,6 +29,12 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::OffsetCommit, 2, 8),
     range(ApiKey::OffsetFetch, 1, 7),
     range(ApiKey::FindCoordinator, 0, 4),
+    range(ApiKey::JoinGroup, 0, 9),
+    range(ApiKey::Heartbeat, 0, 4),
+    range(ApiKey::LeaveGroup, 0, 5),
+    range(ApiKey::SyncGroup, 0, 5),
+    range(ApiKey::DescribeGroups, 0, 5),
+    range(ApiKey::ListGroups, 0, 5),
     range(ApiKey::ApiVersions, 0, 4),
     range(ApiKey::CreateTopics, 2, 7),
     range(ApiKey::DeleteTopics, 1, 6),
@@ -141,8 +147,22 @@ async fn respond(
             ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r))
         }
         RequestBody::FindCoordinator(r) => {
-            ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r))
+            ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r, version))
         }
+        RequestBody::JoinGroup(r) => {
+            ResponseBody::JoinGroup(handlers::join_group::handle(b, r, version, client_id).await)
+        }
+        RequestBody::SyncGroup(r) => {
+            ResponseBody::SyncGroup(handlers::sync_group::handle(b, r).await)
+        }
+        RequestBody::Heartbeat(r) => ResponseBody::Heartbeat(handlers::heartbeat::handle(b, r)),
+        RequestBody::LeaveGroup(r) => {
+            ResponseBody::LeaveGroup(handlers::leave_group::handle(b, r, version))
+        }
+        RequestBody::DescribeGroups(r) => {
+            ResponseBody::DescribeGroups(handlers::describe_groups::handle(b, r))
+        }
+        RequestBody::ListGroups(r) => ResponseBody::ListGroups(handlers::list_groups::handle(b, r)),
         RequestBody::CreateTopics(r) => {
             ResponseBody::CreateTopics(handlers::create_topics::handle(b, r).await)
         }

@@ -1,4 +1,5 @@
-//! FindCoordinator (key 10): every agent coordinates every group (offsets live in metadata).
+//! FindCoordinator (key 10): the agent chosen for each group by rendezvous hashing over the
+//! live agents (`routing::coordinator`); every agent gives the same answer.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FindCoordinatorRequest;
@@ -6,31 +7,48 @@ use crate::protocol::messages::FindCoordinatorResponse;
 use crate::protocol::messages::find_coordinator_response::Coordinator;
 use crate::server::broker::Broker;
 
-pub fn handle(broker: &Broker, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
-    let (host, port) = broker.advertised();
+pub fn handle(
+    broker: &Broker,
+    request: FindCoordinatorRequest,
+    version: i16,
+) -> FindCoordinatorResponse {
     // Transaction coordinators (key type 1) do not exist: transactions are not implemented.
     let error = if request.key_type == 0 {
         ErrorCode::None
     } else {
         ErrorCode::CoordinatorNotAvailable
     };
-    FindCoordinatorResponse {
-        error_code: error.code(),
-        node_id: broker.shown_id(),
-        host: host.clone(),
-        port,
-        coordinators: request
-            .coordinator_keys
-            .iter()
-            .map(|key| Coordinator {
+    // v0–v3 name one group in `key`; v4 batches them in `coordinator_keys`.
+    let keys: Vec<String> = if version >= 4 {
+        request.coordinator_keys.clone()
+    } else {
+        vec![request.key.clone()]
+    };
+    let coordinators: Vec<Coordinator> = keys
+        .iter()
+        .map(|key| {
+            let at = broker.coordinator_of(key);
+            Coordinator {
                 key: key.clone(),
-                node_id: broker.shown_id(),
-                host: host.clone(),
-                port,
+                node_id: at.id,
+                host: at.host,
+                port: at.port,
                 error_code: error.code(),
                 ..Default::default()
-            })
-            .collect(),
+            }
+        })
+        .collect();
+    let first = coordinators.first().cloned().unwrap_or_default();
+    FindCoordinatorResponse {
+        error_code: error.code(),
+        node_id: first.node_id,
+        host: first.host,
+        port: first.port,
+        coordinators: if version >= 4 {
+            coordinators
+        } else {
+            Vec::new()
+        },
         ..Default::default()
     }
 }

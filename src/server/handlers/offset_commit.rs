@@ -1,7 +1,8 @@
 //! OffsetCommit (key 8): consumer positions, committed through metadata.
 //!
-//! Group membership is not implemented yet, so commits are accepted for consumers using
-//! `assign()` (generation -1) and for any generation; the group issue adds the checks.
+//! Commits by group members are checked against the group's current generation
+//! (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS); consumers using `assign()`
+//! commit with generation -1 and no member id.
 
 use crate::metadata::state::GroupOffset;
 use crate::metadata::{Command, Outcome};
@@ -18,6 +19,17 @@ const OFFSET_METADATA_BYTES_MAX: usize = 4096;
 
 pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetCommitResponse {
     let now_ms = crate::clock::now_ms();
+    let membership = if request.group_id.is_empty() {
+        ErrorCode::None
+    } else if !broker.coordinates(&request.group_id) {
+        ErrorCode::NotCoordinator
+    } else {
+        broker.groups.check_commit(
+            &request.group_id,
+            &request.member_id,
+            request.generation_id_or_member_epoch,
+        )
+    };
     let mut commands = Vec::new();
     let mut results = Vec::new();
     for topic in &request.topics {
@@ -32,6 +44,8 @@ pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetComm
                     p.partition_index,
                     Some(ErrorCode::InvalidGroupId),
                 ));
+            } else if membership != ErrorCode::None {
+                results.push((topic.name.clone(), p.partition_index, Some(membership)));
             } else if too_large {
                 results.push((
                     topic.name.clone(),

@@ -1,0 +1,810 @@
+//! One consumer group under the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup):
+//! pure state transitions with time passed in, after Kafka's group coordinator.
+//!
+//! ```text
+//! Empty ──join──► PreparingRebalance ──all joined / timeout──► CompletingRebalance
+//!   ▲                 ▲   ▲                                          │ leader's SyncGroup
+//!   └──last leaves────┘   └── join with new metadata, leave, expiry ◄┴─► Stable
+//! ```
+//! Requests that must wait (a JoinGroup until the rebalance completes, a follower's SyncGroup
+//! until the leader's) are answered later through `Deliveries`: the caller keeps one responder
+//! per member and hands each delivery to it.
+
+use crate::protocol::ErrorCode;
+use bytes::Bytes;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Empty,
+    PreparingRebalance,
+    CompletingRebalance,
+    Stable,
+}
+
+impl State {
+    /// Kafka's names, as DescribeGroups and ListGroups report them.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Empty => "Empty",
+            State::PreparingRebalance => "PreparingRebalance",
+            State::CompletingRebalance => "CompletingRebalance",
+            State::Stable => "Stable",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub id: String,
+    pub instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub session_timeout_ms: i64,
+    pub rebalance_timeout_ms: i64,
+    /// (protocol name, metadata) in the member's order of preference.
+    pub protocols: Vec<(String, Bytes)>,
+    pub assignment: Bytes,
+    pub last_seen_ms: i64,
+    /// Has joined the rebalance in progress (or the last one).
+    joined: bool,
+    /// Order of first join: the first member leads when the leader is gone.
+    order: u64,
+}
+
+/// A JoinGroup as the group sees it.
+#[derive(Debug, Clone)]
+pub struct JoinRequest {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub session_timeout_ms: i64,
+    pub rebalance_timeout_ms: i64,
+    pub protocol_type: String,
+    pub protocols: Vec<(String, Bytes)>,
+    /// JoinGroup v4+: a new member first gets an id back (MEMBER_ID_REQUIRED).
+    pub require_known_member_id: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinResult {
+    pub error: ErrorCode,
+    pub generation: i32,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub leader: String,
+    pub member_id: String,
+    /// Filled for the leader only: every member and its metadata for the chosen protocol.
+    pub members: Vec<(String, Option<String>, Bytes)>,
+}
+
+impl JoinResult {
+    pub fn error(error: ErrorCode, member_id: &str) -> JoinResult {
+        JoinResult {
+            error,
+            generation: -1,
+            protocol_type: None,
+            protocol_name: None,
+            leader: String::new(),
+            member_id: member_id.to_string(),
+            members: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncResult {
+    pub error: ErrorCode,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub assignment: Bytes,
+}
+
+impl SyncResult {
+    pub fn error(error: ErrorCode) -> SyncResult {
+        SyncResult {
+            error,
+            protocol_type: None,
+            protocol_name: None,
+            assignment: Bytes::new(),
+        }
+    }
+}
+
+/// Answers owed to waiting members, by member id.
+#[derive(Debug, Default)]
+pub struct Deliveries {
+    pub joins: Vec<(String, JoinResult)>,
+    pub syncs: Vec<(String, SyncResult)>,
+}
+
+impl Deliveries {
+    pub fn is_empty(&self) -> bool {
+        self.joins.is_empty() && self.syncs.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub id: String,
+    pub state: State,
+    pub generation: i32,
+    pub protocol_type: Option<String>,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    pub members: BTreeMap<String, Member>,
+    /// Ids handed out with MEMBER_ID_REQUIRED, not yet joined, and when they lapse.
+    pending: BTreeMap<String, i64>,
+    /// Members whose SyncGroup waits for the leader's.
+    awaiting_sync: BTreeSet<String>,
+    /// Members whose JoinGroup waits for the rebalance to complete.
+    awaiting_join: BTreeSet<String>,
+    /// When the rebalance in progress gives up on members that have not rejoined.
+    rebalance_deadline_ms: i64,
+    /// A new group waits this long for more members before its first generation.
+    initial_delay_until_ms: Option<i64>,
+    initial_delay_ms: i64,
+    joins: u64,
+}
+
+impl Group {
+    pub fn new(id: &str, initial_delay_ms: i64) -> Group {
+        Group {
+            id: id.to_string(),
+            state: State::Empty,
+            generation: 0,
+            protocol_type: None,
+            protocol: None,
+            leader: None,
+            members: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            awaiting_sync: BTreeSet::new(),
+            awaiting_join: BTreeSet::new(),
+            rebalance_deadline_ms: 0,
+            initial_delay_until_ms: None,
+            initial_delay_ms,
+            joins: 0,
+        }
+    }
+
+    /// A JoinGroup. `Err` is an immediate error answer (boxed: it is large); otherwise the member's own answer
+    /// arrives in `Deliveries` (now or later) under the returned member id.
+    pub fn join(
+        &mut self,
+        request: JoinRequest,
+        new_member_id: impl FnOnce() -> String,
+        now_ms: i64,
+    ) -> Result<(String, Deliveries), Box<JoinResult>> {
+        let refuse = |e| Err(Box::new(JoinResult::error(e, &request.member_id)));
+        if request.protocols.is_empty() || request.protocol_type.is_empty() {
+            return refuse(ErrorCode::InconsistentGroupProtocol);
+        }
+        if !self.members.is_empty() && self.protocol_type.as_deref() != Some(&request.protocol_type)
+        {
+            return refuse(ErrorCode::InconsistentGroupProtocol);
+        }
+        let others_share_a_protocol = self
+            .members
+            .values()
+            .filter(|m| m.id != request.member_id)
+            .all(|m| {
+                m.protocols
+                    .iter()
+                    .any(|(p, _)| request.protocols.iter().any(|(q, _)| p == q))
+            });
+        if !others_share_a_protocol {
+            return refuse(ErrorCode::InconsistentGroupProtocol);
+        }
+        let static_id = request
+            .instance_id
+            .as_ref()
+            .and_then(|i| self.member_by_instance(i));
+        let member_id = if request.member_id.is_empty() {
+            let id = new_member_id();
+            match static_id {
+                Some(old) => {
+                    // A static member restarted: it takes over its old slot under a new id.
+                    let mut member = self.members.remove(&old).expect("member by instance");
+                    member.id = id.clone();
+                    if self.leader.as_ref() == Some(&old) {
+                        self.leader = Some(id.clone());
+                    }
+                    self.awaiting_join.remove(&old);
+                    self.awaiting_sync.remove(&old);
+                    let unchanged = member.protocols == request.protocols;
+                    self.members.insert(id.clone(), member);
+                    if unchanged && self.state == State::Stable {
+                        let member = self.members.get_mut(&id).expect("just inserted");
+                        member.last_seen_ms = now_ms;
+                        let mut deliveries = Deliveries::default();
+                        deliveries
+                            .joins
+                            .push((id.clone(), self.join_result(&id, false)));
+                        return Ok((id, deliveries));
+                    }
+                }
+                None if request.require_known_member_id && request.instance_id.is_none() => {
+                    self.pending
+                        .insert(id.clone(), now_ms + request.session_timeout_ms);
+                    return refuse(ErrorCode::MemberIdRequired).map_err(|mut r| {
+                        r.member_id = id;
+                        r
+                    });
+                }
+                None => {}
+            }
+            id
+        } else {
+            if !self.members.contains_key(&request.member_id)
+                && self.pending.remove(&request.member_id).is_none()
+            {
+                return refuse(ErrorCode::UnknownMemberId);
+            }
+            if let Some(m) = self.members.get(&request.member_id)
+                && request.instance_id.is_some()
+                && m.instance_id != request.instance_id
+            {
+                return refuse(ErrorCode::FencedInstanceId);
+            }
+            request.member_id.clone()
+        };
+
+        let existing = self.members.get(&member_id).cloned();
+        let changed = existing
+            .as_ref()
+            .is_none_or(|m| m.protocols != request.protocols);
+        self.joins += 1;
+        let order = existing.as_ref().map_or(self.joins, |m| m.order);
+        let assignment = existing.map(|m| m.assignment).unwrap_or_default();
+        self.members.insert(
+            member_id.clone(),
+            Member {
+                id: member_id.clone(),
+                instance_id: request.instance_id,
+                client_id: request.client_id,
+                client_host: request.client_host,
+                session_timeout_ms: request.session_timeout_ms,
+                rebalance_timeout_ms: request.rebalance_timeout_ms,
+                protocols: request.protocols,
+                assignment,
+                last_seen_ms: now_ms,
+                joined: true,
+                order,
+            },
+        );
+        self.protocol_type = Some(request.protocol_type);
+        self.awaiting_join.insert(member_id.clone());
+
+        let mut deliveries = Deliveries::default();
+        let is_leader = self.leader.as_ref() == Some(&member_id);
+        match self.state {
+            State::Stable if !changed && !is_leader => {
+                // Nothing changed: answer with the current generation, no rebalance.
+                self.awaiting_join.remove(&member_id);
+                deliveries
+                    .joins
+                    .push((member_id.clone(), self.join_result(&member_id, false)));
+                return Ok((member_id, deliveries));
+            }
+            State::PreparingRebalance => {
+                if let Some(until) = self.initial_delay_until_ms {
+                    // More members keep arriving: wait a little longer, within the deadline.
+                    self.initial_delay_until_ms = Some(
+                        (until.max(now_ms + self.initial_delay_ms)).min(self.rebalance_deadline_ms),
+                    );
+                }
+            }
+            _ => self.prepare_rebalance(now_ms, &mut deliveries),
+        }
+        self.maybe_complete_join(now_ms, &mut deliveries);
+        Ok((member_id, deliveries))
+    }
+
+    /// A SyncGroup. `Ok(None)`: the member waits for the leader's assignment (it arrives in a
+    /// later `Deliveries`).
+    pub fn sync(
+        &mut self,
+        member_id: &str,
+        generation: i32,
+        assignments: Vec<(String, Bytes)>,
+        now_ms: i64,
+    ) -> Result<Deliveries, SyncResult> {
+        let Some(member) = self.members.get_mut(member_id) else {
+            return Err(SyncResult::error(ErrorCode::UnknownMemberId));
+        };
+        member.last_seen_ms = now_ms;
+        if generation != self.generation {
+            return Err(SyncResult::error(ErrorCode::IllegalGeneration));
+        }
+        let mut deliveries = Deliveries::default();
+        match self.state {
+            State::Empty | State::PreparingRebalance => {
+                Err(SyncResult::error(ErrorCode::RebalanceInProgress))
+            }
+            State::Stable => {
+                deliveries
+                    .syncs
+                    .push((member_id.to_string(), self.sync_result(member_id)));
+                Ok(deliveries)
+            }
+            State::CompletingRebalance => {
+                self.awaiting_sync.insert(member_id.to_string());
+                if self.leader.as_deref() == Some(member_id) {
+                    let mut given: BTreeMap<String, Bytes> = assignments.into_iter().collect();
+                    for (id, member) in &mut self.members {
+                        member.assignment = given.remove(id).unwrap_or_default();
+                    }
+                    self.state = State::Stable;
+                    for id in std::mem::take(&mut self.awaiting_sync) {
+                        let result = self.sync_result(&id);
+                        deliveries.syncs.push((id, result));
+                    }
+                }
+                Ok(deliveries)
+            }
+        }
+    }
+
+    pub fn heartbeat(&mut self, member_id: &str, generation: i32, now_ms: i64) -> ErrorCode {
+        let Some(member) = self.members.get_mut(member_id) else {
+            return ErrorCode::UnknownMemberId;
+        };
+        member.last_seen_ms = now_ms;
+        match self.state {
+            State::PreparingRebalance => ErrorCode::RebalanceInProgress,
+            _ if generation != self.generation => ErrorCode::IllegalGeneration,
+            _ => ErrorCode::None,
+        }
+    }
+
+    /// Removes members (LeaveGroup); per member: NONE or UNKNOWN_MEMBER_ID.
+    pub fn leave(
+        &mut self,
+        leaving: &[(String, Option<String>)],
+        now_ms: i64,
+    ) -> (Vec<ErrorCode>, Deliveries) {
+        let mut deliveries = Deliveries::default();
+        let mut codes = Vec::new();
+        let mut removed = false;
+        for (member_id, instance_id) in leaving {
+            let id = if member_id.is_empty() {
+                instance_id
+                    .as_ref()
+                    .and_then(|i| self.member_by_instance(i))
+            } else {
+                Some(member_id.clone())
+            };
+            match id.filter(|id| self.members.contains_key(id)) {
+                Some(id) => {
+                    let member = &self.members[&id];
+                    if instance_id.is_some() && member.instance_id != *instance_id {
+                        codes.push(ErrorCode::FencedInstanceId);
+                        continue;
+                    }
+                    self.remove_member(&id, &mut deliveries);
+                    removed = true;
+                    codes.push(ErrorCode::None);
+                }
+                None => codes.push(ErrorCode::UnknownMemberId),
+            }
+        }
+        if removed {
+            self.after_removal(now_ms, &mut deliveries);
+        }
+        (codes, deliveries)
+    }
+
+    /// Time passes: expire silent members, finish or restart a rebalance that timed out.
+    pub fn tick(&mut self, now_ms: i64) -> Deliveries {
+        let mut deliveries = Deliveries::default();
+        self.pending.retain(|_, until| *until > now_ms);
+        let expired: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| {
+                // A member waiting in JoinGroup is alive; the rebalance deadline covers it.
+                !self.awaiting_join.contains(&m.id)
+                    && m.last_seen_ms + m.session_timeout_ms < now_ms
+            })
+            .map(|m| m.id.clone())
+            .collect();
+        for id in &expired {
+            self.remove_member(id, &mut deliveries);
+        }
+        if !expired.is_empty() {
+            self.after_removal(now_ms, &mut deliveries);
+        }
+        match self.state {
+            State::PreparingRebalance => self.maybe_complete_join(now_ms, &mut deliveries),
+            State::CompletingRebalance if now_ms >= self.rebalance_deadline_ms => {
+                // The leader never sent the assignment: start over.
+                self.prepare_rebalance(now_ms, &mut deliveries);
+            }
+            _ => {}
+        }
+        deliveries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.pending.is_empty()
+    }
+
+    fn member_by_instance(&self, instance: &str) -> Option<String> {
+        self.members
+            .values()
+            .find(|m| m.instance_id.as_deref() == Some(instance))
+            .map(|m| m.id.clone())
+    }
+
+    fn remove_member(&mut self, id: &str, deliveries: &mut Deliveries) {
+        self.members.remove(id);
+        if self.awaiting_join.remove(id) {
+            deliveries.joins.push((
+                id.to_string(),
+                JoinResult::error(ErrorCode::UnknownMemberId, id),
+            ));
+        }
+        if self.awaiting_sync.remove(id) {
+            deliveries.syncs.push((
+                id.to_string(),
+                SyncResult::error(ErrorCode::UnknownMemberId),
+            ));
+        }
+        if self.leader.as_deref() == Some(id) {
+            self.leader = None;
+        }
+    }
+
+    fn after_removal(&mut self, now_ms: i64, deliveries: &mut Deliveries) {
+        if self.members.is_empty() {
+            self.state = State::Empty;
+            self.generation += 1;
+            self.protocol = None;
+            self.protocol_type = None;
+            self.leader = None;
+            self.initial_delay_until_ms = None;
+        } else if self.state == State::PreparingRebalance {
+            self.maybe_complete_join(now_ms, deliveries);
+        } else {
+            self.prepare_rebalance(now_ms, deliveries);
+        }
+    }
+
+    fn prepare_rebalance(&mut self, now_ms: i64, deliveries: &mut Deliveries) {
+        // Followers waiting on an assignment must rejoin instead.
+        for id in std::mem::take(&mut self.awaiting_sync) {
+            deliveries
+                .syncs
+                .push((id, SyncResult::error(ErrorCode::RebalanceInProgress)));
+        }
+        let first_generation = self.state == State::Empty;
+        self.state = State::PreparingRebalance;
+        for member in self.members.values_mut() {
+            member.joined = self.awaiting_join.contains(&member.id);
+        }
+        let timeout = self
+            .members
+            .values()
+            .map(|m| m.rebalance_timeout_ms)
+            .max()
+            .unwrap_or(0);
+        self.rebalance_deadline_ms = now_ms + timeout;
+        self.initial_delay_until_ms = (first_generation && self.initial_delay_ms > 0)
+            .then(|| (now_ms + self.initial_delay_ms).min(self.rebalance_deadline_ms));
+    }
+
+    fn maybe_complete_join(&mut self, now_ms: i64, deliveries: &mut Deliveries) {
+        if self.state != State::PreparingRebalance {
+            return;
+        }
+        let all_joined = self.members.values().all(|m| m.joined);
+        let delay_over = self.initial_delay_until_ms.is_none_or(|t| now_ms >= t);
+        let timed_out = now_ms >= self.rebalance_deadline_ms;
+        if !(all_joined && delay_over || timed_out) {
+            return;
+        }
+        // Members that did not rejoin in time are out.
+        let late: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| !m.joined)
+            .map(|m| m.id.clone())
+            .collect();
+        for id in &late {
+            self.remove_member(id, deliveries);
+        }
+        self.initial_delay_until_ms = None;
+        self.generation += 1;
+        if self.members.is_empty() {
+            self.state = State::Empty;
+            self.protocol = None;
+            self.protocol_type = None;
+            return;
+        }
+        self.protocol = self.select_protocol();
+        if self
+            .leader
+            .as_ref()
+            .is_none_or(|l| !self.members.contains_key(l))
+        {
+            self.leader = self
+                .members
+                .values()
+                .min_by_key(|m| m.order)
+                .map(|m| m.id.clone());
+        }
+        self.state = State::CompletingRebalance;
+        self.rebalance_deadline_ms = now_ms
+            + self
+                .members
+                .values()
+                .map(|m| m.rebalance_timeout_ms)
+                .max()
+                .unwrap_or(0);
+        for id in std::mem::take(&mut self.awaiting_join) {
+            let leader = self.leader.as_deref() == Some(id.as_str());
+            let result = self.join_result(&id, leader);
+            deliveries.joins.push((id, result));
+        }
+    }
+
+    /// The protocol every member supports that most members prefer (Kafka's vote).
+    fn select_protocol(&self) -> Option<String> {
+        let first = self.members.values().next()?;
+        let candidates: Vec<&String> = first
+            .protocols
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| {
+                self.members
+                    .values()
+                    .all(|m| m.protocols.iter().any(|(q, _)| q == *p))
+            })
+            .collect();
+        let mut votes: BTreeMap<&String, usize> = BTreeMap::new();
+        for member in self.members.values() {
+            if let Some((p, _)) = member
+                .protocols
+                .iter()
+                .find(|(p, _)| candidates.contains(&p))
+            {
+                *votes.entry(p).or_default() += 1;
+            }
+        }
+        candidates
+            .iter()
+            .max_by_key(|p| {
+                (
+                    votes.get(*p).copied().unwrap_or(0),
+                    std::cmp::Reverse(candidates.iter().position(|c| c == *p)),
+                )
+            })
+            .map(|p| (*p).clone())
+    }
+
+    fn join_result(&self, member_id: &str, leader: bool) -> JoinResult {
+        let protocol = self.protocol.clone();
+        let members = if leader {
+            self.members
+                .values()
+                .map(|m| {
+                    let metadata = m
+                        .protocols
+                        .iter()
+                        .find(|(p, _)| Some(p) == protocol.as_ref())
+                        .map(|(_, meta)| meta.clone())
+                        .unwrap_or_default();
+                    (m.id.clone(), m.instance_id.clone(), metadata)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        JoinResult {
+            error: ErrorCode::None,
+            generation: self.generation,
+            protocol_type: self.protocol_type.clone(),
+            protocol_name: protocol,
+            leader: self.leader.clone().unwrap_or_default(),
+            member_id: member_id.to_string(),
+            members,
+        }
+    }
+
+    fn sync_result(&self, member_id: &str) -> SyncResult {
+        SyncResult {
+            error: ErrorCode::None,
+            protocol_type: self.protocol_type.clone(),
+            protocol_name: self.protocol.clone(),
+            assignment: self
+                .members
+                .get(member_id)
+                .map(|m| m.assignment.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(member_id: &str, protocols: &[&str]) -> JoinRequest {
+        JoinRequest {
+            member_id: member_id.into(),
+            instance_id: None,
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            session_timeout_ms: 10_000,
+            rebalance_timeout_ms: 30_000,
+            protocol_type: "consumer".into(),
+            protocols: protocols
+                .iter()
+                .map(|p| (p.to_string(), Bytes::from_static(b"meta")))
+                .collect(),
+            require_known_member_id: true,
+        }
+    }
+
+    /// Joins a new member the v4+ way (MEMBER_ID_REQUIRED, then again with the id).
+    fn join_new(group: &mut Group, name: &str, now: i64) -> (String, Deliveries) {
+        let first = group
+            .join(request("", &["range"]), || name.to_string(), now)
+            .expect_err("a member id first");
+        assert_eq!(first.error, ErrorCode::MemberIdRequired);
+        group
+            .join(
+                request(&first.member_id, &["range"]),
+                || unreachable!(),
+                now,
+            )
+            .expect("join")
+    }
+
+    #[test]
+    fn a_single_member_joins_at_once_without_initial_delay() {
+        let mut group = Group::new("g", 0);
+        let (id, deliveries) = join_new(&mut group, "m1", 0);
+        assert_eq!(deliveries.joins.len(), 1);
+        let (to, result) = &deliveries.joins[0];
+        assert_eq!((to, result.generation, &result.leader), (&id, 1, &id));
+        assert_eq!(result.members.len(), 1, "the leader sees the members");
+        let deliveries = group
+            .sync(&id, 1, vec![(id.clone(), Bytes::from_static(b"a"))], 0)
+            .expect("sync");
+        assert_eq!(deliveries.syncs[0].1.assignment, Bytes::from_static(b"a"));
+        assert_eq!(group.state, State::Stable);
+        assert_eq!(group.heartbeat(&id, 1, 1), ErrorCode::None);
+        assert_eq!(group.heartbeat(&id, 0, 1), ErrorCode::IllegalGeneration);
+        assert_eq!(group.heartbeat("x", 1, 1), ErrorCode::UnknownMemberId);
+    }
+
+    #[test]
+    fn the_initial_delay_gathers_members_into_one_generation() {
+        let mut group = Group::new("g", 3_000);
+        let (a, d) = join_new(&mut group, "a", 0);
+        assert!(d.is_empty(), "waits for the initial delay");
+        let (b, d) = join_new(&mut group, "b", 1_000);
+        assert!(d.is_empty());
+        assert!(group.tick(2_000).is_empty());
+        let d = group.tick(4_000);
+        let ids: Vec<&String> = d.joins.iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, vec![&a, &b]);
+        assert!(
+            d.joins
+                .iter()
+                .all(|(_, r)| r.generation == 1 && r.leader == a)
+        );
+    }
+
+    #[test]
+    fn a_new_member_rebalances_everyone_and_the_follower_waits_for_the_leader() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        assert_eq!(group.state, State::Stable);
+        let (b, d) = join_new(&mut group, "b", 10);
+        assert!(d.is_empty(), "b waits for a to rejoin");
+        assert_eq!(group.heartbeat(&a, 1, 20), ErrorCode::RebalanceInProgress);
+        let (_, d) = group
+            .join(request(&a, &["range"]), || unreachable!(), 30)
+            .expect("rejoin");
+        assert_eq!(d.joins.len(), 2);
+        assert_eq!(group.generation, 2);
+        // The follower's sync waits; the leader's releases both.
+        let d = group.sync(&b, 2, vec![], 40).expect("sync");
+        assert!(d.is_empty());
+        let d = group
+            .sync(
+                &a,
+                2,
+                vec![
+                    (a.clone(), Bytes::from_static(b"A")),
+                    (b.clone(), Bytes::from_static(b"B")),
+                ],
+                50,
+            )
+            .expect("sync");
+        let got: BTreeMap<&String, &Bytes> =
+            d.syncs.iter().map(|(id, r)| (id, &r.assignment)).collect();
+        assert_eq!(got[&b], &Bytes::from_static(b"B"));
+        assert_eq!(got[&a], &Bytes::from_static(b"A"));
+    }
+
+    #[test]
+    fn silent_members_expire_and_leaving_members_trigger_a_rebalance() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        let (b, _) = join_new(&mut group, "b", 0);
+        group
+            .join(request(&a, &["range"]), || unreachable!(), 0)
+            .expect("rejoin");
+        assert_eq!(group.state, State::CompletingRebalance);
+        group.sync(&a, group.generation, vec![], 0).expect("sync");
+        group.sync(&b, group.generation, vec![], 0).expect("sync");
+        let (codes, _) = group.leave(&[(b.clone(), None), ("zz".into(), None)], 100);
+        assert_eq!(codes, vec![ErrorCode::None, ErrorCode::UnknownMemberId]);
+        assert_eq!(group.state, State::PreparingRebalance);
+        let (_, d) = group
+            .join(request(&a, &["range"]), || unreachable!(), 200)
+            .expect("rejoin");
+        assert_eq!(d.joins.len(), 1);
+        group.sync(&a, group.generation, vec![], 200).expect("sync");
+        // a falls silent past its session timeout: the group empties.
+        group.tick(200 + 10_001);
+        assert_eq!(group.state, State::Empty);
+        assert!(group.members.is_empty());
+    }
+
+    #[test]
+    fn protocols_are_chosen_by_vote_among_the_common_ones() {
+        let mut group = Group::new("g", 0);
+        let r = |id: &str, p: &[&str]| JoinRequest {
+            require_known_member_id: false,
+            ..request(id, p)
+        };
+        group
+            .join(r("", &["roundrobin", "range"]), || "a".into(), 0)
+            .expect("a");
+        group
+            .join(r("", &["range", "roundrobin"]), || "b".into(), 0)
+            .expect("b");
+        group
+            .join(r("", &["range", "sticky"]), || "c".into(), 0)
+            .expect("c");
+        group
+            .join(r("a", &["roundrobin", "range"]), || unreachable!(), 0)
+            .expect("a");
+        group
+            .join(r("b", &["range", "roundrobin"]), || unreachable!(), 0)
+            .expect("b");
+        assert_eq!(group.protocol.as_deref(), Some("range"));
+        let refused = group
+            .join(r("", &["cooperative-sticky"]), || "d".into(), 0)
+            .expect_err("no common protocol");
+        assert_eq!(refused.error, ErrorCode::InconsistentGroupProtocol);
+    }
+
+    #[test]
+    fn a_static_member_rejoins_a_stable_group_without_a_rebalance() {
+        let mut group = Group::new("g", 0);
+        let stat = |id: &str| JoinRequest {
+            instance_id: Some("host-1".into()),
+            ..request(id, &["range"])
+        };
+        let (a, _) = group.join(stat(""), || "a1".into(), 0).expect("join");
+        group
+            .sync(&a, 1, vec![(a.clone(), Bytes::from_static(b"P"))], 0)
+            .expect("sync");
+        // Restarted: no member id, same instance id.
+        let (a2, d) = group.join(stat(""), || "a2".into(), 100).expect("rejoin");
+        assert_eq!(a2, "a2");
+        assert_eq!(group.generation, 1, "no new generation");
+        assert_eq!(d.joins[0].1.generation, 1);
+        let d = group.sync(&a2, 1, vec![], 100).expect("sync");
+        assert_eq!(d.syncs[0].1.assignment, Bytes::from_static(b"P"));
+        // The old id is fenced out.
+        assert_eq!(group.heartbeat(&a, 1, 100), ErrorCode::UnknownMemberId);
+    }
+}

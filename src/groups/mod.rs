@@ -1,0 +1,12 @@
+//! Consumer groups (classic protocol): which agent coordinates a group, and the coordinator.
+//!
+//! ```text
+//! FindCoordinator ─► routing::coordinator(live agents, group id)   (same answer on every agent)
+//! JoinGroup / SyncGroup / Heartbeat / LeaveGroup ─► Coordinator ─► classic::Group (pure)
+//! OffsetCommit ─► Coordinator::check_commit ─► metadata quorum (durable offsets)
+//! ```
+
+pub mod classic;
+pub mod coordinator;
+
+pub use coordinator::Coordinator;

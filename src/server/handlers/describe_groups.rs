@@ -1,0 +1,55 @@
+//! DescribeGroups (key 15): state, protocol and members of groups this agent coordinates.
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::DescribeGroupsRequest;
+use crate::protocol::messages::DescribeGroupsResponse;
+use crate::protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use crate::server::broker::Broker;
+
+pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
+    let groups = request
+        .groups
+        .iter()
+        .map(|id| {
+            if !broker.coordinates(id) {
+                return DescribedGroup {
+                    error_code: ErrorCode::NotCoordinator.code(),
+                    group_id: id.clone(),
+                    ..Default::default()
+                };
+            }
+            match broker.groups.describe(id) {
+                // Kafka describes an unknown group as Dead with no members.
+                None => DescribedGroup {
+                    group_id: id.clone(),
+                    group_state: "Dead".into(),
+                    ..Default::default()
+                },
+                Some(view) => DescribedGroup {
+                    group_id: id.clone(),
+                    group_state: view.state.name().into(),
+                    protocol_type: view.protocol_type,
+                    protocol_data: view.protocol,
+                    members: view
+                        .members
+                        .into_iter()
+                        .map(|m| DescribedGroupMember {
+                            member_id: m.id,
+                            group_instance_id: m.instance_id,
+                            client_id: m.client_id,
+                            client_host: m.client_host,
+                            member_metadata: m.metadata,
+                            member_assignment: m.assignment,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                },
+            }
+        })
+        .collect();
+    DescribeGroupsResponse {
+        groups,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,75 @@
+//! JoinGroup (key 11): joins the member to the group's next generation; waits for the
+//! rebalance (see `groups::classic`).
+
+use crate::groups::classic::JoinRequest;
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::JoinGroupRequest;
+use crate::protocol::messages::JoinGroupResponse;
+use crate::protocol::messages::join_group_response::JoinGroupResponseMember;
+use crate::server::broker::Broker;
+
+pub async fn handle(
+    broker: &Broker,
+    request: JoinGroupRequest,
+    version: i16,
+    client_id: Option<&str>,
+) -> JoinGroupResponse {
+    let refuse = |code: ErrorCode| JoinGroupResponse {
+        error_code: code.code(),
+        generation_id: -1,
+        member_id: request.member_id.clone(),
+        protocol_name: (version < 7).then(String::new),
+        ..Default::default()
+    };
+    if request.group_id.is_empty() {
+        return refuse(ErrorCode::InvalidGroupId);
+    }
+    if !broker.coordinates(&request.group_id) {
+        return refuse(ErrorCode::NotCoordinator);
+    }
+    let join = JoinRequest {
+        member_id: request.member_id.clone(),
+        instance_id: request.group_instance_id.clone(),
+        client_id: client_id.unwrap_or_default().to_string(),
+        client_host: String::new(),
+        session_timeout_ms: i64::from(request.session_timeout_ms),
+        // v0 has no rebalance timeout: Kafka uses the session timeout.
+        rebalance_timeout_ms: i64::from(if version == 0 {
+            request.session_timeout_ms
+        } else {
+            request.rebalance_timeout_ms
+        }),
+        protocol_type: request.protocol_type.clone(),
+        protocols: request
+            .protocols
+            .iter()
+            .map(|p| (p.name.clone(), p.metadata.clone()))
+            .collect(),
+        require_known_member_id: version >= 4,
+    };
+    let result = broker.groups.join(&request.group_id, join).await;
+    JoinGroupResponse {
+        error_code: result.error.code(),
+        generation_id: result.generation,
+        protocol_type: result.protocol_type,
+        // Nullable only from v7; before, an error answer carries an empty name.
+        protocol_name: result
+            .protocol_name
+            .or_else(|| (version < 7).then(String::new)),
+        leader: result.leader,
+        member_id: result.member_id,
+        members: result
+            .members
+            .into_iter()
+            .map(
+                |(member_id, group_instance_id, metadata)| JoinGroupResponseMember {
+                    member_id,
+                    group_instance_id,
+                    metadata,
+                    ..Default::default()
+                },
+            )
+            .collect(),
+        ..Default::default()
+    }
+}

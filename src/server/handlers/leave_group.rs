@@ -1,0 +1,45 @@
+//! LeaveGroup (key 13): removes members (v3+: a batch, by member or instance id).
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::LeaveGroupRequest;
+use crate::protocol::messages::LeaveGroupResponse;
+use crate::protocol::messages::leave_group_response::MemberResponse;
+use crate::server::broker::Broker;
+
+pub fn handle(broker: &Broker, request: LeaveGroupRequest, version: i16) -> LeaveGroupResponse {
+    if !broker.coordinates(&request.group_id) {
+        return LeaveGroupResponse {
+            error_code: ErrorCode::NotCoordinator.code(),
+            ..Default::default()
+        };
+    }
+    let leaving: Vec<(String, Option<String>)> = if version >= 3 {
+        request
+            .members
+            .iter()
+            .map(|m| (m.member_id.clone(), m.group_instance_id.clone()))
+            .collect()
+    } else {
+        vec![(request.member_id.clone(), None)]
+    };
+    let codes = broker.groups.leave(&request.group_id, &leaving);
+    if version < 3 {
+        return LeaveGroupResponse {
+            error_code: codes.first().copied().unwrap_or(ErrorCode::None).code(),
+            ..Default::default()
+        };
+    }
+    LeaveGroupResponse {
+        members: leaving
+            .into_iter()
+            .zip(codes)
+            .map(|((member_id, group_instance_id), code)| MemberResponse {
+                member_id,
+                group_instance_id,
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

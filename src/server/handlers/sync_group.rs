@@ -1,0 +1,36 @@
+//! SyncGroup (key 14): the leader hands out assignments; followers wait for theirs.
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::SyncGroupRequest;
+use crate::protocol::messages::SyncGroupResponse;
+use crate::server::broker::Broker;
+
+pub async fn handle(broker: &Broker, request: SyncGroupRequest) -> SyncGroupResponse {
+    if !broker.coordinates(&request.group_id) {
+        return SyncGroupResponse {
+            error_code: ErrorCode::NotCoordinator.code(),
+            ..Default::default()
+        };
+    }
+    let assignments = request
+        .assignments
+        .into_iter()
+        .map(|a| (a.member_id, a.assignment))
+        .collect();
+    let result = broker
+        .groups
+        .sync(
+            &request.group_id,
+            &request.member_id,
+            request.generation_id,
+            assignments,
+        )
+        .await;
+    SyncGroupResponse {
+        error_code: result.error.code(),
+        protocol_type: result.protocol_type,
+        protocol_name: result.protocol_name,
+        assignment: result.assignment,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,245 @@
+//! Consumer groups with librdkafka's `subscribe()` (classic protocol): three consumers share
+//! twelve partitions and read 100k records exactly once; a consumer leaves and the rest take
+//! over without losing a record; eager and cooperative-sticky assignors; a static member
+//! rejoins without a rebalance.
+
+mod support;
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::message::Message;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+use support::kafka::{flush, produce, producer};
+use support::{Floe, http_json, temp_dir};
+
+const PARTITIONS: i32 = 12;
+
+fn start() -> (tempfile::TempDir, Floe) {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &[
+            "--default-partitions",
+            &PARTITIONS.to_string(),
+            "--group-initial-rebalance-delay",
+            "1s",
+        ],
+    );
+    (dir, floe)
+}
+
+fn consumer(bootstrap: &str, group: &str, strategy: &str, instance: Option<&str>) -> BaseConsumer {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("partition.assignment.strategy", strategy)
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("session.timeout.ms", "10000")
+        .set("heartbeat.interval.ms", "500");
+    if let Some(id) = instance {
+        config.set("group.instance.id", id);
+    }
+    let c: BaseConsumer = config.create().expect("consumer");
+    c.subscribe(&["grouped"]).expect("subscribe");
+    c
+}
+
+fn assigned(c: &BaseConsumer) -> usize {
+    c.assignment().map(|a| a.count()).unwrap_or(0)
+}
+
+/// Polls every consumer until each holds a share and together they hold all partitions.
+fn wait_balanced(consumers: &[&BaseConsumer], seen: &mut Vec<(usize, i32, i64, Vec<u8>)>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        poll_round(consumers, seen);
+        let counts: Vec<usize> = consumers.iter().map(|c| assigned(c)).collect();
+        if counts.iter().all(|&n| n > 0) && counts.iter().sum::<usize>() == PARTITIONS as usize {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never balanced: {counts:?}");
+    }
+}
+
+/// One poll of each consumer; records land in `seen` as (consumer, partition, offset, key).
+fn poll_round(consumers: &[&BaseConsumer], seen: &mut Vec<(usize, i32, i64, Vec<u8>)>) {
+    for (i, c) in consumers.iter().enumerate() {
+        let mut polled = false;
+        while let Some(m) = c.poll(Duration::from_millis(if polled { 0 } else { 20 })) {
+            let m = m.expect("consume");
+            seen.push((
+                i,
+                m.partition(),
+                m.offset(),
+                m.key().unwrap_or_default().to_vec(),
+            ));
+            polled = true;
+        }
+        if polled {
+            c.commit_consumer_state(CommitMode::Sync).expect("commit");
+        }
+    }
+}
+
+fn produce_all(bootstrap: &str, count: usize, tag: &str) {
+    let (p, acks) = producer(bootstrap, "lz4");
+    produce(&p, "grouped", PARTITIONS, count, tag);
+    flush(&p);
+    assert!(acks.errors.lock().expect("errors").is_empty());
+}
+
+fn share_and_survive_a_leave(strategy: &str) {
+    let (_dir, floe) = start();
+    let bootstrap = floe.bootstrap();
+    produce_all(&bootstrap, 1, "warmup");
+    let group = format!("g-{strategy}");
+    let a = consumer(&bootstrap, &group, strategy, None);
+    let b = consumer(&bootstrap, &group, strategy, None);
+    let c = consumer(&bootstrap, &group, strategy, None);
+    let mut seen = Vec::new();
+    wait_balanced(&[&a, &b, &c], &mut seen);
+
+    // 100k records, each read exactly once, by the consumer that owns its partition.
+    produce_all(&bootstrap, 100_000, "main");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while seen.len() < 100_001 {
+        poll_round(&[&a, &b, &c], &mut seen);
+        assert!(Instant::now() < deadline, "read {} of 100001", seen.len());
+    }
+    let positions: BTreeSet<(i32, i64)> = seen.iter().map(|(_, p, o, _)| (*p, *o)).collect();
+    assert_eq!(positions.len(), seen.len(), "a record was read twice");
+    assert_eq!(seen.len(), 100_001);
+    let owners: BTreeMap<i32, BTreeSet<usize>> =
+        seen.iter().fold(BTreeMap::new(), |mut m, (c, p, _, _)| {
+            m.entry(*p).or_insert_with(BTreeSet::new).insert(*c);
+            m
+        });
+    assert!(
+        owners.values().all(|o| o.len() == 1),
+        "partitions shared: {owners:?}"
+    );
+
+    // One consumer leaves; the others take its partitions from the committed offsets.
+    drop(c);
+    produce_all(&bootstrap, 6_000, "after-leave");
+    let mut after = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        poll_round(&[&a, &b], &mut after);
+        let keys: BTreeSet<&Vec<u8>> = after
+            .iter()
+            .map(|(_, _, _, k)| k)
+            .filter(|k| k.starts_with(b"key-after-leave-"))
+            .collect();
+        if keys.len() == 6_000 && assigned(&a) + assigned(&b) == PARTITIONS as usize {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after the leave: {} of 6000 records",
+            keys.len()
+        );
+    }
+}
+
+#[test]
+fn eager_consumers_share_partitions_exactly_once_and_survive_a_leave() {
+    share_and_survive_a_leave("range");
+}
+
+#[test]
+fn cooperative_sticky_consumers_share_partitions_exactly_once_and_survive_a_leave() {
+    share_and_survive_a_leave("cooperative-sticky");
+}
+
+/// The group as its coordinator reports it: (generation, state, instance id → member id).
+type LiveGroup = (i64, String, BTreeMap<String, String>);
+
+fn live_group(floe: &Floe, group: &str) -> Option<LiveGroup> {
+    let groups = http_json(floe.admin, "/v1/groups");
+    let g = groups["coordinated"]
+        .as_array()?
+        .iter()
+        .find(|g| g["group"] == group)?
+        .clone();
+    let members = g["members"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| {
+            Some((
+                m["instance_id"].as_str()?.to_string(),
+                m["member_id"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    Some((
+        g["generation"].as_i64()?,
+        g["state"].as_str()?.to_string(),
+        members,
+    ))
+}
+
+/// kcat as a static group member: a separate process that can crash (SIGKILL) and restart.
+fn kcat_member(bootstrap: &str, instance: &str) -> std::process::Child {
+    std::process::Command::new("kcat")
+        .args(["-b", bootstrap, "-G", "static", "-q", "-o", "beginning"])
+        .args(["-X", &format!("group.instance.id={instance}")])
+        .args([
+            "-X",
+            "session.timeout.ms=10000",
+            "-X",
+            "partition.assignment.strategy=range",
+        ])
+        .arg("grouped")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kcat (the README test command installs it)")
+}
+
+#[test]
+fn a_static_member_rejoins_without_a_rebalance() {
+    let (_dir, floe) = start();
+    let bootstrap = floe.bootstrap();
+    produce_all(&bootstrap, 1, "warmup");
+    let a = consumer(&bootstrap, "static", "range", Some("host-a"));
+    let mut b = kcat_member(&bootstrap, "host-b");
+    let mut seen = Vec::new();
+    let wait = |seen: &mut Vec<_>, what: &str, f: &dyn Fn(&LiveGroup) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            poll_round(&[&a], seen);
+            if let Some(g) = live_group(&floe, "static").filter(|g| f(g)) {
+                return g;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {:?}",
+                live_group(&floe, "static")
+            );
+        }
+    };
+    let (generation, _, members) = wait(&mut seen, "two stable members", &|g| {
+        g.1 == "Stable" && g.2.len() == 2 && assigned(&a) > 0
+    });
+    let old_b = members["host-b"].clone();
+
+    // b crashes and restarts within its session timeout: it takes its slot back by
+    // instance id, and the group keeps its generation (no rebalance).
+    let _ = b.kill();
+    let _ = b.wait();
+    let mut b = kcat_member(&bootstrap, "host-b");
+    let (after, state, members) = wait(&mut seen, "b back", &|g| {
+        g.2.get("host-b").is_some_and(|id| *id != old_b)
+    });
+    assert_eq!(
+        (after, state.as_str()),
+        (generation, "Stable"),
+        "the group rebalanced"
+    );
+    assert_eq!(members.len(), 2);
+    let _ = b.kill();
+    let _ = b.wait();
+}
