@@ -243,3 +243,52 @@ fn a_static_member_rejoins_without_a_rebalance() {
     let _ = b.kill();
     let _ = b.wait();
 }
+
+#[test]
+fn groups_are_deleted_only_once_empty() {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::types::RDKafkaErrorCode;
+    let (_dir, floe) = start();
+    let bootstrap = floe.bootstrap();
+    produce_all(&bootstrap, 24, "del");
+    let a = consumer(&bootstrap, "del", "range", None);
+    let mut seen = Vec::new();
+    wait_balanced(&[&a], &mut seen);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.len() < 24 {
+        poll_round(&[&a], &mut seen);
+        assert!(Instant::now() < deadline, "read {} of 24", seen.len());
+    }
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .create()
+        .expect("admin client");
+    let delete = || {
+        futures::executor::block_on(admin.delete_groups(&["del"], &AdminOptions::new()))
+            .expect("DeleteGroups")
+            .remove(0)
+    };
+    assert_eq!(
+        delete(),
+        Err(("del".to_string(), RDKafkaErrorCode::NonEmptyGroup))
+    );
+    drop(a);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while live_group(&floe, "del").is_some_and(|g| !g.2.is_empty() || g.1 != "Empty") {
+        assert!(Instant::now() < deadline, "the member never left");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(delete(), Ok("del".to_string()));
+    let groups = http_json(floe.admin, "/v1/groups");
+    assert!(
+        groups["groups"]
+            .as_array()
+            .is_some_and(|g| g.iter().all(|g| g["group"] != "del")),
+        "offsets remain: {groups}"
+    );
+    assert_eq!(
+        delete(),
+        Err(("del".to_string(), RDKafkaErrorCode::GroupIdNotFound))
+    );
+}

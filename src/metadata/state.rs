@@ -128,6 +128,12 @@ pub enum Command {
         partition: i32,
         offset: GroupOffset,
     },
+    /// Forgets a group's committed offsets: all of them (`partitions: None`, DeleteGroups) or
+    /// the listed ones (OffsetDelete).
+    DeleteGroupOffsets {
+        group: String,
+        partitions: Option<Vec<(String, i32)>>,
+    },
     /// Names the cluster; only the first proposal counts (every voter proposes its own).
     InitCluster {
         id: String,
@@ -182,6 +188,8 @@ pub enum Outcome {
     Committed(Vec<Vec<BatchOutcome>>),
     ProducerId(Result<(i64, i16), InitProducerIdError>),
     OffsetCommitted(Result<(), TopicError>),
+    /// Whether the group had committed offsets to delete.
+    GroupOffsetsDeleted(bool),
     AgentRegistered,
 }
 
@@ -317,6 +325,21 @@ impl MetadataState {
                 }
                 _ => Err(TopicError::NotFound),
             }),
+            Command::DeleteGroupOffsets { group, partitions } => Outcome::GroupOffsetsDeleted(
+                match (self.group_offsets.get_mut(&group), partitions) {
+                    (None, _) => false,
+                    (Some(_), None) => self.group_offsets.remove(&group).is_some(),
+                    (Some(offsets), Some(partitions)) => {
+                        for key in &partitions {
+                            offsets.remove(key);
+                        }
+                        if offsets.is_empty() {
+                            self.group_offsets.remove(&group);
+                        }
+                        true
+                    }
+                },
+            ),
             Command::InitCluster { id } => {
                 self.cluster_id.get_or_insert(id);
                 Outcome::AgentRegistered
@@ -759,7 +782,7 @@ mod determinism_tests {
 
     fn command(kind: u8, a: u8, b: u8) -> Command {
         let topic = format!("t{}", a % 3);
-        match kind % 7 {
+        match kind % 8 {
             0 => Command::CreateTopic {
                 name: topic,
                 id: Uuid::from_u128(u128::from(a % 3) + 1),
@@ -798,6 +821,12 @@ mod determinism_tests {
                     metadata: None,
                     commit_timestamp: 1,
                 },
+            },
+            6 => Command::DeleteGroupOffsets {
+                group: "g".into(),
+                partitions: b
+                    .is_multiple_of(2)
+                    .then(|| vec![(topic.clone(), i32::from(b % 4))]),
             },
             5 => Command::AgentHeartbeat {
                 agent: Agent {

@@ -35,6 +35,8 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::SyncGroup, 0, 5),
     range(ApiKey::DescribeGroups, 0, 5),
     range(ApiKey::ListGroups, 0, 5),
+    range(ApiKey::DeleteGroups, 0, 2),
+    range(ApiKey::OffsetDelete, 0, 0),
     range(ApiKey::ApiVersions, 0, 4),
     range(ApiKey::CreateTopics, 2, 7),
     range(ApiKey::DeleteTopics, 1, 6),
@@ -163,6 +165,12 @@ async fn respond(
             ResponseBody::DescribeGroups(handlers::describe_groups::handle(b, r))
         }
         RequestBody::ListGroups(r) => ResponseBody::ListGroups(handlers::list_groups::handle(b, r)),
+        RequestBody::DeleteGroups(r) => {
+            ResponseBody::DeleteGroups(handlers::delete_groups::handle(b, r).await)
+        }
+        RequestBody::OffsetDelete(r) => {
+            ResponseBody::OffsetDelete(handlers::offset_delete::handle(b, r).await)
+        }
         RequestBody::CreateTopics(r) => {
             ResponseBody::CreateTopics(handlers::create_topics::handle(b, r).await)
         }
