@@ -58,17 +58,16 @@ fn acked_count(acks: &support::kafka::Acks) -> usize {
         .sum()
 }
 
-#[test]
-fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
-    let dir = temp_dir();
-    let objects = dir.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
+/// Three voters (ids 1–3) and two agents (4, 5) sharing one object store directory.
+fn five_nodes(dir: &std::path::Path, partitions: i32) -> Vec<Node> {
+    let objects = dir.join("objects");
+    std::fs::create_dir_all(&objects).expect("objects dir");
     let raft: Vec<u16> = (0..5).map(|_| free_port()).collect();
     let peers = (1..=3)
         .map(|id| format!("{id}=127.0.0.1:{}", raft[id - 1]))
         .collect::<Vec<_>>()
         .join(",");
-    let nodes: Vec<Node> = (1..=5u64)
+    (1..=5u64)
         .map(|id| {
             let mut flags: Vec<String> = [
                 "--node-id",
@@ -78,7 +77,7 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
                 "--object-store",
                 &format!("file://{}", objects.display()),
                 "--default-partitions",
-                &PARTITIONS.to_string(),
+                &partitions.to_string(),
                 "--snapshot-every",
                 "100",
             ]
@@ -101,13 +100,15 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
                 kafka: free_addr(),
                 admin: free_addr(),
                 flags,
-                dir: dir.path().join(format!("node-{id}")),
+                dir: dir.join(format!("node-{id}")),
             }
         })
-        .collect();
-    let mut running: BTreeMap<u64, Floe> = nodes.iter().map(|n| (n.id, n.start())).collect();
+        .collect()
+}
 
-    // Every node sees one leader and all five agents.
+/// Starts the nodes and waits until one leader and all five agents are visible.
+fn start_cluster(nodes: &[Node]) -> (BTreeMap<u64, Floe>, u64) {
+    let running: BTreeMap<u64, Floe> = nodes.iter().map(|n| (n.id, n.start())).collect();
     let leader = wait_for("a leader", Duration::from_secs(30), || {
         nodes[0].quorum()["leader"].as_u64()
     });
@@ -117,6 +118,14 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
             && cluster["quorum"]["learners"].as_array().map_or(0, Vec::len) == 2)
             .then_some(())
     });
+    (running, leader)
+}
+
+#[test]
+fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), PARTITIONS);
+    let (mut running, leader) = start_cluster(&nodes);
 
     let bootstrap = nodes
         .iter()
@@ -240,4 +249,110 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
         Some(PARTITIONS as usize)
     );
     assert_eq!(Some(restarted), failover_topic(survivor));
+}
+
+/// The node whose admin API lists `group` among the groups it coordinates.
+fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> Option<u64> {
+    nodes
+        .iter()
+        .filter(|n| running.contains_key(&n.id))
+        .find(|n| {
+            http_json(n.admin, "/v1/groups")["coordinated"]
+                .as_array()
+                .is_some_and(|g| g.iter().any(|g| g["group"] == group))
+        })
+        .map(|n| n.id)
+}
+
+#[test]
+fn a_group_survives_the_death_of_its_coordinating_agent() {
+    use rdkafka::ClientConfig;
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    use rdkafka::message::Message;
+
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), 12);
+    let (mut running, _) = start_cluster(&nodes);
+    let bootstrap = nodes
+        .iter()
+        .map(|n| n.kafka.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let (p, acks) = producer(&bootstrap, "none");
+    produce(&p, "grouped", 12, 12_000, "g");
+    p.flush(Duration::from_secs(60)).expect("flush");
+    assert!(acks.errors.lock().expect("errors").is_empty());
+
+    let consumers: Vec<BaseConsumer> = (0..2)
+        .map(|_| {
+            let c: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", &bootstrap)
+                .set("group.id", "survivor")
+                .set("auto.offset.reset", "earliest")
+                .set("enable.auto.commit", "false")
+                .set("session.timeout.ms", "10000")
+                .set("heartbeat.interval.ms", "500")
+                .create()
+                .expect("consumer");
+            c.subscribe(&["grouped"]).expect("subscribe");
+            c
+        })
+        .collect();
+    let mut read: BTreeSet<(i32, i64)> = BTreeSet::new();
+    let poll = |read: &mut BTreeSet<(i32, i64)>| {
+        for c in &consumers {
+            let mut any = false;
+            while let Some(m) = c.poll(Duration::from_millis(if any { 0 } else { 20 })) {
+                // Errors while the coordinator moves are reported and retried by the client.
+                if let Ok(m) = m {
+                    read.insert((m.partition(), m.offset()));
+                    any = true;
+                }
+            }
+            if any {
+                // A commit racing the coordinator's death may fail; the next one lands.
+                let _ = c.commit_consumer_state(CommitMode::Sync);
+            }
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read.len() < 4_000 {
+        poll(&mut read);
+        assert!(Instant::now() < deadline, "read only {}", read.len());
+    }
+
+    // Kill the agent that coordinates the group, mid-consumption.
+    let coordinator = coordinator_of(&nodes, &running, "survivor").expect("a coordinator");
+    running.get_mut(&coordinator).expect("running").kill();
+    running.remove(&coordinator);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while read.len() < 12_000 {
+        poll(&mut read);
+        assert!(
+            Instant::now() < deadline,
+            "after killing coordinator {coordinator}: read {} of 12000",
+            read.len()
+        );
+    }
+    // Another agent coordinates the group now, and the committed offsets survived.
+    let moved = wait_for("a new coordinator", Duration::from_secs(30), || {
+        poll(&mut read);
+        coordinator_of(&nodes, &running, "survivor")
+    });
+    assert_ne!(moved, coordinator);
+    let committed: i64 = wait_for("committed offsets", Duration::from_secs(30), || {
+        poll(&mut read);
+        let node = nodes.iter().find(|n| n.id == moved).expect("node");
+        let groups = http_json(node.admin, "/v1/groups");
+        let total: i64 = groups["groups"]
+            .as_array()?
+            .iter()
+            .find(|g| g["group"] == "survivor")?["offsets"]
+            .as_array()?
+            .iter()
+            .filter_map(|o| o["committed_offset"].as_i64())
+            .sum();
+        (total == 12_000).then_some(total)
+    });
+    assert_eq!(committed, 12_000);
 }
