@@ -24,6 +24,7 @@ fn heartbeat(n: usize) -> Command {
             host: "127.0.0.1".into(),
             port: 9092,
             zone: None,
+            internal_addr: None,
             lease_expires_ms: n as i64,
         },
     }

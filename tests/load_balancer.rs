@@ -1,6 +1,6 @@
 //! Load-balancer mode: three agents (one voter, two learners) behind a real haproxy on
-//! loopback, all advertising the balancer's address. Clients see one broker; produce and
-//! consume work whichever agent each connection lands on.
+//! loopback, all advertising the balancer's address. Clients see one broker; produce, consume
+//! and consumer groups work whichever agent each connection lands on.
 
 mod support;
 use rdkafka::ClientConfig;
@@ -145,6 +145,64 @@ fn agents_behind_one_address_serve_as_one_broker() {
             assert_eq!((&r.key, &r.value), (&a.key, &a.value));
         }
     }
+    // A consumer group behind the balancer: its members' connections land on different
+    // agents, which forward group requests to the one agent that coordinates the group.
+    let members: Vec<BaseConsumer> = (0..2)
+        .map(|_| {
+            let c: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", balancer.to_string())
+                .set("group.id", "behind-lb-group")
+                .set("auto.offset.reset", "earliest")
+                .set("session.timeout.ms", "10000")
+                .set("heartbeat.interval.ms", "500")
+                .create()
+                .expect("consumer");
+            c.subscribe(&["behind-lb"]).expect("subscribe");
+            c
+        })
+        .collect();
+    let mut read = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while read.len() < 3_600 {
+        for c in &members {
+            if let Some(m) = c.poll(Duration::from_millis(20)) {
+                let m = m.expect("group consume");
+                read.insert((
+                    rdkafka::message::Message::partition(&m),
+                    rdkafka::message::Message::offset(&m),
+                ));
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the group read {} of 3600",
+            read.len()
+        );
+    }
+    let coordinating: Vec<usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            http_json(n.admin, "/v1/groups")["coordinated"]
+                .as_array()
+                .is_some_and(|g| g.iter().any(|g| g["group"] == "behind-lb-group"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(coordinating.len(), 1, "one agent coordinates the group");
+    let forwarded: f64 = nodes
+        .iter()
+        .map(|n| {
+            let (_, metrics) = http_get(n.admin, "/metrics");
+            metrics
+                .lines()
+                .find_map(|l| l.strip_prefix("floe_forwarded_requests_total "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0.0)
+        })
+        .sum();
+    assert!(forwarded > 0.0, "no group request was forwarded");
+
     // Every agent took client connections.
     for node in &nodes {
         let (_, metrics) = http_get(node.admin, "/metrics");

@@ -95,6 +95,11 @@ pub fn render(broker: &Broker) -> String {
         load(&m.connections_total),
     );
     e.counter(
+        "floe_forwarded_requests_total",
+        "Group requests forwarded to the coordinating agent behind a load balancer.",
+        load(&m.forwarded_requests),
+    );
+    e.counter(
         "floe_connections_closed_bad_input_total",
         "Connections closed for malformed, oversized or unsupported requests.",
         load(&m.closed_for_bad_input),

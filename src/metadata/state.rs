@@ -153,6 +153,8 @@ pub struct Agent {
     pub host: String,
     pub port: i32,
     pub zone: Option<String>,
+    /// Its Raft listener, where other agents forward requests for the groups it coordinates.
+    pub internal_addr: Option<String>,
     /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
     pub lease_expires_ms: i64,
 }
@@ -834,6 +836,7 @@ mod determinism_tests {
                     host: "127.0.0.1".into(),
                     port: 9092 + i32::from(a % 3),
                     zone: b.is_multiple_of(2).then(|| "z".to_string()),
+                    internal_addr: None,
                     lease_expires_ms: i64::from(b),
                 },
             },

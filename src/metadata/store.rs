@@ -24,9 +24,14 @@ pub enum StoreError {
 }
 
 impl MetadataStore {
-    /// Starts this node's quorum member with its storage under `dir`.
-    pub async fn open(dir: &Path, config: QuorumConfig) -> Result<MetadataStore, QuorumError> {
-        let quorum = Quorum::start(dir, config).await?;
+    /// Starts this node's quorum member with its storage under `dir`; `extra_routes` are
+    /// served on its Raft listener too.
+    pub async fn open(
+        dir: &Path,
+        config: QuorumConfig,
+        extra_routes: axum::Router,
+    ) -> Result<MetadataStore, QuorumError> {
+        let quorum = Quorum::start_with(dir, config, extra_routes).await?;
         Ok(MetadataStore {
             quorum: Arc::new(quorum),
         })

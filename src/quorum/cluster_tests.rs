@@ -15,6 +15,7 @@ fn heartbeat(id: i32, n: i64) -> Command {
             host: "127.0.0.1".into(),
             port: 9092,
             zone: None,
+            internal_addr: None,
             lease_expires_ms: n,
         },
     }

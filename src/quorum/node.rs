@@ -53,7 +53,7 @@ impl QuorumConfig {
     }
 
     /// The address this node serves Raft on, if it needs one.
-    fn own_addr(&self) -> Option<String> {
+    pub fn own_addr(&self) -> Option<String> {
         self.raft_addr
             .clone()
             .or_else(|| self.voters.get(&self.node_id).cloned())
@@ -102,6 +102,15 @@ impl Quorum {
     /// Opens the log and state machine under `dir/raft`, starts Raft, serves its RPCs, and
     /// joins the quorum (voters initialise it; learners ask the leader to be added).
     pub async fn start(dir: &Path, config: QuorumConfig) -> Result<Quorum, QuorumError> {
+        Quorum::start_with(dir, config, axum::Router::new()).await
+    }
+
+    /// `start`, also serving `extra` routes on the Raft listener (agent-to-agent requests).
+    pub async fn start_with(
+        dir: &Path,
+        config: QuorumConfig,
+        extra: axum::Router,
+    ) -> Result<Quorum, QuorumError> {
         if !config.voters.is_empty() && config.voter && !config.voters.contains_key(&config.node_id)
         {
             return Err(QuorumError::Config(format!(
@@ -169,7 +178,7 @@ impl Quorum {
                     addr: addr.clone(),
                     source,
                 })?;
-            let app = service::router(raft.clone());
+            let app = service::router(raft.clone()).merge(extra);
             listener_task = Some(tokio::spawn(async move {
                 if let Err(e) = axum::serve(listener, app).await {
                     tracing::error!(error = %e, "the Raft listener stopped");
@@ -224,6 +233,13 @@ impl Quorum {
             Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => Ok(()),
             Err(e) => Err(QuorumError::Raft(e.to_string())),
         }
+    }
+
+    /// This node's Raft listener address, when it has one (not in a one-voter quorum).
+    pub fn listen_addr(&self) -> Option<String> {
+        (!self.config.voters.is_empty())
+            .then(|| self.config.own_addr())
+            .flatten()
     }
 
     pub fn raft(&self) -> &Raft {

@@ -67,6 +67,7 @@ impl Broker {
             host,
             port,
             zone: self.config.zone.clone(),
+            internal_addr: self.metadata.quorum().listen_addr(),
             lease_expires_ms,
         }
     }
@@ -74,14 +75,7 @@ impl Broker {
     /// The brokers clients see: the live agents of the registry, and this one even before its
     /// first registration is applied.
     pub fn shown_brokers(&self) -> Vec<Shown> {
-        let now = crate::clock::now_ms();
-        let mut agents: Vec<Agent> = self
-            .metadata
-            .read(|s| s.live_agents(now).cloned().collect());
-        if !agents.iter().any(|a| a.id == self.node_id()) {
-            agents.push(self.agent(i64::MAX));
-        }
-        routing::brokers(&agents)
+        routing::brokers(&self.live_agents())
     }
 
     /// The id clients know this agent by: its own, or that of the agent it is collapsed into
@@ -94,24 +88,57 @@ impl Broker {
             .map_or(self.node_id(), |s| s.id)
     }
 
-    /// The broker that coordinates `group` (FindCoordinator's answer).
-    pub fn coordinator_of(&self, group: &str) -> Shown {
-        let shown = self.shown_brokers();
-        let id = routing::coordinator(&shown, group).unwrap_or(self.node_id());
-        shown.into_iter().find(|s| s.id == id).unwrap_or_else(|| {
-            let (host, port) = self.advertised();
-            Shown {
-                id: self.node_id(),
-                host,
-                port,
-                zone: self.config.zone.clone(),
-            }
-        })
+    /// The live agents, this one included even before its first registration is applied.
+    pub fn live_agents(&self) -> Vec<Agent> {
+        let now = crate::clock::now_ms();
+        let mut agents: Vec<Agent> = self
+            .metadata
+            .read(|s| s.live_agents(now).cloned().collect());
+        if !agents.iter().any(|a| a.id == self.node_id()) {
+            agents.push(self.agent(i64::MAX));
+        }
+        agents
     }
 
-    /// Whether this agent coordinates `group` (else: NOT_COORDINATOR).
+    /// The agent that coordinates `group`.
+    pub fn coordinator_agent(&self, group: &str) -> Agent {
+        let agents = self.live_agents();
+        let id = routing::coordinator(&agents, group).unwrap_or(self.node_id());
+        agents
+            .into_iter()
+            .find(|a| a.id == id)
+            .unwrap_or_else(|| self.agent(i64::MAX))
+    }
+
+    /// The broker clients are sent to for `group` (FindCoordinator's answer): the shown
+    /// broker at the coordinating agent's address.
+    pub fn coordinator_of(&self, group: &str) -> Shown {
+        let agent = self.coordinator_agent(group);
+        routing::brokers(&self.live_agents())
+            .into_iter()
+            .find(|s| s.host == agent.host && s.port == agent.port)
+            .unwrap_or(Shown {
+                id: agent.id,
+                host: agent.host,
+                port: agent.port,
+                zone: agent.zone,
+            })
+    }
+
+    /// Whether this agent coordinates `group`.
     pub fn coordinates(&self, group: &str) -> bool {
-        self.coordinator_of(group).id == self.shown_id()
+        self.coordinator_agent(group).id == self.node_id()
+    }
+
+    /// Where to forward a request for `group` that reached this agent: the coordinating agent's
+    /// internal address, when it is another agent behind the same advertised address (a load
+    /// balancer put the client here). `None`: handle it here (or answer NOT_COORDINATOR).
+    pub fn forward_target(&self, group: &str) -> Option<String> {
+        let agent = self.coordinator_agent(group);
+        let (host, port) = self.advertised();
+        (agent.id != self.node_id() && agent.host == host && agent.port == port)
+            .then_some(agent.internal_addr)
+            .flatten()
     }
 
     /// Creates a topic; `Ok` also when another request created it first.

@@ -11,7 +11,7 @@
 //! or a request that cannot be decoded, closes this connection only.
 
 use super::broker::Broker;
-use super::router::route;
+use super::router::{Origin, route};
 use crate::protocol::frame::{parse_request, split_frame};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -135,7 +135,7 @@ async fn start(broker: Arc<Broker>, frame: Bytes) -> Reply {
         Err(e) => return Box::pin(async move { Err(e.to_string()) }),
     };
     let api = request.api_key;
-    match route(broker, request).await {
+    match route(broker, request, Origin::Client).await {
         Ok(reply) => Box::pin(async move { reply.await.map_err(|e| format!("{api:?}: {e}")) }),
         Err(e) => Box::pin(async move { Err(format!("{api:?}: {e}")) }),
     }

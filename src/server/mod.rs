@@ -6,6 +6,7 @@
 
 pub mod broker;
 pub mod connection;
+pub mod forward;
 pub mod handlers;
 pub mod router;
 pub mod routing;
@@ -56,7 +57,13 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     })?;
     let store = Arc::new(crate::object::store::open(&config.object_store, &data_dir).await?);
     tracing::info!(store = store.description(), "object store ready");
-    let metadata = MetadataStore::open(&data_dir.join("meta"), config.quorum.clone()).await?;
+    let broker_slot: forward::BrokerSlot = Arc::default();
+    let metadata = MetadataStore::open(
+        &data_dir.join("meta"),
+        config.quorum.clone(),
+        forward::routes(broker_slot.clone()),
+    )
+    .await?;
     let cluster_id = cluster_id(&data_dir)?;
     let listener = TcpListener::bind(&config.kafka_addr)
         .await
@@ -104,6 +111,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         cache,
         local_cluster_id: cluster_id,
     });
+    let _ = broker_slot.set(Arc::downgrade(&broker));
     let admin_addr = match &broker.config.admin_addr {
         None => None,
         Some(addr) => {

@@ -55,6 +55,29 @@ pub enum RouteError {
     Decode(#[from] DecodeError),
     #[error("cannot encode the response: {0}")]
     Encode(#[from] EncodeError),
+    #[error("{0}")]
+    Forward(String),
+}
+
+/// Where a request came from: a client connection, or another agent forwarding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Client,
+    Forwarded,
+}
+
+/// The group a request is about, for the requests a group's coordinator must handle.
+fn group_of(body: &RequestBody) -> Option<&str> {
+    match body {
+        RequestBody::JoinGroup(r) => Some(&r.group_id),
+        RequestBody::SyncGroup(r) => Some(&r.group_id),
+        RequestBody::Heartbeat(r) => Some(&r.group_id),
+        RequestBody::LeaveGroup(r) => Some(&r.group_id),
+        RequestBody::OffsetCommit(r) => Some(&r.group_id),
+        RequestBody::OffsetFetch(r) => Some(&r.group_id),
+        RequestBody::OffsetDelete(r) => Some(&r.group_id),
+        _ => None,
+    }
 }
 
 /// The rest of a request's handling, run concurrently with later requests; resolves to the
@@ -64,7 +87,11 @@ pub type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> 
 /// Starts handling one request. What must happen in request order is done before this
 /// returns: decoding, queueing a produce request's batches, and every request other than
 /// Produce and Fetch in full. The rest (waiting for commits, long polls) is the returned `Reply`.
-pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, RouteError> {
+pub async fn route(
+    broker: Arc<Broker>,
+    frame: RequestFrame,
+    origin: Origin,
+) -> Result<Reply, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
@@ -82,6 +109,21 @@ pub async fn route(broker: Arc<Broker>, frame: RequestFrame) -> Result<Reply, Ro
         return Err(RouteError::UnsupportedVersion { api, version });
     }
     let body = frame.decode_body()?;
+    if origin == Origin::Client
+        && let Some(target) = group_of(&body).and_then(|g| broker.forward_target(g))
+    {
+        // Behind a load balancer: the group's coordinator is another agent; it answers.
+        broker
+            .metrics
+            .forwarded_requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let request = crate::protocol::frame::encode_request(&frame.header, &body)
+            .map_err(RouteError::Encode)?;
+        let response = super::forward::send(&target, request)
+            .await
+            .map_err(RouteError::Forward)?;
+        return Ok(Box::pin(async move { Ok(Some(response)) }));
+    }
     let client_id = frame.header.client_id.clone();
     let started = std::time::Instant::now();
     if let RequestBody::Produce(request) = body {

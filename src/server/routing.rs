@@ -56,18 +56,19 @@ pub fn leader(shown: &[Shown], zone: Option<&str>, topic: &Uuid, partition: i32)
         .map(|s| s.id)
 }
 
-/// The agent that coordinates `group`: the highest rendezvous score among the shown brokers,
-/// so every agent names the same one and a lost agent moves only its own groups.
-pub fn coordinator(shown: &[Shown], group: &str) -> Option<i32> {
+/// The agent that coordinates `group`: the highest rendezvous score among the live agents,
+/// so every agent names the same one and a lost agent moves only its own groups. (All agents,
+/// not the shown brokers: behind a load balancer the group still has one home.)
+pub fn coordinator(agents: &[Agent], group: &str) -> Option<i32> {
     // FNV-1a folds the group id into the topic slot of the score.
     let hash = group.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     let key = Uuid::from_u64_pair(hash, !hash);
-    shown
+    agents
         .iter()
-        .max_by_key(|s| (score(&key, -1, s.id), s.id))
-        .map(|s| s.id)
+        .max_by_key(|a| (score(&key, -1, a.id), a.id))
+        .map(|a| a.id)
 }
 
 /// KIP-392's preferred read replica: the agent of `zone` that leads the partition there, when
@@ -113,6 +114,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port,
             zone: Some(zone.into()),
+            internal_addr: None,
             lease_expires_ms: 0,
         }
     }

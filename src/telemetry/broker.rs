@@ -39,6 +39,8 @@ pub struct BrokerMetrics {
     sealed: [AtomicU64; 3],
     pub connections: AtomicI64,
     pub connections_total: AtomicU64,
+    /// Group requests forwarded to the coordinating agent (load-balancer mode).
+    pub forwarded_requests: AtomicU64,
     pub closed_for_bad_input: AtomicU64,
 }
 
@@ -56,6 +58,7 @@ impl Default for BrokerMetrics {
             sealed: Default::default(),
             connections: AtomicI64::new(0),
             connections_total: AtomicU64::new(0),
+            forwarded_requests: AtomicU64::new(0),
             closed_for_bad_input: AtomicU64::new(0),
         }
     }
