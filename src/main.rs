@@ -280,8 +280,9 @@ fn parse_roles(text: &str) -> anyhow::Result<bool> {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG").unwrap_or_else(|_| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLOE_LOG")
+        // openraft narrates every election and snapshot at info; its warnings are what matter.
+        .unwrap_or_else(|_| "info,openraft=warn".into());
     match cli.log_format {
         LogFormat::Json => tracing_subscriber::fmt()
             .json()
