@@ -21,10 +21,13 @@ pub struct Floe {
 
 /// A port that is free now, chosen below the kernel's ephemeral range (32768 and up on
 /// Linux): a port picked here is bound later by a child process, and in between an outgoing
-/// connection could otherwise take it as its local port.
+/// connection could otherwise take it as its local port. A port is handed out once per test
+/// process, so tests running in parallel never pick the same one.
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static CALLS: AtomicU64 = AtomicU64::new(0);
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|p| p.into_inner());
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -40,9 +43,10 @@ pub fn free_port() -> u16 {
         let mut z = x;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        let port = 20_000 + (z ^ (z >> 31)) % 12_000;
-        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
-            return port as u16;
+        let port = (20_000 + (z ^ (z >> 31)) % 12_000) as u16;
+        if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            handed_out.push(port);
+            return port;
         }
     }
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
