@@ -190,6 +190,43 @@ fn agents_behind_one_address_serve_as_one_broker() {
         .map(|(i, _)| i)
         .collect();
     assert_eq!(coordinating.len(), 1, "one agent coordinates the group");
+
+    // Whether the balancer happened to send a member's coordinator connection elsewhere is
+    // luck; a Heartbeat sent straight to every other agent is not: each forwards it, and the
+    // coordinator answers (UNKNOWN_MEMBER_ID for a made-up member, not NOT_COORDINATOR).
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    for (i, addr) in kafka.iter().enumerate() {
+        if i == coordinating[0] {
+            continue;
+        }
+        let answer = runtime.block_on(async {
+            let (mut tx, mut rx) = floe::bench::client::connect(&addr.to_string())
+                .await
+                .expect("connect to an agent");
+            let heartbeat = floe::protocol::messages::HeartbeatRequest {
+                group_id: "behind-lb-group".into(),
+                generation_id: 1,
+                member_id: "nobody".into(),
+                ..Default::default()
+            };
+            floe::bench::client::call(
+                &mut tx,
+                &mut rx,
+                4,
+                floe::protocol::messages::RequestBody::Heartbeat(heartbeat),
+            )
+            .await
+            .expect("heartbeat")
+        });
+        match answer {
+            floe::protocol::messages::ResponseBody::Heartbeat(r) => assert_eq!(
+                r.error_code,
+                floe::protocol::ErrorCode::UnknownMemberId.code(),
+                "agent {i} did not forward"
+            ),
+            other => panic!("not a heartbeat answer: {other:?}"),
+        }
+    }
     let forwarded: f64 = nodes
         .iter()
         .map(|n| {
