@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use support::kafka::{Seen, consume, produce, producer};
+use support::kafka::{Seen, consume, load_until_stopped, produce, producer};
 use support::{Floe, free_addr, free_port, http_json, temp_dir};
 
 const PARTITIONS: i32 = 24;
@@ -134,19 +134,14 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
         .join(",");
     let (p, acks) = producer(&bootstrap, "lz4");
     let stop = Arc::new(AtomicBool::new(false));
-    let load = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut round = 0;
-            while !stop.load(Ordering::Relaxed) {
-                produce(&p, "failover", PARTITIONS, 480, &format!("r{round}"));
-                round += 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            p.flush(Duration::from_secs(60))
-                .expect("flush after the failover");
-        })
-    };
+    let load = load_until_stopped(
+        p,
+        "failover",
+        PARTITIONS,
+        480,
+        stop.clone(),
+        Duration::from_secs(60),
+    );
     wait_for("acks before the kill", Duration::from_secs(60), || {
         (acked_count(&acks) >= 5_000).then_some(())
     });
@@ -166,7 +161,9 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
         (acked_count(&acks) >= before_kill + 5_000).then_some(())
     });
     stop.store(true, Ordering::Relaxed);
-    load.join().expect("producer thread");
+    load.join()
+        .expect("producer thread")
+        .expect("flush after the failover");
     let errors = acks.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "deliveries failed: {errors:?}");
 

@@ -2,12 +2,11 @@
 //! acknowledged record is there at its acknowledged offset, and offsets continue after it.
 
 mod support;
-use rdkafka::producer::Producer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use support::kafka::{Seen, consume, flush, produce, producer};
+use support::kafka::{Seen, consume, flush, load_until_stopped, produce, producer};
 use support::{Floe, temp_dir};
 
 #[test]
@@ -18,19 +17,9 @@ fn acked_records_survive_a_crash_and_offsets_continue() {
     let bootstrap = floe.bootstrap();
     let (p, acks) = producer(&bootstrap, "lz4");
     let stop = Arc::new(AtomicBool::new(false));
-    let load = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut round = 0;
-            while !stop.load(Ordering::Relaxed) {
-                produce(&p, "crash", 4, 500, &format!("r{round}"));
-                round += 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            // Undelivered records fail after message.timeout.ms; only acks count.
-            let _ = p.flush(Duration::from_secs(1));
-        })
-    };
+    // Undelivered records fail after message.timeout.ms; only acks count, so the final
+    // flush's result does not matter.
+    let load = load_until_stopped(p, "crash", 4, 500, stop.clone(), Duration::from_secs(1));
     // Let acknowledgements accumulate on every partition, then crash the broker in the middle
     // of the load.
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
@@ -56,7 +45,7 @@ fn acked_records_survive_a_crash_and_offsets_continue() {
     }
     floe.kill();
     stop.store(true, Ordering::Relaxed);
-    load.join().expect("producer thread");
+    let _ = load.join().expect("producer thread");
     let acked: BTreeMap<i32, Vec<Seen>> = acks.by_partition.lock().unwrap().clone();
     assert!(acked.values().map(Vec::len).sum::<usize>() >= 5_000);
 

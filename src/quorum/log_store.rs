@@ -131,7 +131,8 @@ impl LogStore {
     }
 
     /// The index of the first entry still in the log (after the last purge).
-    pub fn first_index(&self) -> u64 {
+    #[cfg(test)]
+    fn first_index(&self) -> u64 {
         let log = self.lock();
         log.purged.map_or(0, |p| p.index + 1)
     }
@@ -143,10 +144,7 @@ impl LogFile {
         let mut offsets = Vec::with_capacity(entries.len());
         for entry in &entries {
             offsets.push(self.end + buf.len() as u64);
-            let payload = postcard::to_stdvec(entry).map_err(io_error)?;
-            buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            buf.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
-            buf.extend_from_slice(&payload);
+            encode_record(&mut buf, entry)?;
         }
         self.file.write_all(&buf)?;
         self.file.sync_data()?;
@@ -191,10 +189,7 @@ impl LogFile {
         let mut offsets = Vec::with_capacity(self.entries.len());
         for (entry, _) in self.entries.values() {
             offsets.push(buf.len() as u64);
-            let payload = postcard::to_stdvec(entry).map_err(io_error)?;
-            buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            buf.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
-            buf.extend_from_slice(&payload);
+            encode_record(&mut buf, entry)?;
         }
         {
             let mut f = File::create(&tmp)?;
@@ -214,8 +209,19 @@ impl LogFile {
     }
 }
 
+/// Appends one record: `[len u32][crc32c u32][postcard(entry)]`.
+fn encode_record(buf: &mut Vec<u8>, entry: &Entry) -> std::io::Result<()> {
+    let payload = postcard::to_stdvec(entry).map_err(io_error)?;
+    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    buf.extend_from_slice(&payload);
+    Ok(())
+}
+
 /// Reads a postcard value written by `write_atomically`; `None` if the file does not exist.
-fn read_optional<T: serde::de::DeserializeOwned>(path: &Path) -> std::io::Result<Option<T>> {
+pub(super) fn read_optional<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> std::io::Result<Option<T>> {
     match std::fs::read(path) {
         Ok(bytes) => postcard::from_bytes(&bytes)
             .map(Some)

@@ -64,13 +64,27 @@ impl Peers {
             reason,
         };
         let body = postcard::to_stdvec(request).map_err(|e| bad(e.to_string()))?;
+        let bytes = self
+            .post_bytes(addr, &format!("/raft/{rpc}"), body.into(), timeout)
+            .await?;
+        postcard::from_bytes(&bytes).map_err(|e| bad(e.to_string()))
+    }
+
+    /// POSTs `body` to `http://{addr}{path}`; a reply other than 200 is `BadReply`.
+    pub async fn post_bytes(
+        &self,
+        addr: &str,
+        path: &str,
+        body: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<bytes::Bytes, PostError> {
         let unreachable = |source| PostError::Unreachable {
             addr: addr.to_string(),
             source,
         };
         let response = self
             .client
-            .post(format!("http://{addr}/raft/{rpc}"))
+            .post(format!("http://{addr}{path}"))
             .timeout(timeout)
             .body(body)
             .send()
@@ -78,13 +92,16 @@ impl Peers {
             .map_err(unreachable)?;
         let status = response.status();
         let bytes = response.bytes().await.map_err(unreachable)?;
-        if !status.is_success() {
-            return Err(bad(format!(
-                "HTTP {status}: {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-            )));
+        if status != reqwest::StatusCode::OK {
+            return Err(PostError::BadReply {
+                addr: addr.to_string(),
+                reason: format!(
+                    "HTTP {status}: {}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                ),
+            });
         }
-        postcard::from_bytes(&bytes).map_err(|e| bad(e.to_string()))
+        Ok(bytes)
     }
 }
 

@@ -91,7 +91,6 @@ pub struct Quorum {
     id: NodeId,
     raft: Raft,
     shared: Arc<Shared>,
-    log: LogStore,
     peers: Peers,
     config: QuorumConfig,
     /// Serves the Raft listener; aborted (closing the port) at shutdown.
@@ -162,7 +161,7 @@ impl Quorum {
             config.node_id,
             Arc::new(raft_config),
             peers.clone(),
-            log.clone(),
+            log,
             machine,
         )
         .await
@@ -189,7 +188,6 @@ impl Quorum {
             id: config.node_id,
             raft,
             shared,
-            log,
             peers,
             config,
             listener: listener_task,
@@ -242,16 +240,17 @@ impl Quorum {
             .flatten()
     }
 
+    /// The HTTP client for agent-to-agent requests (pooled connections per peer).
+    pub fn peers(&self) -> &Peers {
+        &self.peers
+    }
+
     pub fn raft(&self) -> &Raft {
         &self.raft
     }
 
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
-    }
-
-    pub fn log(&self) -> &LogStore {
-        &self.log
     }
 
     /// Whether a leader is known (writes can be accepted).

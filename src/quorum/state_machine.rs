@@ -8,7 +8,7 @@
 //! lookup never leaves the process. On restart the machine starts from the last snapshot and
 //! Raft re-applies the committed entries after it.
 
-use super::log_store::write_atomically;
+use super::log_store::{read_optional, write_atomically};
 use super::types::{
     Applied, Entry, LogId, Snapshot, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
 };
@@ -108,14 +108,7 @@ impl StateMachine {
 }
 
 fn read_snapshot(dir: &Path) -> std::io::Result<Option<SnapshotFile>> {
-    let path = dir.join("snapshot");
-    match std::fs::read(&path) {
-        Ok(bytes) => postcard::from_bytes(&bytes)
-            .map(Some)
-            .map_err(|e| std::io::Error::other(format!("{} is corrupt: {e}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    read_optional(&dir.join("snapshot"))
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for StateMachine {

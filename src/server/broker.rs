@@ -81,9 +81,14 @@ impl Broker {
     /// The id clients know this agent by: its own, or that of the agent it is collapsed into
     /// when both advertise one load-balanced address.
     pub fn shown_id(&self) -> i32 {
+        self.shown_id_in(&self.shown_brokers())
+    }
+
+    /// `shown_id` against brokers the caller already listed.
+    pub fn shown_id_in(&self, shown: &[Shown]) -> i32 {
         let (host, port) = self.advertised();
-        self.shown_brokers()
-            .into_iter()
+        shown
+            .iter()
             .find(|s| s.host == host && s.port == port)
             .map_or(self.node_id(), |s| s.id)
     }

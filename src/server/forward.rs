@@ -58,31 +58,12 @@ async fn serve(State(slot): State<BrokerSlot>, body: Bytes) -> Response {
 }
 
 /// Sends a request frame to the agent at `addr`; returns its response frame.
-pub async fn send(addr: &str, frame: Bytes) -> Result<Bytes, String> {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(2))
-            .build()
-            .unwrap_or_default()
-    });
-    let response = client
-        .post(format!("http://{addr}/kafka/forward"))
-        .timeout(FORWARD_TIMEOUT)
-        .body(frame)
-        .send()
+pub async fn send(broker: &Broker, addr: &str, frame: Bytes) -> Result<Bytes, String> {
+    broker
+        .metadata
+        .quorum()
+        .peers()
+        .post_bytes(addr, "/kafka/forward", frame, FORWARD_TIMEOUT)
         .await
-        .map_err(|e| format!("forwarding to {addr}: {e}"))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| format!("forwarding to {addr}: {e}"))?;
-    if status != StatusCode::OK {
-        return Err(format!(
-            "forwarding to {addr}: HTTP {status}: {}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-        ));
-    }
-    Ok(bytes)
+        .map_err(|e| format!("forwarding a group request: {e}"))
 }

@@ -119,7 +119,7 @@ pub async fn route(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let request = crate::protocol::frame::encode_request(&frame.header, &body)
             .map_err(RouteError::Encode)?;
-        let response = super::forward::send(&target, request)
+        let response = super::forward::send(&broker, &target, request)
             .await
             .map_err(RouteError::Forward)?;
         return Ok(Box::pin(async move { Ok(Some(response)) }));

@@ -119,6 +119,33 @@ pub fn produce(
     }
 }
 
+/// Background load: rounds of `per_round` records (round-robin over partitions, 20 ms apart)
+/// until `stop` is set; then a flush of up to `flush_within`, whose result the thread returns.
+pub fn load_until_stopped(
+    producer: ThreadedProducer<Acks>,
+    topic: &'static str,
+    partitions: i32,
+    per_round: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    flush_within: Duration,
+) -> std::thread::JoinHandle<rdkafka::error::KafkaResult<()>> {
+    std::thread::spawn(move || {
+        let mut round = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            produce(
+                &producer,
+                topic,
+                partitions,
+                per_round,
+                &format!("r{round}"),
+            );
+            round += 1;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        producer.flush(flush_within)
+    })
+}
+
 pub fn flush(producer: &ThreadedProducer<Acks>) {
     producer.flush(Duration::from_secs(60)).expect("flush");
 }

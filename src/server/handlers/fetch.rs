@@ -54,14 +54,16 @@ impl RackRedirect {
         let rack = (version >= 11 && !request.rack_id.is_empty())
             .then(|| request.rack_id.clone())
             .filter(|rack| broker.config.zone.as_ref() != Some(rack));
+        // Only a rack-aware client outside its rack needs the registry: plain fetches skip it.
         let shown = match rack {
             Some(_) => broker.shown_brokers(),
             None => Vec::new(),
         };
+        let own_id = broker.shown_id_in(&shown);
         RackRedirect {
             rack,
             shown,
-            own_id: broker.shown_id(),
+            own_id,
         }
     }
 

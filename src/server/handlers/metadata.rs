@@ -92,7 +92,7 @@ pub async fn handle(
             })
             .collect(),
         cluster_id: Some(broker.cluster_id()),
-        controller_id: broker.shown_id(),
+        controller_id: broker.shown_id_in(&shown),
         topics,
         ..Default::default()
     }
