@@ -6,7 +6,9 @@
 //! OffsetCommit ─► Coordinator::check_commit ─► metadata quorum (durable offsets)
 //! ```
 
+pub mod assignor;
 pub mod classic;
+pub mod consumer;
 pub mod coordinator;
 
 pub use coordinator::Coordinator;

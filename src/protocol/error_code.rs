@@ -65,6 +65,7 @@ pub enum ErrorCode {
     UnsupportedCompressionType = 76,
     OffsetNotAvailable = 78,
     MemberIdRequired = 79,
+    GroupMaxSizeReached = 81,
     FencedInstanceId = 82,
     InvalidRecord = 87,
     ThrottlingQuotaExceeded = 89,
@@ -72,6 +73,11 @@ pub enum ErrorCode {
     UnknownTopicId = 100,
     InconsistentTopicId = 103,
     TransactionalIdNotFound = 105,
+    FencedMemberEpoch = 110,
+    UnreleasedInstanceId = 111,
+    UnsupportedAssignor = 112,
+    StaleMemberEpoch = 113,
+    InvalidRegularExpression = 128,
 }
 
 impl ErrorCode {

@@ -1,0 +1,700 @@
+//! KIP-848 consumer groups (pure): the state machine behind `ConsumerGroupHeartbeat`, after
+//! Kafka's `GroupMetadataManager` and `CurrentAssignmentBuilder`.
+//!
+//! - The **group epoch** rises whenever membership, a subscription or a subscribed topic's
+//!   partition count changes. The server-side assignor then computes a **target assignment**
+//!   at that epoch.
+//! - Each member is reconciled toward its target on its own heartbeats: partitions it must give
+//!   up are *pending revocation* (it stays at its epoch), and the revocation is confirmed by the
+//!   partitions' **absence** from the owned list it sends — level-triggered, so a lost heartbeat
+//!   costs a round trip, never correctness. Then it moves to the target epoch.
+//! - A partition is handed to a new owner only once no other member holds it (`owners`): a
+//!   member waiting for such a partition is in `UnreleasedPartitions` and gets it on a later
+//!   heartbeat. No global barrier, no stop-the-world.
+//! - Silent members are removed after the session timeout; a member that does not revoke within
+//!   its rebalance timeout is removed too.
+
+use super::assignor::{self, Assignor, MemberSpec, Partitions};
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
+use crate::protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
+use std::collections::{BTreeMap, BTreeSet};
+use uuid::Uuid;
+
+/// Member epoch of a heartbeat that leaves the group.
+pub const LEAVE_EPOCH: i32 = -1;
+/// Member epoch of a static member leaving for a while (it keeps its partitions).
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// The topics a group can subscribe to, as the metadata state knows them.
+pub trait TopicImage {
+    /// Id and partition count of a topic.
+    fn by_name(&self, name: &str) -> Option<(Uuid, i32)>;
+    /// Name of a topic.
+    fn name_of(&self, id: &Uuid) -> Option<String>;
+    /// Every topic, for regular-expression subscriptions.
+    fn all(&self) -> Vec<(String, Uuid, i32)>;
+}
+
+/// The coordinator's settings for consumer groups.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub heartbeat_interval_ms: i32,
+    pub session_timeout_ms: i64,
+    /// Largest number of members (Kafka's group.consumer.max.size).
+    pub max_size: usize,
+}
+
+/// A heartbeat refused: the error code and message the response carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+fn refuse<T>(code: ErrorCode, message: impl Into<String>) -> Result<T, GroupError> {
+    Err(GroupError {
+        code,
+        message: message.into(),
+    })
+}
+
+/// A heartbeat answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// The member's partitions, sent on a full request and whenever they changed.
+    pub assignment: Option<Partitions>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberState {
+    /// Reconciled with its target.
+    Stable,
+    /// Must give partitions up (confirmed by their absence) before it can advance.
+    UnrevokedPartitions,
+    /// At the target epoch, waiting for partitions other members still hold.
+    UnreleasedPartitions,
+}
+
+impl MemberState {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberState::Stable => "stable",
+            MemberState::UnrevokedPartitions => "unrevoked_partitions",
+            MemberState::UnreleasedPartitions => "unreleased_partitions",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    pub id: String,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub epoch: i32,
+    pub previous_epoch: i32,
+    pub state: MemberState,
+    pub subscribed_names: Vec<String>,
+    pub subscribed_regex: Option<String>,
+    pub server_assignor: Option<Assignor>,
+    pub rebalance_timeout_ms: i32,
+    /// Partitions the member may consume.
+    pub assigned: Partitions,
+    /// Partitions it must give up.
+    pub pending_revocation: Partitions,
+    /// Topics its subscription resolves to now.
+    resolved: BTreeSet<Uuid>,
+    pub session_deadline_ms: i64,
+    pub revocation_deadline_ms: Option<i64>,
+}
+
+impl Member {
+    fn new(id: &str, client_id: &str, client_host: &str) -> Member {
+        Member {
+            id: id.to_string(),
+            instance_id: None,
+            rack_id: None,
+            client_id: client_id.to_string(),
+            client_host: client_host.to_string(),
+            epoch: 0,
+            previous_epoch: 0,
+            state: MemberState::Stable,
+            subscribed_names: Vec::new(),
+            subscribed_regex: None,
+            server_assignor: None,
+            rebalance_timeout_ms: 0,
+            assigned: Partitions::new(),
+            pending_revocation: Partitions::new(),
+            resolved: BTreeSet::new(),
+            session_deadline_ms: 0,
+            revocation_deadline_ms: None,
+        }
+    }
+
+    fn set_epoch(&mut self, epoch: i32) {
+        if epoch != self.epoch {
+            self.previous_epoch = self.epoch;
+            self.epoch = epoch;
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ConsumerGroup {
+    pub id: String,
+    /// Bumped on every change of membership, subscriptions or subscribed topics.
+    pub epoch: i32,
+    /// The group epoch the target assignment was computed at.
+    pub assignment_epoch: i32,
+    pub members: BTreeMap<String, Member>,
+    /// Member id → the partitions the assignor wants it to have.
+    pub target: BTreeMap<String, Partitions>,
+    /// The assignor the target was computed with.
+    pub assignor: Option<Assignor>,
+    /// Partition → epoch of the member holding it (assigned or pending revocation).
+    owners: BTreeMap<(Uuid, i32), i32>,
+    /// Subscribed topics and their partition counts when the epoch last moved.
+    subscribed_topics: BTreeMap<Uuid, i32>,
+}
+
+impl ConsumerGroup {
+    pub fn new(id: &str) -> ConsumerGroup {
+        ConsumerGroup {
+            id: id.to_string(),
+            ..Default::default()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Kafka's consumer group states.
+    pub fn state_name(&self) -> &'static str {
+        if self.members.is_empty() {
+            "Empty"
+        } else if self.epoch != self.assignment_epoch {
+            "Assigning"
+        } else if self
+            .members
+            .values()
+            .any(|m| m.state != MemberState::Stable || m.epoch != self.assignment_epoch)
+        {
+            "Reconciling"
+        } else {
+            "Stable"
+        }
+    }
+
+    /// Handles one `ConsumerGroupHeartbeat`.
+    pub fn heartbeat(
+        &mut self,
+        request: &ConsumerGroupHeartbeatRequest,
+        client_id: &str,
+        client_host: &str,
+        topics: &dyn TopicImage,
+        settings: &Settings,
+        now_ms: i64,
+    ) -> Result<Reply, GroupError> {
+        validate(request)?;
+        if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
+            return self.leave(&request.member_id, request.member_epoch);
+        }
+        let owned = request.topic_partitions.as_deref().map(partitions_of);
+        let mut changed = false;
+        let mut member = if request.member_epoch == 0 {
+            let (member, rebalance) =
+                self.joining_member(request, client_id, client_host, settings)?;
+            changed = rebalance;
+            member
+        } else {
+            let Some(member) = self.members.get(&request.member_id) else {
+                return refuse(
+                    ErrorCode::UnknownMemberId,
+                    format!("member {} is not in group {}", request.member_id, self.id),
+                );
+            };
+            check_epoch(member, request.member_epoch, owned.as_ref())?;
+            member.clone()
+        };
+        let previous = self.members.get(&member.id).cloned();
+        changed |= update_subscription(&mut member, request)?;
+        if let Some(rack) = &request.rack_id {
+            member.rack_id = Some(rack.clone());
+        }
+        if request.rebalance_timeout_ms >= 0 {
+            member.rebalance_timeout_ms = request.rebalance_timeout_ms;
+        }
+        member.session_deadline_ms = now_ms + settings.session_timeout_ms;
+        self.members.insert(member.id.clone(), member);
+
+        let subscribed = self.resolve_subscriptions(topics);
+        if changed || subscribed != self.subscribed_topics {
+            self.subscribed_topics = subscribed;
+            self.epoch += 1;
+        }
+        if self.epoch > self.assignment_epoch {
+            self.compute_target();
+        }
+
+        let member = self.members[&request.member_id].clone();
+        let target = self.target.get(&member.id).cloned().unwrap_or_default();
+        self.release(&member);
+        let mut updated = reconcile(
+            &member,
+            self.assignment_epoch,
+            &target,
+            owned.as_ref(),
+            &self.owners,
+        );
+        self.hold(&updated);
+        updated.revocation_deadline_ms = match updated.state {
+            MemberState::UnrevokedPartitions => Some(
+                member
+                    .revocation_deadline_ms
+                    .unwrap_or(now_ms + i64::from(updated.rebalance_timeout_ms.max(0))),
+            ),
+            _ => None,
+        };
+        let full = request.member_epoch == 0
+            || (request.rebalance_timeout_ms != -1
+                && request.subscribed_topic_names.is_some()
+                && request.topic_partitions.is_some());
+        let assignment_changed = previous.is_none_or(|p| p.assigned != updated.assigned)
+            || member.assigned != updated.assigned;
+        let reply = Reply {
+            member_id: updated.id.clone(),
+            member_epoch: updated.epoch,
+            assignment: (full || assignment_changed).then(|| updated.assigned.clone()),
+        };
+        self.members.insert(updated.id.clone(), updated);
+        Ok(reply)
+    }
+
+    /// The member a heartbeat with epoch 0 joins as: new, a static member taking its slot
+    /// back, or a known member starting over (its partitions are freed); and whether that
+    /// changes the membership (a returning static member does not).
+    fn joining_member(
+        &mut self,
+        request: &ConsumerGroupHeartbeatRequest,
+        client_id: &str,
+        client_host: &str,
+        settings: &Settings,
+    ) -> Result<(Member, bool), GroupError> {
+        if let Some(instance) = &request.instance_id {
+            let existing = self
+                .members
+                .values()
+                .find(|m| m.instance_id.as_deref() == Some(instance))
+                .cloned();
+            if let Some(old) = existing {
+                if old.id == request.member_id {
+                    self.remove(&old.id);
+                } else if old.epoch != STATIC_LEAVE_EPOCH {
+                    return refuse(
+                        ErrorCode::UnreleasedInstanceId,
+                        format!(
+                            "static member {instance} of group {} is still held by member {}",
+                            self.id, old.id
+                        ),
+                    );
+                } else {
+                    // The static member comes back: same partitions and epoch, new member id,
+                    // no rebalance.
+                    self.members.remove(&old.id);
+                    if let Some(target) = self.target.remove(&old.id) {
+                        self.target.insert(request.member_id.clone(), target);
+                    }
+                    let mut member = old;
+                    member.id = request.member_id.clone();
+                    member.epoch = member.previous_epoch;
+                    member.client_id = client_id.to_string();
+                    member.client_host = client_host.to_string();
+                    self.members.insert(member.id.clone(), member.clone());
+                    return Ok((member, false));
+                }
+            }
+        } else if self.members.contains_key(&request.member_id) {
+            self.remove(&request.member_id);
+        }
+        if self.members.len() >= settings.max_size {
+            return refuse(
+                ErrorCode::GroupMaxSizeReached,
+                format!(
+                    "group {} has reached its maximum size of {}",
+                    self.id, settings.max_size
+                ),
+            );
+        }
+        let mut member = Member::new(&request.member_id, client_id, client_host);
+        member.instance_id = request.instance_id.clone();
+        Ok((member, true))
+    }
+
+    fn leave(&mut self, member_id: &str, epoch: i32) -> Result<Reply, GroupError> {
+        let Some(member) = self.members.get_mut(member_id) else {
+            return refuse(
+                ErrorCode::UnknownMemberId,
+                format!("member {member_id} is not in group {}", self.id),
+            );
+        };
+        if epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
+            // Leaving for a while: the partitions stay with the instance until it returns or
+            // its session lapses; those being revoked are let go now.
+            let mut left = member.clone();
+            self.release(&left);
+            left.pending_revocation.clear();
+            left.set_epoch(STATIC_LEAVE_EPOCH);
+            left.state = MemberState::Stable;
+            left.revocation_deadline_ms = None;
+            // Owned partitions stay held at the epoch they were assigned in.
+            for (topic, partitions) in &left.assigned {
+                for &p in partitions {
+                    self.owners.insert((*topic, p), left.previous_epoch);
+                }
+            }
+            self.members.insert(left.id.clone(), left);
+        } else {
+            self.remove(member_id);
+            self.epoch += 1;
+        }
+        Ok(Reply {
+            member_id: member_id.to_string(),
+            member_epoch: epoch,
+            assignment: None,
+        })
+    }
+
+    /// Removes members whose session lapsed or who did not revoke in time; returns their ids.
+    pub fn expire(&mut self, now_ms: i64) -> Vec<String> {
+        let expired: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| {
+                m.session_deadline_ms <= now_ms
+                    || m.revocation_deadline_ms.is_some_and(|d| d <= now_ms)
+            })
+            .map(|m| m.id.clone())
+            .collect();
+        for id in &expired {
+            self.remove(id);
+        }
+        if !expired.is_empty() {
+            self.epoch += 1;
+        }
+        expired
+    }
+
+    /// Whether an offset commit (or a fetch with a member) by this member and epoch may go on.
+    /// A commit with a negative epoch and no member comes from outside the group and is only
+    /// accepted while the group is empty, as in Kafka.
+    pub fn check_member(&self, member_id: &str, epoch: i32) -> ErrorCode {
+        if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
+            return ErrorCode::None;
+        }
+        match self.members.get(member_id) {
+            None => ErrorCode::UnknownMemberId,
+            Some(m) if m.epoch != epoch => ErrorCode::StaleMemberEpoch,
+            Some(_) => ErrorCode::None,
+        }
+    }
+
+    fn remove(&mut self, member_id: &str) {
+        if let Some(member) = self.members.remove(member_id) {
+            self.release(&member);
+            self.target.remove(member_id);
+        }
+    }
+
+    /// Frees the partitions a member holds.
+    fn release(&mut self, member: &Member) {
+        for (topic, partitions) in member.assigned.iter().chain(&member.pending_revocation) {
+            for &p in partitions {
+                self.owners.remove(&(*topic, p));
+            }
+        }
+    }
+
+    fn hold(&mut self, member: &Member) {
+        for (topic, partitions) in member.assigned.iter().chain(&member.pending_revocation) {
+            for &p in partitions {
+                self.owners.insert((*topic, p), member.epoch);
+            }
+        }
+    }
+
+    /// Resolves every member's subscription against the topics; returns the subscribed topics
+    /// with their partition counts.
+    fn resolve_subscriptions(&mut self, topics: &dyn TopicImage) -> BTreeMap<Uuid, i32> {
+        let mut subscribed = BTreeMap::new();
+        let mut all: Option<Vec<(String, Uuid, i32)>> = None;
+        for member in self.members.values_mut() {
+            member.resolved.clear();
+            for name in &member.subscribed_names {
+                if let Some((id, partitions)) = topics.by_name(name) {
+                    member.resolved.insert(id);
+                    subscribed.insert(id, partitions);
+                }
+            }
+            if let Some(pattern) = &member.subscribed_regex
+                && let Ok(regex) = compile(pattern)
+            {
+                for (name, id, partitions) in all.get_or_insert_with(|| topics.all()).iter() {
+                    if regex.is_match(name) {
+                        member.resolved.insert(*id);
+                        subscribed.insert(*id, *partitions);
+                    }
+                }
+            }
+        }
+        subscribed
+    }
+
+    /// The assignor most members ask for; the default when none does.
+    fn chosen_assignor(&self) -> Assignor {
+        let mut votes: BTreeMap<Assignor, usize> = BTreeMap::new();
+        for m in self.members.values() {
+            if let Some(a) = m.server_assignor {
+                *votes.entry(a).or_default() += 1;
+            }
+        }
+        votes
+            .into_iter()
+            .max_by_key(|(a, n)| (*n, std::cmp::Reverse(*a)))
+            .map_or(Assignor::ALL[0], |(a, _)| a)
+    }
+
+    fn compute_target(&mut self) {
+        let assignor = self.chosen_assignor();
+        let empty = Partitions::new();
+        let specs: Vec<MemberSpec<'_>> = self
+            .members
+            .values()
+            .map(|m| MemberSpec {
+                id: &m.id,
+                subscribed: m.resolved.clone(),
+                current: self.target.get(&m.id).unwrap_or(&empty),
+            })
+            .collect();
+        let target = assignor::assign(assignor, &specs, &self.subscribed_topics);
+        self.target = target;
+        self.assignor = Some(assignor);
+        self.assignment_epoch = self.epoch;
+    }
+}
+
+/// Kafka's request checks (`throwIfConsumerGroupHeartbeatRequestIsInvalid`).
+fn validate(r: &ConsumerGroupHeartbeatRequest) -> Result<(), GroupError> {
+    let invalid = |message: &str| refuse(ErrorCode::InvalidRequest, message);
+    if r.group_id.is_empty() {
+        return invalid("GroupId can't be empty.");
+    }
+    if r.member_id.is_empty() {
+        return invalid("MemberId can't be empty.");
+    }
+    if r.instance_id.as_deref() == Some("") {
+        return invalid("InstanceId can't be empty.");
+    }
+    if r.rack_id.as_deref() == Some("") {
+        return invalid("RackId can't be empty.");
+    }
+    match r.member_epoch {
+        0 => {
+            if r.rebalance_timeout_ms == -1 {
+                return invalid("RebalanceTimeoutMs must be provided in first request.");
+            }
+            if r.topic_partitions.as_ref().is_none_or(|t| !t.is_empty()) {
+                return invalid("TopicPartitions must be empty when (re-)joining.");
+            }
+            if r.subscribed_topic_names.is_none() && r.subscribed_topic_regex.is_none() {
+                return invalid(
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                );
+            }
+        }
+        STATIC_LEAVE_EPOCH if r.instance_id.is_none() => {
+            return invalid("InstanceId can't be null.");
+        }
+        e if e < STATIC_LEAVE_EPOCH => return invalid("MemberEpoch is invalid."),
+        _ => {}
+    }
+    if let Some(name) = &r.server_assignor
+        && Assignor::from_name(name).is_none()
+    {
+        let known: Vec<&str> = Assignor::ALL.iter().map(|a| a.name()).collect();
+        return refuse(
+            ErrorCode::UnsupportedAssignor,
+            format!(
+                "ServerAssignor {name} is not supported. Supported assignors: {}.",
+                known.join(", ")
+            ),
+        );
+    }
+    if let Some(pattern) = &r.subscribed_topic_regex
+        && let Err(e) = compile(pattern)
+    {
+        return refuse(
+            ErrorCode::InvalidRegularExpression,
+            format!("SubscribedTopicRegex `{pattern}` is not a valid regular expression: {e}"),
+        );
+    }
+    Ok(())
+}
+
+/// A subscription pattern matches whole topic names, as Java's `Matcher.matches`.
+fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::Regex::new(&format!("^(?:{pattern})$"))
+}
+
+/// Fencing: a member must present its epoch, or its previous one while the owned partitions
+/// show it did not receive the response that moved it on.
+fn check_epoch(member: &Member, epoch: i32, owned: Option<&Partitions>) -> Result<(), GroupError> {
+    let fenced = if epoch > member.epoch {
+        true
+    } else if epoch < member.epoch {
+        epoch != member.previous_epoch || owned.is_none_or(|o| !is_subset(o, &member.assigned))
+    } else {
+        false
+    };
+    if fenced {
+        return refuse(
+            ErrorCode::FencedMemberEpoch,
+            format!(
+                "member {} sent epoch {epoch}; its epoch is {}. It must rejoin.",
+                member.id, member.epoch
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Applies the subscription fields a heartbeat carries; returns whether they changed.
+fn update_subscription(
+    member: &mut Member,
+    request: &ConsumerGroupHeartbeatRequest,
+) -> Result<bool, GroupError> {
+    let mut changed = false;
+    if let Some(names) = &request.subscribed_topic_names {
+        let mut names = names.clone();
+        names.sort();
+        names.dedup();
+        changed |= names != member.subscribed_names;
+        member.subscribed_names = names;
+    }
+    if let Some(pattern) = &request.subscribed_topic_regex {
+        let pattern = (!pattern.is_empty()).then(|| pattern.clone());
+        changed |= pattern != member.subscribed_regex;
+        member.subscribed_regex = pattern;
+    }
+    if let Some(name) = &request.server_assignor {
+        let assignor = Assignor::from_name(name);
+        changed |= assignor != member.server_assignor;
+        member.server_assignor = assignor;
+    }
+    Ok(changed)
+}
+
+/// Moves a member toward its target (Kafka's `CurrentAssignmentBuilder.build`). `owners` holds
+/// the partitions other members hold.
+fn reconcile(
+    member: &Member,
+    target_epoch: i32,
+    target: &Partitions,
+    owned: Option<&Partitions>,
+    owners: &BTreeMap<(Uuid, i32), i32>,
+) -> Member {
+    match member.state {
+        MemberState::Stable if member.epoch == target_epoch => member.clone(),
+        MemberState::UnrevokedPartitions if owns_any(owned, &member.pending_revocation) => {
+            member.clone()
+        }
+        _ => next_assignment(member, target_epoch, target, owned, owners),
+    }
+}
+
+/// Kafka's `computeNextAssignment`: keep what stays, revoke what goes (staying at the current
+/// epoch until the member confirms), then take what is free and move to the target epoch.
+fn next_assignment(
+    member: &Member,
+    target_epoch: i32,
+    target: &Partitions,
+    owned: Option<&Partitions>,
+    owners: &BTreeMap<(Uuid, i32), i32>,
+) -> Member {
+    let mut kept = Partitions::new();
+    let mut revoking = Partitions::new();
+    let mut adding = Partitions::new();
+    let mut unreleased = false;
+    let empty = BTreeSet::new();
+    let topics: BTreeSet<&Uuid> = target.keys().chain(member.assigned.keys()).collect();
+    for topic in topics {
+        let wanted = target.get(topic).unwrap_or(&empty);
+        let current = member.assigned.get(topic).unwrap_or(&empty);
+        let keep: BTreeSet<i32> = current.intersection(wanted).copied().collect();
+        let revoke: BTreeSet<i32> = current.difference(&keep).copied().collect();
+        let mut add: BTreeSet<i32> = wanted.difference(&keep).copied().collect();
+        let before = add.len();
+        add.retain(|p| !owners.contains_key(&(*topic, *p)));
+        unreleased |= add.len() != before;
+        for (set, out) in [
+            (keep, &mut kept),
+            (revoke, &mut revoking),
+            (add, &mut adding),
+        ] {
+            if !set.is_empty() {
+                out.insert(*topic, set);
+            }
+        }
+    }
+    let mut next = member.clone();
+    if !revoking.is_empty() && owns_any(owned, &revoking) {
+        next.state = MemberState::UnrevokedPartitions;
+        next.assigned = kept;
+        next.pending_revocation = revoking;
+        return next;
+    }
+    for (topic, partitions) in adding {
+        kept.entry(topic).or_default().extend(partitions);
+    }
+    next.state = if unreleased {
+        MemberState::UnreleasedPartitions
+    } else {
+        MemberState::Stable
+    };
+    next.set_epoch(target_epoch);
+    next.assigned = kept;
+    next.pending_revocation = Partitions::new();
+    next
+}
+
+/// Whether the owned list still contains any of `partitions` (an unknown list is assumed to).
+fn owns_any(owned: Option<&Partitions>, partitions: &Partitions) -> bool {
+    let Some(owned) = owned else { return true };
+    partitions
+        .iter()
+        .any(|(t, ps)| owned.get(t).is_some_and(|o| !o.is_disjoint(ps)))
+}
+
+fn is_subset(small: &Partitions, big: &Partitions) -> bool {
+    small
+        .iter()
+        .all(|(t, ps)| ps.is_empty() || big.get(t).is_some_and(|b| ps.is_subset(b)))
+}
+
+pub fn partitions_of(list: &[TopicPartitions]) -> Partitions {
+    let mut out = Partitions::new();
+    for t in list {
+        if !t.partitions.is_empty() {
+            out.entry(t.topic_id).or_default().extend(&t.partitions);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "consumer_tests.rs"]
+mod tests;
