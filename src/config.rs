@@ -43,6 +43,14 @@ pub struct Config {
     /// How long a new group waits for more members before its first generation
     /// (Kafka's group.initial.rebalance.delay.ms).
     pub group_initial_rebalance_delay: Duration,
+    /// How often members of consumer (KIP-848) groups heartbeat
+    /// (Kafka's group.consumer.heartbeat.interval.ms).
+    pub group_consumer_heartbeat_interval: Duration,
+    /// How long a consumer group member may stay silent before it is removed
+    /// (Kafka's group.consumer.session.timeout.ms).
+    pub group_consumer_session_timeout: Duration,
+    /// Largest consumer group (Kafka's group.consumer.max.size); bounds coordinator memory.
+    pub group_consumer_max_size: usize,
 }
 
 impl Config {
@@ -68,6 +76,9 @@ impl Config {
             zone: None,
             agent_lease: Duration::from_secs(4),
             group_initial_rebalance_delay: Duration::from_secs(3),
+            group_consumer_heartbeat_interval: Duration::from_secs(5),
+            group_consumer_session_timeout: Duration::from_secs(45),
+            group_consumer_max_size: 10_000,
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }
@@ -93,6 +104,14 @@ impl Config {
         }
         if self.quorum.node_id > i32::MAX as u64 {
             return Err("the node id must fit a Kafka broker id (at most 2147483647)".into());
+        }
+        if self.group_consumer_heartbeat_interval.is_zero()
+            || self.group_consumer_heartbeat_interval >= self.group_consumer_session_timeout
+        {
+            return Err(
+                "the consumer group heartbeat interval must be above zero and below the session timeout"
+                    .into(),
+            );
         }
         Ok(())
     }

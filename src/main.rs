@@ -240,6 +240,14 @@ struct ServeArgs {
     /// (Kafka's group.initial.rebalance.delay.ms).
     #[arg(long, env = "FLOE_GROUP_INITIAL_REBALANCE_DELAY", value_parser = humantime::parse_duration, default_value = "3s")]
     group_initial_rebalance_delay: Duration,
+    /// How often members of consumer groups using the KIP-848 protocol heartbeat
+    /// (Kafka's group.consumer.heartbeat.interval.ms).
+    #[arg(long, env = "FLOE_GROUP_CONSUMER_HEARTBEAT_INTERVAL", value_parser = humantime::parse_duration, default_value = "5s")]
+    group_consumer_heartbeat_interval: Duration,
+    /// How long a KIP-848 group member may stay silent before it is removed
+    /// (Kafka's group.consumer.session.timeout.ms).
+    #[arg(long, env = "FLOE_GROUP_CONSUMER_SESSION_TIMEOUT", value_parser = humantime::parse_duration, default_value = "45s")]
+    group_consumer_session_timeout: Duration,
     /// Metadata log entries between snapshots.
     #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
     snapshot_every: u64,
@@ -338,6 +346,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.object_cache_bytes_max = args.object_cache_bytes_max;
     config.zone = args.zone;
     config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
+    config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
+    config.group_consumer_session_timeout = args.group_consumer_session_timeout;
     config.quorum = floe::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

@@ -85,19 +85,40 @@ pub fn groups(broker: &Broker) -> Value {
         .groups
         .list()
         .into_iter()
-        .filter_map(|(id, _, _)| broker.groups.describe(&id).map(|view| (id, view)))
-        .map(|(id, view)| {
-            json!({
-                "group": id,
-                "state": view.state.name(),
-                "generation": view.generation,
-                "protocol": view.protocol,
-                "members": view.members.iter().map(|m| json!({
+        .filter_map(|listed| {
+            if let Some(view) = broker.groups.describe(&listed.id) {
+                return Some(json!({
+                    "group": listed.id,
+                    "type": "classic",
+                    "state": view.state.name(),
+                    "generation": view.generation,
+                    "protocol": view.protocol,
+                    "members": view.members.iter().map(|m| json!({
+                        "member_id": m.id,
+                        "instance_id": m.instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                    })).collect::<Vec<_>>(),
+                }));
+            }
+            let group = broker.groups.consumer_group(&listed.id)?;
+            Some(json!({
+                "group": listed.id,
+                "type": "consumer",
+                "state": group.state_name(),
+                "epoch": group.epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "assignor": group.assignor.map(|a| a.name()),
+                "members": group.members.values().map(|m| json!({
                     "member_id": m.id,
                     "instance_id": m.instance_id,
                     "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "member_epoch": m.epoch,
+                    "state": m.state.name(),
+                    "partitions": m.assigned.values().map(|p| p.len()).sum::<usize>(),
                 })).collect::<Vec<_>>(),
-            })
+            }))
         })
         .collect();
     broker.metadata.read(|state| {

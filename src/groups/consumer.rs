@@ -222,7 +222,7 @@ impl ConsumerGroup {
             member.clone()
         };
         let previous = self.members.get(&member.id).cloned();
-        changed |= update_subscription(&mut member, request)?;
+        changed |= update_subscription(&mut member, request);
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }
@@ -573,10 +573,7 @@ fn check_epoch(member: &Member, epoch: i32, owned: Option<&Partitions>) -> Resul
 }
 
 /// Applies the subscription fields a heartbeat carries; returns whether they changed.
-fn update_subscription(
-    member: &mut Member,
-    request: &ConsumerGroupHeartbeatRequest,
-) -> Result<bool, GroupError> {
+fn update_subscription(member: &mut Member, request: &ConsumerGroupHeartbeatRequest) -> bool {
     let mut changed = false;
     if let Some(names) = &request.subscribed_topic_names {
         let mut names = names.clone();
@@ -595,7 +592,7 @@ fn update_subscription(
         changed |= assignor != member.server_assignor;
         member.server_assignor = assignor;
     }
-    Ok(changed)
+    changed
 }
 
 /// Moves a member toward its target (Kafka's `CurrentAssignmentBuilder.build`). `owners` holds
@@ -693,6 +690,22 @@ pub fn partitions_of(list: &[TopicPartitions]) -> Partitions {
         }
     }
     out
+}
+
+impl TopicImage for crate::metadata::state::MetadataState {
+    fn by_name(&self, name: &str) -> Option<(Uuid, i32)> {
+        self.topic(name).map(|t| (t.id, t.partitions.len() as i32))
+    }
+
+    fn name_of(&self, id: &Uuid) -> Option<String> {
+        self.topic_by_id(id).map(|t| t.name.clone())
+    }
+
+    fn all(&self) -> Vec<(String, Uuid, i32)> {
+        self.topics()
+            .map(|t| (t.name.clone(), t.id, t.partitions.len() as i32))
+            .collect()
+    }
 }
 
 #[cfg(test)]

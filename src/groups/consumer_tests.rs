@@ -344,7 +344,7 @@ proptest! {
         let mut clients = vec![Client::default(); 4];
         let ids = ["m0", "m1", "m2", "m3"];
         let mut now = 0;
-        let mut step = |g: &mut ConsumerGroup, clients: &mut Vec<Client>, i: usize, now: i64| {
+        let step = |g: &mut ConsumerGroup, clients: &mut Vec<Client>, i: usize, now: i64| {
             let c = &clients[i];
             let request = if c.joined { beat(ids[i], c.epoch, &c.owned) } else { join(ids[i]) };
             let reply = send(g, request, &t, now).expect("heartbeat");

@@ -2,12 +2,15 @@
 //! them. Membership is soft state (as in Kafka, members rejoin after a coordinator change);
 //! committed offsets are durable in the metadata quorum.
 //!
-//! A JoinGroup or SyncGroup that must wait registers a responder under its member id; every
-//! state change hands out the `Deliveries` it produced. A ticker expires silent members and
-//! finishes rebalances whose time is up.
+//! Classic groups: a JoinGroup or SyncGroup that must wait registers a responder under its
+//! member id; every state change hands out the `Deliveries` it produced. Consumer (KIP-848)
+//! groups answer every heartbeat at once. A ticker expires silent members and finishes
+//! rebalances whose time is up.
 
 use super::classic::{Deliveries, Group, JoinRequest, JoinResult, State, SyncResult};
+use super::consumer::{self, ConsumerGroup, GroupError, TopicImage};
 use crate::protocol::ErrorCode;
+use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -62,18 +65,46 @@ pub struct MemberView {
     pub assignment: Bytes,
 }
 
+/// A live group as ListGroups reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedGroup {
+    pub id: String,
+    pub protocol_type: String,
+    pub state: &'static str,
+    /// "classic" or "consumer".
+    pub group_type: &'static str,
+}
+
+/// The coordinator's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Kafka's group.initial.rebalance.delay.ms (classic groups).
+    pub initial_delay: Duration,
+    /// Consumer (KIP-848) groups.
+    pub consumer: consumer::Settings,
+}
+
+/// Both kinds of group share one namespace of group ids, so they live under one lock.
+#[derive(Default)]
+struct Groups {
+    classic: HashMap<String, Slot>,
+    consumer: HashMap<String, ConsumerGroup>,
+}
+
 #[derive(Clone)]
 pub struct Coordinator {
-    groups: Arc<Mutex<HashMap<String, Slot>>>,
+    groups: Arc<Mutex<Groups>>,
     initial_delay_ms: i64,
+    consumer_settings: consumer::Settings,
 }
 
 impl Coordinator {
     /// Starts the coordinator and its ticker (which stops when the coordinator is dropped).
-    pub fn start(initial_delay: Duration) -> Coordinator {
+    pub fn start(settings: Settings) -> Coordinator {
         let coordinator = Coordinator {
-            groups: Arc::new(Mutex::new(HashMap::new())),
-            initial_delay_ms: initial_delay.as_millis() as i64,
+            groups: Arc::new(Mutex::new(Groups::default())),
+            initial_delay_ms: settings.initial_delay.as_millis() as i64,
+            consumer_settings: settings.consumer,
         };
         let weak = Arc::downgrade(&coordinator.groups);
         tokio::spawn(async move {
@@ -83,28 +114,37 @@ impl Coordinator {
                 let Some(groups) = weak.upgrade() else { return };
                 let now = crate::clock::now_ms();
                 let mut groups = groups.lock().unwrap_or_else(|p| p.into_inner());
-                for slot in groups.values_mut() {
+                for slot in groups.classic.values_mut() {
                     let deliveries = slot.group.tick(now);
                     slot.deliver(deliveries);
                 }
-                groups.retain(|_, slot| {
+                groups.classic.retain(|_, slot| {
                     !(slot.group.is_empty() && slot.joins.is_empty() && slot.syncs.is_empty())
                 });
+                for (id, group) in groups.consumer.iter_mut() {
+                    for member in group.expire(now) {
+                        tracing::info!(group = %id, %member, "consumer group member expired");
+                    }
+                }
+                groups.consumer.retain(|_, group| !group.is_empty());
             }
         });
         coordinator
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
+    fn lock(&self) -> MutexGuard<'_, Groups> {
         self.groups.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn slot<'a>(&self, groups: &'a mut HashMap<String, Slot>, id: &str) -> &'a mut Slot {
-        groups.entry(id.to_string()).or_insert_with(|| Slot {
-            group: Group::new(id, self.initial_delay_ms),
-            joins: HashMap::new(),
-            syncs: HashMap::new(),
-        })
+    fn slot<'a>(&self, groups: &'a mut Groups, id: &str) -> &'a mut Slot {
+        groups
+            .classic
+            .entry(id.to_string())
+            .or_insert_with(|| Slot {
+                group: Group::new(id, self.initial_delay_ms),
+                joins: HashMap::new(),
+                syncs: HashMap::new(),
+            })
     }
 
     /// A JoinGroup: waits until the rebalance it joins completes (or the member is removed).
@@ -118,6 +158,10 @@ impl Coordinator {
         let client_id = request.client_id.clone();
         let rx = {
             let mut groups = self.lock();
+            if groups.consumer.get(group_id).is_some_and(|g| !g.is_empty()) {
+                // Kafka's answer to a classic member joining a consumer group it cannot convert.
+                return JoinResult::error(ErrorCode::InconsistentGroupProtocol, &request.member_id);
+            }
             let slot = self.slot(&mut groups, group_id);
             let now = crate::clock::now_ms();
             let new_id = || format!("{client_id}-{}", uuid::Uuid::new_v4());
@@ -152,7 +196,7 @@ impl Coordinator {
     ) -> SyncResult {
         let rx = {
             let mut groups = self.lock();
-            let Some(slot) = groups.get_mut(group_id) else {
+            let Some(slot) = groups.classic.get_mut(group_id) else {
                 return SyncResult::error(ErrorCode::UnknownMemberId);
             };
             let now = crate::clock::now_ms();
@@ -174,7 +218,7 @@ impl Coordinator {
 
     pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> ErrorCode {
         let mut groups = self.lock();
-        match groups.get_mut(group_id) {
+        match groups.classic.get_mut(group_id) {
             Some(slot) => slot
                 .group
                 .heartbeat(member_id, generation, crate::clock::now_ms()),
@@ -184,7 +228,7 @@ impl Coordinator {
 
     pub fn leave(&self, group_id: &str, members: &[(String, Option<String>)]) -> Vec<ErrorCode> {
         let mut groups = self.lock();
-        match groups.get_mut(group_id) {
+        match groups.classic.get_mut(group_id) {
             Some(slot) => {
                 let (codes, deliveries) = slot.group.leave(members, crate::clock::now_ms());
                 slot.deliver(deliveries);
@@ -194,14 +238,29 @@ impl Coordinator {
         }
     }
 
-    /// Whether an offset commit by this member at this generation may proceed.
-    /// Generation -1 with no member is a commit by a consumer that does not use the group.
-    pub fn check_commit(&self, group_id: &str, member_id: &str, generation: i32) -> ErrorCode {
+    /// Whether an offset commit by this member at this generation (member epoch, for a
+    /// consumer group) may proceed. Generation -1 with no member is a commit by a consumer that
+    /// does not use the group. Consumer group members must commit with OffsetCommit v9+.
+    pub fn check_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        version: i16,
+    ) -> ErrorCode {
+        let groups = self.lock();
+        if let Some(group) = groups.consumer.get(group_id) {
+            return match group.check_member(member_id, generation) {
+                ErrorCode::None if version < 9 && !member_id.is_empty() => {
+                    ErrorCode::UnsupportedVersion
+                }
+                code => code,
+            };
+        }
         if generation < 0 && member_id.is_empty() {
             return ErrorCode::None;
         }
-        let groups = self.lock();
-        let Some(slot) = groups.get(group_id) else {
+        let Some(slot) = groups.classic.get(group_id) else {
             // Not a live group here (e.g. after a coordinator change): members must rejoin.
             return ErrorCode::UnknownMemberId;
         };
@@ -217,9 +276,83 @@ impl Coordinator {
         }
     }
 
+    /// Whether a member id and epoch are current in a consumer group (OffsetFetch v9 checks
+    /// them); `None` when the group is not a live consumer group here.
+    pub fn check_consumer_member(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        epoch: i32,
+    ) -> Option<ErrorCode> {
+        let groups = self.lock();
+        Some(
+            groups
+                .consumer
+                .get(group_id)?
+                .check_member(member_id, epoch),
+        )
+    }
+
+    /// A `ConsumerGroupHeartbeat`. A group id held by a live classic group is refused.
+    pub fn consumer_heartbeat(
+        &self,
+        request: &ConsumerGroupHeartbeatRequest,
+        client_id: &str,
+        client_host: &str,
+        topics: &dyn TopicImage,
+    ) -> Result<consumer::Reply, GroupError> {
+        let mut groups = self.lock();
+        if groups
+            .classic
+            .get(&request.group_id)
+            .is_some_and(|s| !s.group.is_empty())
+        {
+            return Err(GroupError {
+                code: ErrorCode::GroupIdNotFound,
+                message: format!("Group {} is not a consumer group.", request.group_id),
+            });
+        }
+        let group = groups
+            .consumer
+            .entry(request.group_id.clone())
+            .or_insert_with(|| ConsumerGroup::new(&request.group_id));
+        let now = crate::clock::now_ms();
+        let reply = group.heartbeat(
+            request,
+            client_id,
+            client_host,
+            topics,
+            &self.consumer_settings,
+            now,
+        );
+        if group.is_empty() {
+            groups.consumer.remove(&request.group_id);
+        }
+        reply
+    }
+
+    pub fn heartbeat_interval_ms(&self) -> i32 {
+        self.consumer_settings.heartbeat_interval_ms
+    }
+
+    /// A live consumer group, as it is now.
+    pub fn consumer_group(&self, group_id: &str) -> Option<ConsumerGroup> {
+        self.lock().consumer.get(group_id).cloned()
+    }
+
+    /// Whether the group has members, of either kind.
+    pub fn has_members(&self, group_id: &str) -> bool {
+        let groups = self.lock();
+        groups
+            .classic
+            .get(group_id)
+            .is_some_and(|s| !s.group.members.is_empty())
+            || groups.consumer.get(group_id).is_some_and(|g| !g.is_empty())
+    }
+
     pub fn describe(&self, group_id: &str) -> Option<GroupView> {
         let groups = self.lock();
-        let group = &groups.get(group_id)?.group;
+        let group = &groups.classic.get(group_id)?.group;
         let protocol = group.protocol.clone().unwrap_or_default();
         Some(GroupView {
             state: group.state,
@@ -246,21 +379,27 @@ impl Coordinator {
         })
     }
 
-    /// Live groups here: (id, protocol type, state).
-    pub fn list(&self) -> Vec<(String, String, State)> {
+    /// Live groups here, of both kinds, by id.
+    pub fn list(&self) -> Vec<ListedGroup> {
         let groups = self.lock();
-        let mut list: Vec<_> = groups
+        let classic = groups
+            .classic
             .iter()
             .filter(|(_, s)| !s.group.members.is_empty())
-            .map(|(id, s)| {
-                (
-                    id.clone(),
-                    s.group.protocol_type.clone().unwrap_or_default(),
-                    s.group.state,
-                )
-            })
-            .collect();
-        list.sort_by(|a, b| a.0.cmp(&b.0));
+            .map(|(id, s)| ListedGroup {
+                id: id.clone(),
+                protocol_type: s.group.protocol_type.clone().unwrap_or_default(),
+                state: s.group.state.name(),
+                group_type: "classic",
+            });
+        let consumer = groups.consumer.iter().map(|(id, g)| ListedGroup {
+            id: id.clone(),
+            protocol_type: "consumer".into(),
+            state: g.state_name(),
+            group_type: "consumer",
+        });
+        let mut list: Vec<ListedGroup> = classic.chain(consumer).collect();
+        list.sort_by(|a, b| a.id.cmp(&b.id));
         list
     }
 }

@@ -34,6 +34,8 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
         .connections_total
         .fetch_add(1, Ordering::Relaxed);
     let _open = OpenConnection(broker.clone());
+    // Kafka shows a client's address this way in group descriptions.
+    let client_host = format!("/{}", peer.ip());
     let (mut reader, mut writer) = stream.into_split();
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
@@ -80,7 +82,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     }
                 }
             };
-            let reply = start(broker.clone(), frame).await;
+            let reply = start(broker.clone(), frame, &client_host).await;
             in_flight.push_back(Box::pin(async move {
                 let result = reply.await;
                 drop(permit);
@@ -129,13 +131,13 @@ impl Drop for OpenConnection {
 }
 
 /// Runs a request's in-order part now and returns the rest as a future.
-async fn start(broker: Arc<Broker>, frame: Bytes) -> Reply {
+async fn start(broker: Arc<Broker>, frame: Bytes, client_host: &str) -> Reply {
     let request = match parse_request(frame) {
         Ok(request) => request,
         Err(e) => return Box::pin(async move { Err(e.to_string()) }),
     };
     let api = request.api_key;
-    match route(broker, request, Origin::Client).await {
+    match route(broker, request, Origin::Client, client_host).await {
         Ok(reply) => Box::pin(async move { reply.await.map_err(|e| format!("{api:?}: {e}")) }),
         Err(e) => Box::pin(async move { Err(format!("{api:?}: {e}")) }),
     }

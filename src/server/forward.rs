@@ -14,7 +14,7 @@ use crate::server::broker::Broker;
 use crate::server::router::{Origin, route};
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -34,7 +34,18 @@ pub fn routes(slot: BrokerSlot) -> Router {
         .with_state(slot)
 }
 
-async fn serve(State(slot): State<BrokerSlot>, body: Bytes) -> Response {
+/// The forwarding agent's client, as that agent saw it.
+#[derive(serde::Deserialize)]
+struct Forwarded {
+    #[serde(default)]
+    client_host: String,
+}
+
+async fn serve(
+    State(slot): State<BrokerSlot>,
+    Query(forwarded): Query<Forwarded>,
+    body: Bytes,
+) -> Response {
     let Some(broker) = slot.get().and_then(Weak::upgrade) else {
         return (StatusCode::SERVICE_UNAVAILABLE, "starting\n").into_response();
     };
@@ -46,7 +57,7 @@ async fn serve(State(slot): State<BrokerSlot>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     };
-    let reply = match route(broker, request, Origin::Forwarded).await {
+    let reply = match route(broker, request, Origin::Forwarded, &forwarded.client_host).await {
         Ok(reply) => reply,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     };
@@ -58,12 +69,23 @@ async fn serve(State(slot): State<BrokerSlot>, body: Bytes) -> Response {
 }
 
 /// Sends a request frame to the agent at `addr`; returns its response frame.
-pub async fn send(broker: &Broker, addr: &str, frame: Bytes) -> Result<Bytes, String> {
+pub async fn send(
+    broker: &Broker,
+    addr: &str,
+    frame: Bytes,
+    client_host: &str,
+) -> Result<Bytes, String> {
+    let path = format!(
+        "/kafka/forward?{}",
+        url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("client_host", client_host)
+            .finish()
+    );
     broker
         .metadata
         .quorum()
         .peers()
-        .post_bytes(addr, "/kafka/forward", frame, FORWARD_TIMEOUT)
+        .post_bytes(addr, &path, frame, FORWARD_TIMEOUT)
         .await
         .map_err(|e| format!("forwarding a group request: {e}"))
 }

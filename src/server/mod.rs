@@ -98,7 +98,14 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     let request_budget = Arc::new(tokio::sync::Semaphore::new(
         config.request_bytes_in_flight_max,
     ));
-    let groups = crate::groups::Coordinator::start(config.group_initial_rebalance_delay);
+    let groups = crate::groups::Coordinator::start(crate::groups::coordinator::Settings {
+        initial_delay: config.group_initial_rebalance_delay,
+        consumer: crate::groups::consumer::Settings {
+            heartbeat_interval_ms: config.group_consumer_heartbeat_interval.as_millis() as i32,
+            session_timeout_ms: config.group_consumer_session_timeout.as_millis() as i64,
+            max_size: config.group_consumer_max_size,
+        },
+    });
     let broker = Arc::new(Broker {
         groups,
         config,

@@ -26,8 +26,8 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::Fetch, 4, 12),
     range(ApiKey::ListOffsets, 1, 7),
     range(ApiKey::Metadata, 0, 12),
-    range(ApiKey::OffsetCommit, 2, 8),
-    range(ApiKey::OffsetFetch, 1, 7),
+    range(ApiKey::OffsetCommit, 2, 9),
+    range(ApiKey::OffsetFetch, 1, 9),
     range(ApiKey::FindCoordinator, 0, 4),
     range(ApiKey::JoinGroup, 0, 9),
     range(ApiKey::Heartbeat, 0, 4),
@@ -45,6 +45,8 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::CreatePartitions, 0, 3),
     range(ApiKey::IncrementalAlterConfigs, 0, 1),
     range(ApiKey::DescribeCluster, 0, 1),
+    range(ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    range(ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +68,9 @@ pub enum Origin {
     Forwarded,
 }
 
-/// The group a request is about, for the requests a group's coordinator must handle.
+/// The group a request is about, for the requests a group's coordinator must handle. A
+/// request naming several groups goes where its first group is coordinated; the others get
+/// NOT_COORDINATOR there if they are coordinated elsewhere.
 fn group_of(body: &RequestBody) -> Option<&str> {
     match body {
         RequestBody::JoinGroup(r) => Some(&r.group_id),
@@ -74,10 +78,23 @@ fn group_of(body: &RequestBody) -> Option<&str> {
         RequestBody::Heartbeat(r) => Some(&r.group_id),
         RequestBody::LeaveGroup(r) => Some(&r.group_id),
         RequestBody::OffsetCommit(r) => Some(&r.group_id),
+        RequestBody::OffsetFetch(r) if !r.groups.is_empty() => Some(&r.groups[0].group_id),
         RequestBody::OffsetFetch(r) => Some(&r.group_id),
         RequestBody::OffsetDelete(r) => Some(&r.group_id),
+        RequestBody::ConsumerGroupHeartbeat(r) => Some(&r.group_id),
+        RequestBody::DescribeGroups(r) => r.groups.first().map(String::as_str),
+        RequestBody::ConsumerGroupDescribe(r) => r.group_ids.first().map(String::as_str),
+        RequestBody::DeleteGroups(r) => r.groups_names.first().map(String::as_str),
         _ => None,
     }
+}
+
+/// Who sent a request: the client id from its header and its address as Kafka shows it
+/// (`/127.0.0.1`).
+#[derive(Debug, Clone, Copy)]
+pub struct Client<'a> {
+    pub id: Option<&'a str>,
+    pub host: &'a str,
 }
 
 /// The rest of a request's handling, run concurrently with later requests; resolves to the
@@ -91,6 +108,7 @@ pub async fn route(
     broker: Arc<Broker>,
     frame: RequestFrame,
     origin: Origin,
+    client_host: &str,
 ) -> Result<Reply, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
@@ -119,7 +137,7 @@ pub async fn route(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let request = crate::protocol::frame::encode_request(&frame.header, &body)
             .map_err(RouteError::Encode)?;
-        let response = super::forward::send(&broker, &target, request)
+        let response = super::forward::send(&broker, &target, request, client_host)
             .await
             .map_err(RouteError::Forward)?;
         return Ok(Box::pin(async move { Ok(Some(response)) }));
@@ -148,7 +166,8 @@ pub async fn route(
     if matches!(body, RequestBody::Fetch(_)) {
         // Fetches may long-poll, so they run concurrently with later requests.
         return Ok(Box::pin(async move {
-            let response = respond(&broker, body, version, None).await?;
+            let client = Client { id: None, host: "" };
+            let response = respond(&broker, body, version, client).await?;
             broker
                 .metrics
                 .fetch_latency
@@ -161,7 +180,11 @@ pub async fn route(
     }
     // Everything else completes before the connection's next request is taken, as in Kafka:
     // a CreateTopics pipelined ahead of a Produce has created the topic when the Produce runs.
-    let response = respond(&broker, body, version, client_id.as_deref()).await?;
+    let client = Client {
+        id: client_id.as_deref(),
+        host: client_host,
+    };
+    let response = respond(&broker, body, version, client).await?;
     let encoded = encode_response(api, version, correlation_id, |buf| {
         response.encode(buf, version)
     })?;
@@ -173,7 +196,7 @@ async fn respond(
     broker: &Broker,
     body: RequestBody,
     version: i16,
-    client_id: Option<&str>,
+    client: Client<'_>,
 ) -> Result<ResponseBody, RouteError> {
     let b = broker;
     Ok(match body {
@@ -182,19 +205,19 @@ async fn respond(
             ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version))
         }
         RequestBody::Metadata(r) => {
-            ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client_id).await)
+            ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client.id).await)
         }
         RequestBody::OffsetCommit(r) => {
-            ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r).await)
+            ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r, version).await)
         }
         RequestBody::OffsetFetch(r) => {
-            ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r))
+            ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r, version))
         }
         RequestBody::FindCoordinator(r) => {
             ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r, version))
         }
         RequestBody::JoinGroup(r) => {
-            ResponseBody::JoinGroup(handlers::join_group::handle(b, r, version, client_id).await)
+            ResponseBody::JoinGroup(handlers::join_group::handle(b, r, version, client).await)
         }
         RequestBody::SyncGroup(r) => {
             ResponseBody::SyncGroup(handlers::sync_group::handle(b, r).await)
@@ -234,6 +257,12 @@ async fn respond(
         RequestBody::DescribeCluster(r) => {
             ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r))
         }
+        RequestBody::ConsumerGroupHeartbeat(r) => ResponseBody::ConsumerGroupHeartbeat(
+            handlers::consumer_group_heartbeat::handle(b, r, client),
+        ),
+        RequestBody::ConsumerGroupDescribe(r) => ResponseBody::ConsumerGroupDescribe(
+            handlers::consumer_group_describe::handle(b, r, version),
+        ),
         other => {
             return Err(RouteError::UnsupportedVersion {
                 api: other.api_key(),

@@ -12,11 +12,7 @@ pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGrou
     for group in request.groups_names {
         let code = if !broker.coordinates(&group) {
             ErrorCode::NotCoordinator
-        } else if broker
-            .groups
-            .describe(&group)
-            .is_some_and(|g| !g.members.is_empty())
-        {
+        } else if broker.groups.has_members(&group) {
             ErrorCode::NonEmptyGroup
         } else {
             match broker

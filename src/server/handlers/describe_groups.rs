@@ -18,6 +18,15 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                     ..Default::default()
                 };
             }
+            if broker.groups.consumer_group(id).is_some() {
+                // As Kafka: DescribeGroups describes classic groups; ConsumerGroupDescribe the rest.
+                return DescribedGroup {
+                    error_code: ErrorCode::GroupIdNotFound.code(),
+                    error_message: Some(format!("Group {id} is not a classic group.")),
+                    group_id: id.clone(),
+                    ..Default::default()
+                };
+            }
             match broker.groups.describe(id) {
                 // Kafka describes an unknown group as Dead with no members.
                 None => DescribedGroup {

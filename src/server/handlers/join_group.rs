@@ -7,12 +7,13 @@ use crate::protocol::messages::JoinGroupRequest;
 use crate::protocol::messages::JoinGroupResponse;
 use crate::protocol::messages::join_group_response::JoinGroupResponseMember;
 use crate::server::broker::Broker;
+use crate::server::router::Client;
 
 pub async fn handle(
     broker: &Broker,
     request: JoinGroupRequest,
     version: i16,
-    client_id: Option<&str>,
+    client: Client<'_>,
 ) -> JoinGroupResponse {
     let refuse = |code: ErrorCode| JoinGroupResponse {
         error_code: code.code(),
@@ -30,8 +31,8 @@ pub async fn handle(
     let join = JoinRequest {
         member_id: request.member_id.clone(),
         instance_id: request.group_instance_id.clone(),
-        client_id: client_id.unwrap_or_default().to_string(),
-        client_host: String::new(),
+        client_id: client.id.unwrap_or_default().to_string(),
+        client_host: client.host.to_string(),
         session_timeout_ms: i64::from(request.session_timeout_ms),
         // v0 has no rebalance timeout: Kafka uses the session timeout.
         rebalance_timeout_ms: i64::from(if version == 0 {

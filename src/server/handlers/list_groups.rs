@@ -24,13 +24,12 @@ pub fn handle(broker: &Broker, request: ListGroupsRequest) -> ListGroupsResponse
         .groups
         .list()
         .into_iter()
-        .filter(|(_, _, state)| wanted_state(state.name()))
-        .filter(|_| wanted_type("classic"))
-        .map(|(group_id, protocol_type, state)| ListedGroup {
-            group_id,
-            protocol_type,
-            group_state: state.name().into(),
-            group_type: "classic".into(),
+        .filter(|g| wanted_state(g.state) && wanted_type(g.group_type))
+        .map(|g| ListedGroup {
+            group_id: g.id,
+            protocol_type: g.protocol_type,
+            group_state: g.state.into(),
+            group_type: g.group_type.into(),
             ..Default::default()
         })
         .collect();

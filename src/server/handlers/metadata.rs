@@ -1,6 +1,7 @@
 //! Metadata (key 3): the live agents as brokers, each partition led by one agent of the
 //! client's zone (see `routing`); topics created on first use when auto-creation is on and the
-//! client allows it.
+//! client allows it. From v10 a topic may be asked for by id (KIP-516); KIP-848 consumers
+//! do so to learn the names of the topics in their assignment.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::MetadataRequest;
@@ -21,11 +22,21 @@ pub async fn handle(
     let shown = broker.shown_brokers();
     let zone = routing::client_zone(client_id);
     // Version 0 has no null: an empty list there means every topic.
-    let requested: Option<Vec<String>> = match &request.topics {
-        Some(topics) if !(version == 0 && topics.is_empty()) => {
-            Some(topics.iter().filter_map(|t| t.name.clone()).collect())
-        }
-        _ => None,
+    let all_topics = match &request.topics {
+        Some(topics) => version == 0 && topics.is_empty(),
+        None => true,
+    };
+    let requested: Option<Vec<String>> = (!all_topics).then(|| {
+        let topics = request.topics.iter().flatten();
+        topics.filter_map(|t| t.name.clone()).collect()
+    });
+    let by_id: Vec<uuid::Uuid> = match &request.topics {
+        Some(topics) if !all_topics => topics
+            .iter()
+            .filter(|t| t.name.is_none() && !t.topic_id.is_nil())
+            .map(|t| t.topic_id)
+            .collect(),
+        _ => Vec::new(),
     };
     let auto_create =
         broker.config.auto_create_topics && (version < 4 || request.allow_auto_topic_creation);
@@ -75,9 +86,21 @@ pub async fn handle(
                 ..Default::default()
             },
         };
+        let by_id = by_id.iter().map(|id| match state.topic_by_id(id) {
+            Some(topic) => describe(&topic.name),
+            None => MetadataResponseTopic {
+                name: None,
+                topic_id: *id,
+                error_code: ErrorCode::UnknownTopicId.code(),
+                ..Default::default()
+            },
+        });
         match &requested {
-            Some(names) => names.iter().map(|n| describe(n)).collect::<Vec<_>>(),
-            None => state.topics().map(|t| describe(&t.name)).collect(),
+            Some(names) => names.iter().map(|n| describe(n)).chain(by_id).collect(),
+            None => state
+                .topics()
+                .map(|t| describe(&t.name))
+                .collect::<Vec<_>>(),
         }
     });
     MetadataResponse {

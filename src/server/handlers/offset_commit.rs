@@ -1,8 +1,9 @@
 //! OffsetCommit (key 8): consumer positions, committed through metadata.
 //!
 //! Commits by group members are checked against the group's current generation
-//! (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS); consumers using `assign()`
-//! commit with generation -1 and no member id.
+//! (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS) or, in a KIP-848 group,
+//! against the member's epoch (STALE_MEMBER_EPOCH; such members must use v9+); consumers using
+//! `assign()` commit with generation -1 and no member id.
 
 use crate::metadata::state::GroupOffset;
 use crate::metadata::{Command, Outcome};
@@ -17,7 +18,11 @@ use crate::server::broker::Broker;
 /// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
 const OFFSET_METADATA_BYTES_MAX: usize = 4096;
 
-pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetCommitResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetCommitRequest,
+    version: i16,
+) -> OffsetCommitResponse {
     let now_ms = crate::clock::now_ms();
     let membership = if request.group_id.is_empty() {
         ErrorCode::None
@@ -28,6 +33,7 @@ pub async fn handle(broker: &Broker, request: OffsetCommitRequest) -> OffsetComm
             &request.group_id,
             &request.member_id,
             request.generation_id_or_member_epoch,
+            version,
         )
     };
     let mut commands = Vec::new();

@@ -1,0 +1,56 @@
+//! ConsumerGroupHeartbeat (key 68): the whole KIP-848 protocol in one request — join, stay,
+//! acknowledge revocations, receive the server-side assignment, leave (see `groups::consumer`).
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
+use crate::protocol::messages::ConsumerGroupHeartbeatResponse;
+use crate::protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use crate::server::broker::Broker;
+use crate::server::router::Client;
+
+pub fn handle(
+    broker: &Broker,
+    request: ConsumerGroupHeartbeatRequest,
+    client: Client<'_>,
+) -> ConsumerGroupHeartbeatResponse {
+    let refuse = |code: ErrorCode, message: String| ConsumerGroupHeartbeatResponse {
+        error_code: code.code(),
+        error_message: Some(message),
+        member_epoch: request.member_epoch,
+        ..Default::default()
+    };
+    if !broker.coordinates(&request.group_id) {
+        return refuse(
+            ErrorCode::NotCoordinator,
+            format!("this agent does not coordinate group {}", request.group_id),
+        );
+    }
+    let reply = broker.metadata.read(|topics| {
+        broker.groups.consumer_heartbeat(
+            &request,
+            client.id.unwrap_or_default(),
+            client.host,
+            topics,
+        )
+    });
+    match reply {
+        Err(e) => refuse(e.code, e.message),
+        Ok(reply) => ConsumerGroupHeartbeatResponse {
+            member_id: Some(reply.member_id),
+            member_epoch: reply.member_epoch,
+            heartbeat_interval_ms: broker.groups.heartbeat_interval_ms(),
+            assignment: reply.assignment.map(|partitions| Assignment {
+                topic_partitions: partitions
+                    .into_iter()
+                    .map(|(topic_id, partitions)| TopicPartitions {
+                        topic_id,
+                        partitions: partitions.into_iter().collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    }
+}
