@@ -129,6 +129,15 @@ fn share_and_survive_a_leave(protocol: Protocol) {
     let c = consumer(&bootstrap, group, protocol, None);
     let mut seen = Vec::new();
     wait_balanced(&[&a, &b, &c], &mut seen);
+    if let Protocol::Consumer(assignor) = protocol {
+        // The group really is a KIP-848 group, assigned on the server by the chosen assignor.
+        let g = coordinated(&floe, group).expect("the group is live");
+        assert_eq!(
+            (g["type"].as_str(), g["assignor"].as_str()),
+            (Some("consumer"), Some(assignor))
+        );
+        assert_eq!(g["members"].as_array().map(Vec::len), Some(3));
+    }
 
     // 100k records, each read exactly once, by the consumer that owns its partition.
     produce_all(&bootstrap, 100_000, "main");
@@ -193,16 +202,21 @@ fn kip848_range_consumers_share_partitions_exactly_once_and_survive_a_leave() {
     share_and_survive_a_leave(Protocol::Consumer("range"));
 }
 
+/// The group as /v1/groups shows it among the groups this agent coordinates.
+fn coordinated(floe: &Floe, group: &str) -> Option<serde_json::Value> {
+    let groups = http_json(floe.admin, "/v1/groups");
+    groups["coordinated"]
+        .as_array()?
+        .iter()
+        .find(|g| g["group"] == group)
+        .cloned()
+}
+
 /// The group as its coordinator reports it: (generation, state, instance id → member id).
 type LiveGroup = (i64, String, BTreeMap<String, String>);
 
 fn live_group(floe: &Floe, group: &str) -> Option<LiveGroup> {
-    let groups = http_json(floe.admin, "/v1/groups");
-    let g = groups["coordinated"]
-        .as_array()?
-        .iter()
-        .find(|g| g["group"] == group)?
-        .clone();
+    let g = coordinated(floe, group)?;
     let members = g["members"]
         .as_array()?
         .iter()
@@ -286,6 +300,110 @@ fn a_static_member_rejoins_without_a_rebalance() {
     assert_eq!(members.len(), 2);
     let _ = b.kill();
     let _ = b.wait();
+}
+
+fn partitions_of(c: &BaseConsumer) -> BTreeSet<i32> {
+    c.assignment()
+        .map(|a| a.elements().iter().map(|e| e.partition()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
+    let (_dir, floe) = start();
+    let bootstrap = floe.bootstrap();
+    produce_all(&bootstrap, 1, "warmup");
+    let protocol = Protocol::Consumer("uniform");
+    let a = consumer(&bootstrap, "static848", protocol, Some("host-a"));
+    let b = consumer(&bootstrap, "static848", protocol, Some("host-b"));
+    let mut seen = Vec::new();
+    wait_balanced(&[&a, &b], &mut seen);
+    let stable = |floe: &Floe| coordinated(floe, "static848").filter(|g| g["state"] == "Stable");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let before = loop {
+        poll_round(&[&a, &b], &mut seen);
+        if let Some(g) = stable(&floe) {
+            break g;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never stable: {:?}",
+            coordinated(&floe, "static848")
+        );
+    };
+    let (a_partitions, b_partitions) = (partitions_of(&a), partitions_of(&b));
+
+    // b closes: a static member leaves with epoch -2 and keeps its partitions for a while.
+    drop(b);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !coordinated(&floe, "static848").is_some_and(|g| {
+        g["members"]
+            .as_array()
+            .is_some_and(|ms| ms.iter().any(|m| m["member_epoch"] == -2))
+    }) {
+        poll_round(&[&a], &mut seen);
+        assert!(
+            Instant::now() < deadline,
+            "b never left: {:?}",
+            coordinated(&floe, "static848")
+        );
+    }
+    // A new process with b's instance id gets b's partitions back; the group epoch stays.
+    let b = consumer(&bootstrap, "static848", protocol, Some("host-b"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while partitions_of(&b).is_empty() {
+        poll_round(&[&a, &b], &mut seen);
+        assert!(Instant::now() < deadline, "b never came back");
+    }
+    assert_eq!(partitions_of(&b), b_partitions);
+    assert_eq!(partitions_of(&a), a_partitions);
+    let after = coordinated(&floe, "static848").expect("live");
+    assert_eq!(
+        after["epoch"], before["epoch"],
+        "the group rebalanced: {after}"
+    );
+}
+
+#[test]
+fn a_kip848_regex_subscription_picks_up_new_topics() {
+    let (_dir, floe) = start();
+    let bootstrap = floe.bootstrap();
+    let (p, acks) = producer(&bootstrap, "none");
+    produce(&p, "rx-one", PARTITIONS, 120, "one");
+    produce(&p, "other", PARTITIONS, 50, "other");
+    flush(&p);
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("group.id", "regex848")
+        .set("group.protocol", "consumer")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .expect("consumer");
+    c.subscribe(&["^rx-.*"]).expect("subscribe");
+    let mut keys = BTreeSet::new();
+    let mut topics = BTreeSet::new();
+    let mut read = |until: usize| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while keys.len() < until {
+            if let Some(m) = c.poll(Duration::from_millis(50)) {
+                let m = m.expect("consume");
+                topics.insert(m.topic().to_string());
+                keys.insert(m.key().unwrap_or_default().to_vec());
+            }
+            assert!(Instant::now() < deadline, "read {} of {until}", keys.len());
+        }
+    };
+    read(120);
+    // A topic created later that matches joins the subscription (the group epoch moves).
+    produce(&p, "rx-two", PARTITIONS, 80, "two");
+    flush(&p);
+    read(200);
+    assert!(acks.errors.lock().expect("errors").is_empty());
+    assert_eq!(keys.len(), 200);
+    assert_eq!(
+        topics,
+        BTreeSet::from(["rx-one".to_string(), "rx-two".to_string()])
+    );
 }
 
 #[test]
