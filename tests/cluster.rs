@@ -80,6 +80,8 @@ fn five_nodes(dir: &std::path::Path, partitions: i32) -> Vec<Node> {
                 &partitions.to_string(),
                 "--snapshot-every",
                 "100",
+                "--group-consumer-heartbeat-interval",
+                "1s",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -263,6 +265,23 @@ fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) ->
 
 #[test]
 fn a_group_survives_the_death_of_its_coordinating_agent() {
+    group_survives_its_coordinator(
+        "survivor",
+        &[
+            ("session.timeout.ms", "10000"),
+            ("heartbeat.interval.ms", "500"),
+        ],
+    );
+}
+
+#[test]
+fn a_kip848_group_survives_the_death_of_its_coordinating_agent() {
+    group_survives_its_coordinator("survivor848", &[("group.protocol", "consumer")]);
+}
+
+/// Two consumers of `group` (configured with `settings`) read 12,000 records while the agent
+/// coordinating the group is killed; every record is read and the commits survive.
+fn group_survives_its_coordinator(group: &str, settings: &[(&str, &str)]) {
     use rdkafka::ClientConfig;
     use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
     use rdkafka::message::Message;
@@ -282,15 +301,16 @@ fn a_group_survives_the_death_of_its_coordinating_agent() {
 
     let consumers: Vec<BaseConsumer> = (0..2)
         .map(|_| {
-            let c: BaseConsumer = ClientConfig::new()
+            let mut config = ClientConfig::new();
+            config
                 .set("bootstrap.servers", &bootstrap)
-                .set("group.id", "survivor")
+                .set("group.id", group)
                 .set("auto.offset.reset", "earliest")
-                .set("enable.auto.commit", "false")
-                .set("session.timeout.ms", "10000")
-                .set("heartbeat.interval.ms", "500")
-                .create()
-                .expect("consumer");
+                .set("enable.auto.commit", "false");
+            for (key, value) in settings {
+                config.set(*key, *value);
+            }
+            let c: BaseConsumer = config.create().expect("consumer");
             c.subscribe(&["grouped"]).expect("subscribe");
             c
         })
@@ -319,7 +339,7 @@ fn a_group_survives_the_death_of_its_coordinating_agent() {
     }
 
     // Kill the agent that coordinates the group, mid-consumption.
-    let coordinator = coordinator_of(&nodes, &running, "survivor").expect("a coordinator");
+    let coordinator = coordinator_of(&nodes, &running, group).expect("a coordinator");
     running.get_mut(&coordinator).expect("running").kill();
     running.remove(&coordinator);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -334,7 +354,7 @@ fn a_group_survives_the_death_of_its_coordinating_agent() {
     // Another agent coordinates the group now, and the committed offsets survived.
     let moved = wait_for("a new coordinator", Duration::from_secs(30), || {
         poll(&mut read);
-        coordinator_of(&nodes, &running, "survivor")
+        coordinator_of(&nodes, &running, group)
     });
     assert_ne!(moved, coordinator);
     let committed: i64 = wait_for("committed offsets", Duration::from_secs(30), || {
@@ -344,7 +364,7 @@ fn a_group_survives_the_death_of_its_coordinating_agent() {
         let total: i64 = groups["groups"]
             .as_array()?
             .iter()
-            .find(|g| g["group"] == "survivor")?["offsets"]
+            .find(|g| g["group"] == group)?["offsets"]
             .as_array()?
             .iter()
             .filter_map(|o| o["committed_offset"].as_i64())

@@ -145,86 +145,32 @@ fn agents_behind_one_address_serve_as_one_broker() {
             assert_eq!((&r.key, &r.value), (&a.key, &a.value));
         }
     }
-    // A consumer group behind the balancer: its members' connections land on different
-    // agents, which forward group requests to the one agent that coordinates the group.
-    let members: Vec<BaseConsumer> = (0..2)
-        .map(|_| {
-            let c: BaseConsumer = ClientConfig::new()
-                .set("bootstrap.servers", balancer.to_string())
-                .set("group.id", "behind-lb-group")
-                .set("auto.offset.reset", "earliest")
-                .set("session.timeout.ms", "10000")
-                .set("heartbeat.interval.ms", "500")
-                .create()
-                .expect("consumer");
-            c.subscribe(&["behind-lb"]).expect("subscribe");
-            c
-        })
-        .collect();
-    let mut read = std::collections::BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while read.len() < 3_600 {
-        for c in &members {
-            if let Some(m) = c.poll(Duration::from_millis(20)) {
-                let m = m.expect("group consume");
-                read.insert((
-                    rdkafka::message::Message::partition(&m),
-                    rdkafka::message::Message::offset(&m),
-                ));
+    // Consumer groups behind the balancer, classic and KIP-848: their members' connections
+    // land on different agents, which forward group requests to the one agent that
+    // coordinates the group.
+    let classic = [
+        ("session.timeout.ms", "10000"),
+        ("heartbeat.interval.ms", "500"),
+    ];
+    let kip848 = [("group.protocol", "consumer")];
+    for (group, settings) in [
+        ("behind-lb-group", &classic[..]),
+        ("behind-lb-848", &kip848[..]),
+    ] {
+        let coordinator = read_as_group(&balancer.to_string(), group, settings, &nodes);
+        // Whether the balancer happened to send a member's coordinator connection elsewhere
+        // is luck; a heartbeat sent straight to every other agent is not: each forwards it,
+        // and the coordinator answers (UNKNOWN_MEMBER_ID for a made-up member, not
+        // NOT_COORDINATOR).
+        for (i, addr) in kafka.iter().enumerate() {
+            if i != coordinator {
+                let code = heartbeat_from_nobody(addr, group, settings == kip848);
+                assert_eq!(
+                    code,
+                    floe::protocol::ErrorCode::UnknownMemberId.code(),
+                    "agent {i} did not forward {group}"
+                );
             }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the group read {} of 3600",
-            read.len()
-        );
-    }
-    let coordinating: Vec<usize> = nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| {
-            http_json(n.admin, "/v1/groups")["coordinated"]
-                .as_array()
-                .is_some_and(|g| g.iter().any(|g| g["group"] == "behind-lb-group"))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    assert_eq!(coordinating.len(), 1, "one agent coordinates the group");
-
-    // Whether the balancer happened to send a member's coordinator connection elsewhere is
-    // luck; a Heartbeat sent straight to every other agent is not: each forwards it, and the
-    // coordinator answers (UNKNOWN_MEMBER_ID for a made-up member, not NOT_COORDINATOR).
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    for (i, addr) in kafka.iter().enumerate() {
-        if i == coordinating[0] {
-            continue;
-        }
-        let answer = runtime.block_on(async {
-            let (mut tx, mut rx) = floe::bench::client::connect(&addr.to_string())
-                .await
-                .expect("connect to an agent");
-            let heartbeat = floe::protocol::messages::HeartbeatRequest {
-                group_id: "behind-lb-group".into(),
-                generation_id: 1,
-                member_id: "nobody".into(),
-                ..Default::default()
-            };
-            floe::bench::client::call(
-                &mut tx,
-                &mut rx,
-                4,
-                floe::protocol::messages::RequestBody::Heartbeat(heartbeat),
-            )
-            .await
-            .expect("heartbeat")
-        });
-        match answer {
-            floe::protocol::messages::ResponseBody::Heartbeat(r) => assert_eq!(
-                r.error_code,
-                floe::protocol::ErrorCode::UnknownMemberId.code(),
-                "agent {i} did not forward"
-            ),
-            other => panic!("not a heartbeat answer: {other:?}"),
         }
     }
     let forwarded: f64 = nodes
@@ -249,5 +195,95 @@ fn agents_behind_one_address_serve_as_one_broker() {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0.0);
         assert!(accepted > 0.0, "an agent served no connection");
+    }
+}
+
+/// Two members of `group` read all 3,600 records through the balancer; returns the index of
+/// the one agent that coordinates the group.
+fn read_as_group(bootstrap: &str, group: &str, settings: &[(&str, &str)], nodes: &[Floe]) -> usize {
+    let members: Vec<BaseConsumer> = (0..2)
+        .map(|_| {
+            let mut config = ClientConfig::new();
+            config
+                .set("bootstrap.servers", bootstrap)
+                .set("group.id", group)
+                .set("auto.offset.reset", "earliest");
+            for (key, value) in settings {
+                config.set(*key, *value);
+            }
+            let c: BaseConsumer = config.create().expect("consumer");
+            c.subscribe(&["behind-lb"]).expect("subscribe");
+            c
+        })
+        .collect();
+    let mut read = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while read.len() < 3_600 {
+        for c in &members {
+            if let Some(m) = c.poll(Duration::from_millis(20)) {
+                let m = m.expect("group consume");
+                read.insert((
+                    rdkafka::message::Message::partition(&m),
+                    rdkafka::message::Message::offset(&m),
+                ));
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{group} read {} of 3600",
+            read.len()
+        );
+    }
+    let coordinating: Vec<usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            http_json(n.admin, "/v1/groups")["coordinated"]
+                .as_array()
+                .is_some_and(|g| g.iter().any(|g| g["group"] == group))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(coordinating.len(), 1, "one agent coordinates {group}");
+    coordinating[0]
+}
+
+/// The error code of a heartbeat (classic, or KIP-848 when `kip848`) from a member the group
+/// does not know, sent straight to the agent at `addr`.
+fn heartbeat_from_nobody(addr: &std::net::SocketAddr, group: &str, kip848: bool) -> i16 {
+    use floe::protocol::messages::{
+        ConsumerGroupHeartbeatRequest, HeartbeatRequest, RequestBody, ResponseBody,
+    };
+    let (version, request) = if kip848 {
+        let request = ConsumerGroupHeartbeatRequest {
+            group_id: group.into(),
+            member_id: "nobody".into(),
+            member_epoch: 5,
+            rebalance_timeout_ms: -1,
+            ..Default::default()
+        };
+        (1, RequestBody::ConsumerGroupHeartbeat(request))
+    } else {
+        let request = HeartbeatRequest {
+            group_id: group.into(),
+            generation_id: 1,
+            member_id: "nobody".into(),
+            ..Default::default()
+        };
+        (4, RequestBody::Heartbeat(request))
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let answer = runtime.block_on(async {
+        let (mut tx, mut rx) = floe::bench::client::connect(&addr.to_string())
+            .await
+            .expect("connect to an agent");
+        floe::bench::client::call(&mut tx, &mut rx, version, request)
+            .await
+            .expect("heartbeat")
+    });
+    match answer {
+        ResponseBody::Heartbeat(r) => r.error_code,
+        ResponseBody::ConsumerGroupHeartbeat(r) => r.error_code,
+        other => panic!("not a heartbeat answer: {other:?}"),
     }
 }
