@@ -1,4 +1,5 @@
-//! Other real clients against a real floe process: kcat, confluent-kafka, kafka-python.
+//! Other real clients against a real floe process: kcat, confluent-kafka (also as KIP-848
+//! group members and admin client), kafka-python.
 
 mod support;
 use support::{Floe, run_client, temp_dir};
@@ -82,4 +83,23 @@ fn kafka_python_round_trips() {
         ],
     );
     assert!(out.contains("1000 records"), "{out}");
+}
+
+#[test]
+fn confluent_kafka_kip848_group_is_consumed_described_and_listed() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &["--group-consumer-heartbeat-interval", "500ms"],
+    );
+    let out = run_client(
+        "python3",
+        &[
+            "tests/clients/confluent_kip848.py",
+            &floe.bootstrap(),
+            "k848",
+            "600",
+        ],
+    );
+    assert!(out.contains("600 records read once by 2 members"), "{out}");
 }

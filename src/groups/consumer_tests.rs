@@ -385,3 +385,39 @@ proptest! {
         prop_assert_eq!(g.state_name(), "Stable");
     }
 }
+
+#[test]
+fn members_heartbeat_faster_while_the_group_settles() {
+    let t = topics(4);
+    let settings = Settings {
+        heartbeat_interval_ms: 5_000,
+        ..SETTINGS
+    };
+    let mut g = ConsumerGroup::new("g");
+    let first = g.heartbeat(&join("a"), "c", "h", &t, &settings, 0).unwrap();
+    assert_eq!(
+        first.heartbeat_interval_ms, SETTLING_HEARTBEAT_MS,
+        "just joined"
+    );
+    let owned = first.assignment.unwrap();
+    let steady = g
+        .heartbeat(
+            &beat("a", 1, &owned),
+            "c",
+            "h",
+            &t,
+            &settings,
+            SETTLING_WINDOW_MS,
+        )
+        .unwrap();
+    assert_eq!(steady.heartbeat_interval_ms, 5_000, "stable for a while");
+    g.heartbeat(&join("b"), "c", "h", &t, &settings, 10_000)
+        .unwrap();
+    let reconciling = g
+        .heartbeat(&beat("a", 1, &owned), "c", "h", &t, &settings, 20_000)
+        .unwrap();
+    assert_eq!(
+        reconciling.heartbeat_interval_ms, SETTLING_HEARTBEAT_MS,
+        "a must revoke: the group is not stable"
+    );
+}

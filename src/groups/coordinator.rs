@@ -331,10 +331,6 @@ impl Coordinator {
         reply
     }
 
-    pub fn heartbeat_interval_ms(&self) -> i32 {
-        self.consumer_settings.heartbeat_interval_ms
-    }
-
     /// A live consumer group, as it is now.
     pub fn consumer_group(&self, group_id: &str) -> Option<ConsumerGroup> {
         self.lock().consumer.get(group_id).cloned()

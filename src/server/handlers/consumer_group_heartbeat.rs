@@ -38,7 +38,7 @@ pub fn handle(
         Ok(reply) => ConsumerGroupHeartbeatResponse {
             member_id: Some(reply.member_id),
             member_epoch: reply.member_epoch,
-            heartbeat_interval_ms: broker.groups.heartbeat_interval_ms(),
+            heartbeat_interval_ms: reply.heartbeat_interval_ms,
             assignment: reply.assignment.map(|partitions| Assignment {
                 topic_partitions: partitions
                     .into_iter()
