@@ -5,6 +5,15 @@
 //! without a rebalance.
 
 mod support;
+use floe::protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use floe::protocol::messages::offset_delete_request::{
+    OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
+use floe::protocol::messages::{
+    OffsetCommitRequest, OffsetDeleteRequest, RequestBody, ResponseBody,
+};
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
@@ -372,6 +381,29 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
     produce(&p, "rx-one", PARTITIONS, 120, "one");
     produce(&p, "other", PARTITIONS, 50, "other");
     flush(&p);
+    // An offset of a topic the group will not subscribe to, committed while it is empty.
+    let committed = raw_call(
+        &bootstrap,
+        8,
+        RequestBody::OffsetCommit(OffsetCommitRequest {
+            group_id: "regex848".into(),
+            generation_id_or_member_epoch: -1,
+            topics: vec![OffsetCommitRequestTopic {
+                name: "other".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 3,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+    );
+    let ResponseBody::OffsetCommit(committed) = committed else {
+        panic!("not an OffsetCommit answer: {committed:?}")
+    };
+    assert_eq!(committed.topics[0].partitions[0].error_code, 0);
     let c: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
         .set("group.id", "regex848")
@@ -404,13 +436,74 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
         topics,
         BTreeSet::from(["rx-one".to_string(), "rx-two".to_string()])
     );
+
+    // With the member still in the group, OffsetDelete removes the offsets of a topic it does
+    // not subscribe to and keeps those of one it does (Kafka's rule).
+    c.commit_consumer_state(CommitMode::Sync).expect("commit");
+    let topic = |name: &str| OffsetDeleteRequestTopic {
+        name: name.into(),
+        partitions: vec![OffsetDeleteRequestPartition {
+            partition_index: 0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let deleted = raw_call(
+        &bootstrap,
+        0,
+        RequestBody::OffsetDelete(OffsetDeleteRequest {
+            group_id: "regex848".into(),
+            topics: vec![topic("other"), topic("rx-one")],
+            ..Default::default()
+        }),
+    );
+    let ResponseBody::OffsetDelete(deleted) = deleted else {
+        panic!("not an OffsetDelete answer: {deleted:?}")
+    };
+    let codes: Vec<(String, i16)> = deleted
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.partitions[0].error_code))
+        .collect();
+    let subscribed = floe::protocol::ErrorCode::GroupSubscribedToTopic.code();
+    assert_eq!(
+        codes,
+        vec![("other".to_string(), 0), ("rx-one".to_string(), subscribed)]
+    );
+    let groups = http_json(floe.admin, "/v1/groups");
+    let offsets: BTreeSet<String> = groups["groups"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["group"] == "regex848"))
+        .and_then(|g| g["offsets"].as_array())
+        .map(|o| {
+            o.iter()
+                .filter_map(|o| o["topic"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        offsets,
+        BTreeSet::from(["rx-one".to_string(), "rx-two".to_string()])
+    );
+}
+
+/// Sends one request straight to floe and returns its answer.
+fn raw_call(bootstrap: &str, version: i16, request: RequestBody) -> ResponseBody {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (mut tx, mut rx) = floe::bench::client::connect(bootstrap)
+            .await
+            .expect("connect");
+        floe::bench::client::call(&mut tx, &mut rx, version, request)
+            .await
+            .expect("call")
+    })
 }
 
 #[test]
 fn groups_are_deleted_only_once_empty() {
     use rdkafka::admin::{AdminClient, AdminOptions};
     use rdkafka::client::DefaultClientContext;
-    use rdkafka::types::RDKafkaErrorCode;
     let (_dir, floe) = start();
     let bootstrap = floe.bootstrap();
     produce_all(&bootstrap, 24, "del");

@@ -187,6 +187,11 @@ impl ConsumerGroup {
         self.members.is_empty()
     }
 
+    /// The topics the members' subscriptions resolved to at the last heartbeat.
+    pub fn subscribed_topic_ids(&self) -> impl Iterator<Item = &Uuid> {
+        self.subscribed_topics.keys()
+    }
+
     /// Kafka's consumer group states.
     pub fn state_name(&self) -> &'static str {
         if self.members.is_empty() {

@@ -67,6 +67,7 @@ pub enum ErrorCode {
     MemberIdRequired = 79,
     GroupMaxSizeReached = 81,
     FencedInstanceId = 82,
+    GroupSubscribedToTopic = 86,
     InvalidRecord = 87,
     ThrottlingQuotaExceeded = 89,
     ProducerFenced = 90,

@@ -1,7 +1,9 @@
-//! OffsetDelete (key 47): forgets some of a group's committed offsets. Refused while the
-//! group has members (Kafka allows it for topics the members do not subscribe to; floe does
-//! not read subscriptions, so it asks for an empty group).
+//! OffsetDelete (key 47): forgets some of a group's committed offsets. In a KIP-848 group
+//! with members, as in Kafka, offsets of topics the group subscribes to stay
+//! (GROUP_SUBSCRIBED_TO_TOPIC) and the others go. A classic group must be empty (Kafka reads
+//! subscriptions out of the members' protocol metadata; floe does not).
 
+use crate::groups::consumer::TopicImage;
 use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetDeleteRequest;
@@ -10,6 +12,7 @@ use crate::protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 use crate::server::broker::Broker;
+use std::collections::BTreeSet;
 
 pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
     let refuse = |code: ErrorCode| OffsetDeleteResponse {
@@ -32,9 +35,19 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
     if !known {
         return refuse(ErrorCode::GroupIdNotFound);
     }
+    let subscribed: BTreeSet<String> = match broker.groups.consumer_group(&request.group_id) {
+        None => BTreeSet::new(),
+        Some(group) => broker.metadata.read(|state| {
+            group
+                .subscribed_topic_ids()
+                .filter_map(|id| state.name_of(id))
+                .collect()
+        }),
+    };
     let partitions: Vec<(String, i32)> = request
         .topics
         .iter()
+        .filter(|t| !subscribed.contains(&t.name))
         .flat_map(|t| {
             t.partitions
                 .iter()
@@ -67,7 +80,11 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
                     .iter()
                     .map(|p| OffsetDeleteResponsePartition {
                         partition_index: p.partition_index,
-                        error_code: code.code(),
+                        error_code: if subscribed.contains(&t.name) {
+                            ErrorCode::GroupSubscribedToTopic.code()
+                        } else {
+                            code.code()
+                        },
                     })
                     .collect(),
             })
