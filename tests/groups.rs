@@ -442,11 +442,7 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
     c.commit_consumer_state(CommitMode::Sync).expect("commit");
     let topic = |name: &str| OffsetDeleteRequestTopic {
         name: name.into(),
-        partitions: vec![OffsetDeleteRequestPartition {
-            partition_index: 0,
-            ..Default::default()
-        }],
-        ..Default::default()
+        partitions: vec![OffsetDeleteRequestPartition { partition_index: 0 }],
     };
     let deleted = raw_call(
         &bootstrap,
