@@ -450,7 +450,6 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
         RequestBody::OffsetDelete(OffsetDeleteRequest {
             group_id: "regex848".into(),
             topics: vec![topic("other"), topic("rx-one")],
-            ..Default::default()
         }),
     );
     let ResponseBody::OffsetDelete(deleted) = deleted else {
