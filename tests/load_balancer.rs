@@ -29,7 +29,7 @@ fn agents_behind_one_address_serve_as_one_broker() {
     let raft: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let peers = format!("1=127.0.0.1:{}", raft[0]);
     let kafka: Vec<_> = (0..3).map(|_| free_addr()).collect();
-    let nodes: Vec<Floe> = (1..=3usize)
+    let mut nodes: Vec<Floe> = (1..=3usize)
         .map(|id| {
             let mut flags = vec![
                 "--node-id".to_string(),
@@ -153,11 +153,12 @@ fn agents_behind_one_address_serve_as_one_broker() {
         ("heartbeat.interval.ms", "500"),
     ];
     let kip848 = [("group.protocol", "consumer")];
+    let mut coordinator = 0;
     for (group, settings) in [
         ("behind-lb-group", &classic[..]),
         ("behind-lb-848", &kip848[..]),
     ] {
-        let coordinator = read_as_group(&balancer.to_string(), group, settings, &nodes);
+        coordinator = read_as_group(&balancer.to_string(), group, settings, &nodes);
         // Whether the balancer happened to send a member's coordinator connection elsewhere
         // is luck; a heartbeat sent straight to every other agent is not: each forwards it,
         // and the coordinator answers (UNKNOWN_MEMBER_ID for a made-up member, not
@@ -196,6 +197,19 @@ fn agents_behind_one_address_serve_as_one_broker() {
             .unwrap_or(0.0);
         assert!(accepted > 0.0, "an agent served no connection");
     }
+
+    // The coordinating agent dies. Until its lease lapses the others still see it as the
+    // coordinator; a forward to it fails, and the request is answered where it landed (the
+    // connection stays open) with NOT_COORDINATOR, so the client looks again.
+    nodes[coordinator].kill();
+    let other = (coordinator + 1) % kafka.len();
+    let code = heartbeat_from_nobody(&kafka[other], "behind-lb-848", true);
+    let expected = [
+        floe::protocol::ErrorCode::NotCoordinator.code(),
+        // The lease lapsed already and this agent coordinates the group now.
+        floe::protocol::ErrorCode::UnknownMemberId.code(),
+    ];
+    assert!(expected.contains(&code), "error {code}");
 }
 
 /// Two members of `group` read all 3,600 records through the balancer; returns the index of

@@ -57,8 +57,6 @@ pub enum RouteError {
     Decode(#[from] DecodeError),
     #[error("cannot encode the response: {0}")]
     Encode(#[from] EncodeError),
-    #[error("{0}")]
-    Forward(String),
 }
 
 /// Where a request came from: a client connection, or another agent forwarding it.
@@ -137,10 +135,14 @@ pub async fn route(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let request = crate::protocol::frame::encode_request(&frame.header, &body)
             .map_err(RouteError::Encode)?;
-        let response = super::forward::send(&broker, &target, request, client_host)
-            .await
-            .map_err(RouteError::Forward)?;
-        return Ok(Box::pin(async move { Ok(Some(response)) }));
+        match super::forward::send(&broker, &target, request, client_host).await {
+            Ok(response) => return Ok(Box::pin(async move { Ok(Some(response)) })),
+            // The coordinator is unreachable (it may have died, its lease not yet lapsed).
+            // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this
+            // agent does not coordinate the group) and the client looks for the coordinator
+            // again; committed offsets are read from this agent's copy.
+            Err(e) => tracing::warn!(%target, error = %e, "forwarding failed; answering here"),
+        }
     }
     let client_id = frame.header.client_id.clone();
     let started = std::time::Instant::now();
