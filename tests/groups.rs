@@ -21,7 +21,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::kafka::{flush, produce, producer};
-use support::{Floe, http_json, temp_dir};
+use support::{Floe, http_get, http_json, temp_dir};
 
 const PARTITIONS: i32 = 12;
 
@@ -147,6 +147,17 @@ fn share_and_survive_a_leave(protocol: Protocol) {
         );
         assert_eq!(g["members"].as_array().map(Vec::len), Some(3));
     }
+    let members = metric(
+        &floe,
+        &format!(
+            "floe_coordinated_group_members{{type=\"{}\",state=\"Stable\"}}",
+            match protocol {
+                Protocol::Classic(_) => "classic",
+                Protocol::Consumer(_) => "consumer",
+            }
+        ),
+    );
+    assert_eq!(members, Some(3.0));
 
     // 100k records, each read exactly once, by the consumer that owns its partition.
     produce_all(&bootstrap, 100_000, "main");
@@ -167,6 +178,15 @@ fn share_and_survive_a_leave(protocol: Protocol) {
         owners.values().all(|o| o.len() == 1),
         "partitions shared: {owners:?}"
     );
+
+    // The group's lag in /metrics agrees with /v1/groups.
+    let lag = metric(&floe, "floe_group_lag_records{group=\"shared\"}");
+    let groups = http_json(floe.admin, "/v1/groups");
+    let total_lag = groups["groups"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["group"] == group))
+        .and_then(|g| g["total_lag"].as_f64());
+    assert_eq!(lag, total_lag);
 
     // One consumer leaves; the others take its partitions from the committed offsets.
     drop(c);
@@ -209,6 +229,13 @@ fn kip848_uniform_consumers_share_partitions_exactly_once_and_survive_a_leave() 
 #[test]
 fn kip848_range_consumers_share_partitions_exactly_once_and_survive_a_leave() {
     share_and_survive_a_leave(Protocol::Consumer("range"));
+}
+
+/// The value of one sample of /metrics (name with labels, as printed).
+fn metric(floe: &Floe, sample: &str) -> Option<f64> {
+    let (_, text) = http_get(floe.admin, "/metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
 }
 
 /// The group as /v1/groups shows it among the groups this agent coordinates.

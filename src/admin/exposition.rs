@@ -3,6 +3,7 @@
 use crate::server::broker::Broker;
 use crate::telemetry::SealReason;
 use crate::telemetry::prometheus::Exposition;
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 pub fn render(broker: &Broker) -> String {
@@ -99,6 +100,7 @@ pub fn render(broker: &Broker) -> String {
         "Group requests forwarded to the coordinating agent behind a load balancer.",
         load(&m.forwarded_requests),
     );
+    groups(&mut e, broker);
     e.counter(
         "floe_connections_closed_bad_input_total",
         "Connections closed for malformed, oversized or unsupported requests.",
@@ -178,4 +180,61 @@ pub fn render(broker: &Broker) -> String {
         partitions as f64,
     );
     e.finish()
+}
+
+/// Consumer groups: the live groups this agent coordinates, and every group's lag (records
+/// between its committed offsets and the high watermarks, from the replicated state).
+fn groups(e: &mut Exposition, broker: &Broker) {
+    let mut live: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    for g in broker.groups.list() {
+        let entry = live.entry((g.group_type, g.state)).or_default();
+        entry.0 += 1;
+        entry.1 += g.members;
+    }
+    e.header(
+        "floe_coordinated_groups",
+        "gauge",
+        "Live consumer groups this agent coordinates, by protocol type and state.",
+    );
+    for ((kind, state), (count, _)) in &live {
+        e.sample(
+            "floe_coordinated_groups",
+            &[("type", kind), ("state", state)],
+            *count as f64,
+        );
+    }
+    e.header(
+        "floe_coordinated_group_members",
+        "gauge",
+        "Members of the groups this agent coordinates, by protocol type and state.",
+    );
+    for ((kind, state), (_, members)) in &live {
+        e.sample(
+            "floe_coordinated_group_members",
+            &[("type", kind), ("state", state)],
+            *members as f64,
+        );
+    }
+    e.header(
+        "floe_group_lag_records",
+        "gauge",
+        "Records between a group's committed offsets and the high watermarks.",
+    );
+    broker.metadata.read(|state| {
+        for group in state.groups() {
+            let lag: i64 = state
+                .group_offsets(group)
+                .filter_map(|((topic, partition), committed)| {
+                    let partition = usize::try_from(*partition).ok()?;
+                    let hw = state
+                        .topic(topic)?
+                        .partitions
+                        .get(partition)?
+                        .high_watermark;
+                    Some((hw - committed.offset).max(0))
+                })
+                .sum();
+            e.sample("floe_group_lag_records", &[("group", group)], lag as f64);
+        }
+    });
 }

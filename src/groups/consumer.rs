@@ -303,8 +303,15 @@ impl ConsumerGroup {
 
     /// The interval members are told to heartbeat at: short while the group settles.
     pub fn heartbeat_interval_ms(&self, settings: &Settings, now_ms: i64) -> i32 {
-        let settling =
-            self.state_name() != "Stable" || now_ms - self.epoch_changed_ms < SETTLING_WINDOW_MS;
+        // A static member away (epoch -2) keeps the group from Kafka's Stable state but does
+        // not need anyone to hurry.
+        let reconciling = self.members.values().any(|m| {
+            m.epoch != STATIC_LEAVE_EPOCH
+                && (m.state != MemberState::Stable || m.epoch != self.assignment_epoch)
+        });
+        let settling = self.epoch != self.assignment_epoch
+            || reconciling
+            || now_ms - self.epoch_changed_ms < SETTLING_WINDOW_MS;
         if settling {
             settings.heartbeat_interval_ms.min(SETTLING_HEARTBEAT_MS)
         } else {

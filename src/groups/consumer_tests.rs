@@ -381,8 +381,14 @@ proptest! {
             }
         }
         let total: usize = clients.iter().map(|c| count(&c.owned)).sum();
-        prop_assert_eq!(total, partitions as usize);
-        prop_assert_eq!(g.state_name(), "Stable");
+        if joined.is_empty() {
+            // The only member left.
+            prop_assert_eq!(total, 0);
+            prop_assert!(g.is_empty());
+        } else {
+            prop_assert_eq!(total, partitions as usize);
+            prop_assert_eq!(g.state_name(), "Stable");
+        }
     }
 }
 
@@ -420,4 +426,57 @@ fn members_heartbeat_faster_while_the_group_settles() {
         reconciling.heartbeat_interval_ms, SETTLING_HEARTBEAT_MS,
         "a must revoke: the group is not stable"
     );
+}
+
+#[test]
+fn a_static_member_away_does_not_keep_the_others_hurrying() {
+    let t = topics(2);
+    let settings = Settings {
+        heartbeat_interval_ms: 5_000,
+        ..SETTINGS
+    };
+    let mut g = ConsumerGroup::new("g");
+    let mut a = join("a");
+    a.instance_id = Some("instance-a".into());
+    let owned_a = g
+        .heartbeat(&a, "c", "h", &t, &settings, 0)
+        .unwrap()
+        .assignment
+        .unwrap();
+    let b = g.heartbeat(&join("b"), "c", "h", &t, &settings, 0).unwrap();
+    let kept = g
+        .heartbeat(&beat("a", 1, &owned_a), "c", "h", &t, &settings, 1)
+        .unwrap()
+        .assignment
+        .unwrap();
+    g.heartbeat(&beat("a", 1, &kept), "c", "h", &t, &settings, 2)
+        .unwrap();
+    let owned_b = g
+        .heartbeat(
+            &beat("b", b.member_epoch, &Partitions::new()),
+            "c",
+            "h",
+            &t,
+            &settings,
+            3,
+        )
+        .unwrap()
+        .assignment
+        .unwrap();
+    let mut leave = beat("a", 2, &kept);
+    leave.member_epoch = STATIC_LEAVE_EPOCH;
+    leave.instance_id = Some("instance-a".into());
+    g.heartbeat(&leave, "c", "h", &t, &settings, 4).unwrap();
+    assert_eq!(g.state_name(), "Reconciling", "as Kafka reports it");
+    let later = g
+        .heartbeat(
+            &beat("b", 2, &owned_b),
+            "c",
+            "h",
+            &t,
+            &settings,
+            4 + SETTLING_WINDOW_MS,
+        )
+        .unwrap();
+    assert_eq!(later.heartbeat_interval_ms, 5_000);
 }

@@ -73,6 +73,7 @@ pub struct ListedGroup {
     pub state: &'static str,
     /// "classic" or "consumer".
     pub group_type: &'static str,
+    pub members: usize,
 }
 
 /// The coordinator's settings.
@@ -387,12 +388,14 @@ impl Coordinator {
                 protocol_type: s.group.protocol_type.clone().unwrap_or_default(),
                 state: s.group.state.name(),
                 group_type: "classic",
+                members: s.group.members.len(),
             });
         let consumer = groups.consumer.iter().map(|(id, g)| ListedGroup {
             id: id.clone(),
             protocol_type: "consumer".into(),
             state: g.state_name(),
             group_type: "consumer",
+            members: g.members.len(),
         });
         let mut list: Vec<ListedGroup> = classic.chain(consumer).collect();
         list.sort_by(|a, b| a.id.cmp(&b.id));

@@ -260,7 +260,7 @@ async fn respond(
             ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r))
         }
         RequestBody::ConsumerGroupHeartbeat(r) => ResponseBody::ConsumerGroupHeartbeat(
-            handlers::consumer_group_heartbeat::handle(b, r, client),
+            handlers::consumer_group_heartbeat::handle(b, r, version, client),
         ),
         RequestBody::ConsumerGroupDescribe(r) => ResponseBody::ConsumerGroupDescribe(
             handlers::consumer_group_describe::handle(b, r, version),

@@ -10,9 +10,14 @@ use crate::server::router::Client;
 
 pub fn handle(
     broker: &Broker,
-    request: ConsumerGroupHeartbeatRequest,
+    mut request: ConsumerGroupHeartbeatRequest,
+    version: i16,
     client: Client<'_>,
 ) -> ConsumerGroupHeartbeatResponse {
+    if version == 0 && request.member_epoch == 0 && request.member_id.is_empty() {
+        // Version 0 lets the coordinator choose a joining member's id; from v1 the client does.
+        request.member_id = uuid::Uuid::new_v4().to_string();
+    }
     let refuse = |code: ErrorCode, message: String| ConsumerGroupHeartbeatResponse {
         error_code: code.code(),
         error_message: Some(message),
