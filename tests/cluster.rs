@@ -263,6 +263,19 @@ fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) ->
         .map(|n| n.id)
 }
 
+/// Members of `group` at the agent that coordinates it now (0 if none does).
+fn members_at_new_coordinator(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> usize {
+    let Some(id) = coordinator_of(nodes, running, group) else {
+        return 0;
+    };
+    let node = nodes.iter().find(|n| n.id == id).expect("node");
+    http_json(node.admin, "/v1/groups")["coordinated"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["group"] == group))
+        .and_then(|g| g["members"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
 #[test]
 fn a_group_survives_the_death_of_its_coordinating_agent() {
     group_survives_its_coordinator(
@@ -342,15 +355,28 @@ fn group_survives_its_coordinator(group: &str, settings: &[(&str, &str)]) {
     let coordinator = coordinator_of(&nodes, &running, group).expect("a coordinator");
     running.get_mut(&coordinator).expect("running").kill();
     running.remove(&coordinator);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while read.len() < 12_000 {
+    let killed = Instant::now();
+    let mut regrouped: Option<Duration> = None;
+    let mut last_check = killed;
+    let deadline = killed + Duration::from_secs(120);
+    while read.len() < 12_000 || regrouped.is_none() {
         poll(&mut read);
+        if regrouped.is_none() && last_check.elapsed() > Duration::from_millis(100) {
+            last_check = Instant::now();
+            if members_at_new_coordinator(&nodes, &running, group) == 2 {
+                regrouped = Some(killed.elapsed());
+            }
+        }
         assert!(
             Instant::now() < deadline,
             "after killing coordinator {coordinator}: read {} of 12000",
             read.len()
         );
     }
+    eprintln!(
+        "{group}: both members back in the group {:?} after its coordinator was killed",
+        regrouped.unwrap_or_default()
+    );
     // Another agent coordinates the group now, and the committed offsets survived.
     let moved = wait_for("a new coordinator", Duration::from_secs(30), || {
         poll(&mut read);
