@@ -68,11 +68,22 @@ fn uniform(
         .map(|m| (m.id.to_string(), Partitions::new()))
         .collect();
     let mut counts: BTreeMap<&str, usize> = members.iter().map(|m| (m.id, 0)).collect();
-    let wanted: Vec<(Uuid, i32)> = topics
+    // Partitions whose topic has the fewest subscribers are placed first, so that members
+    // with narrow subscriptions are filled from their own topics before shared ones.
+    let subscribers = |topic: &Uuid| {
+        members
+            .iter()
+            .filter(|m| m.subscribed.contains(topic))
+            .count()
+    };
+    let mut wanted: Vec<(usize, Uuid, i32)> = topics
         .iter()
-        .filter(|(id, _)| members.iter().any(|m| m.subscribed.contains(id)))
-        .flat_map(|(id, &n)| (0..n.max(0)).map(move |p| (*id, p)))
+        .map(|(id, &n)| (subscribers(id), *id, n))
+        .filter(|(count, _, _)| *count > 0)
+        .flat_map(|(count, id, n)| (0..n.max(0)).map(move |p| (count, id, p)))
         .collect();
+    wanted.sort();
+    let wanted: Vec<(Uuid, i32)> = wanted.into_iter().map(|(_, id, p)| (id, p)).collect();
     if members.is_empty() {
         return result;
     }
@@ -280,6 +291,8 @@ mod tests {
         );
         assert_eq!(all(&result).len(), 8);
         assert!(!result["a"].contains_key(&topic(2)));
+        // b alone reads topic 2, so a takes all of topic 1: four each.
+        assert_eq!(counts(&result), vec![4, 4]);
     }
 
     #[test]

@@ -440,17 +440,42 @@ impl ConsumerGroup {
         expired
     }
 
-    /// Whether an offset commit (or a fetch with a member) by this member and epoch may go on.
-    /// A commit with a negative epoch and no member comes from outside the group and is only
-    /// accepted while the group is empty, as in Kafka.
+    /// Whether a fetch of committed offsets by this member and epoch may go on. A request with
+    /// a negative epoch and no member comes from outside the group and is only accepted while
+    /// the group is empty, as in Kafka.
     pub fn check_member(&self, member_id: &str, epoch: i32) -> ErrorCode {
+        self.check_commit(member_id, epoch, &[])
+    }
+
+    /// Whether an offset commit of `partitions` by this member at this epoch may go on: at its
+    /// epoch, as in Kafka; or at its previous one when it still holds every partition it
+    /// commits — the commit crossed the heartbeat response that moved the member on, and no
+    /// one else can have consumed those partitions since.
+    pub fn check_commit(
+        &self,
+        member_id: &str,
+        epoch: i32,
+        partitions: &[(Uuid, i32)],
+    ) -> ErrorCode {
         if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
             return ErrorCode::None;
         }
-        match self.members.get(member_id) {
-            None => ErrorCode::UnknownMemberId,
-            Some(m) if m.epoch != epoch => ErrorCode::StaleMemberEpoch,
-            Some(_) => ErrorCode::None,
+        let Some(m) = self.members.get(member_id) else {
+            return ErrorCode::UnknownMemberId;
+        };
+        let holds = |(topic, p): &(Uuid, i32)| {
+            [&m.assigned, &m.pending_revocation]
+                .iter()
+                .any(|set| set.get(topic).is_some_and(|ps| ps.contains(p)))
+        };
+        let crossed = epoch >= 0
+            && epoch == m.previous_epoch
+            && !partitions.is_empty()
+            && partitions.iter().all(holds);
+        if epoch == m.epoch || crossed {
+            ErrorCode::None
+        } else {
+            ErrorCode::StaleMemberEpoch
         }
     }
 

@@ -480,3 +480,30 @@ fn a_static_member_away_does_not_keep_the_others_hurrying() {
         .unwrap();
     assert_eq!(later.heartbeat_interval_ms, 5_000);
 }
+
+#[test]
+fn a_commit_crossing_an_epoch_change_is_accepted_for_partitions_still_held() {
+    let t = topics(4);
+    let mut g = ConsumerGroup::new("g");
+    let owned = send(&mut g, join("a"), &t, 0).unwrap().assignment.unwrap();
+    send(&mut g, join("b"), &t, 0).unwrap();
+    let kept = send(&mut g, beat("a", 1, &owned), &t, 1)
+        .unwrap()
+        .assignment
+        .unwrap();
+    send(&mut g, beat("a", 1, &kept), &t, 2).unwrap();
+    assert_eq!(g.members["a"].epoch, 2);
+    let held: Vec<(Uuid, i32)> = kept[&T].iter().map(|&p| (T, p)).collect();
+    let given_up: Vec<(Uuid, i32)> = owned[&T].difference(&kept[&T]).map(|&p| (T, p)).collect();
+    assert_eq!(
+        g.check_commit("a", 2, &given_up),
+        ErrorCode::None,
+        "current epoch"
+    );
+    assert_eq!(g.check_commit("a", 1, &held), ErrorCode::None, "still held");
+    assert_eq!(
+        g.check_commit("a", 1, &given_up),
+        ErrorCode::StaleMemberEpoch
+    );
+    assert_eq!(g.check_commit("a", 0, &held), ErrorCode::StaleMemberEpoch);
+}

@@ -248,10 +248,11 @@ impl Coordinator {
         member_id: &str,
         generation: i32,
         version: i16,
+        partitions: &[(uuid::Uuid, i32)],
     ) -> ErrorCode {
         let groups = self.lock();
         if let Some(group) = groups.consumer.get(group_id) {
-            return match group.check_member(member_id, generation) {
+            return match group.check_commit(member_id, generation, partitions) {
                 ErrorCode::None if version < 9 && !member_id.is_empty() => {
                     ErrorCode::UnsupportedVersion
                 }
