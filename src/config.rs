@@ -51,6 +51,8 @@ pub struct Config {
     pub group_consumer_session_timeout: Duration,
     /// Largest consumer group (Kafka's group.consumer.max.size); bounds coordinator memory.
     pub group_consumer_max_size: usize,
+    /// An agent whose registration lapsed this long ago leaves the Raft membership.
+    pub remove_departed_agents_after: Duration,
 }
 
 impl Config {
@@ -79,6 +81,7 @@ impl Config {
             group_consumer_heartbeat_interval: Duration::from_secs(5),
             group_consumer_session_timeout: Duration::from_secs(45),
             group_consumer_max_size: 10_000,
+            remove_departed_agents_after: Duration::from_secs(60),
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }

@@ -248,6 +248,10 @@ struct ServeArgs {
     /// (Kafka's group.consumer.session.timeout.ms).
     #[arg(long, env = "FLOE_GROUP_CONSUMER_SESSION_TIMEOUT", value_parser = humantime::parse_duration, default_value = "45s")]
     group_consumer_session_timeout: Duration,
+    /// A learner agent whose registration lapsed this long ago is removed from the metadata
+    /// quorum (it rejoins when it starts again).
+    #[arg(long, env = "FLOE_REMOVE_DEPARTED_AGENTS_AFTER", value_parser = humantime::parse_duration, default_value = "60s")]
+    remove_departed_agents_after: Duration,
     /// Metadata log entries between snapshots.
     #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
     snapshot_every: u64,
@@ -348,6 +352,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
+    config.remove_departed_agents_after = args.remove_departed_agents_after;
     config.quorum = floe::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

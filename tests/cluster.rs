@@ -250,6 +250,56 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
     assert_eq!(Some(restarted), failover_topic(survivor));
 }
 
+#[test]
+fn a_departed_agent_leaves_the_quorum_and_rejoins_when_it_starts_again() {
+    let dir = temp_dir();
+    let mut nodes = five_nodes(dir.path(), 2);
+    for node in &mut nodes {
+        node.flags
+            .extend(["--remove-departed-agents-after", "2s"].map(String::from));
+    }
+    let (mut running, _) = start_cluster(&nodes);
+    let learners = |nodes: &[Node]| -> Vec<u64> {
+        let view = nodes[0].quorum();
+        let list = view["learners"].as_array().cloned().unwrap_or_default();
+        list.iter().filter_map(|v| v.as_u64()).collect()
+    };
+    assert_eq!(learners(&nodes), vec![4, 5]);
+
+    // Agent 5 goes away: once its registration has lapsed for 2 s, the leader drops it.
+    running.get_mut(&5).expect("running").kill();
+    running.remove(&5);
+    wait_for(
+        "agent 5 removed from the quorum",
+        Duration::from_secs(30),
+        || (learners(&nodes) == vec![4]).then_some(()),
+    );
+
+    // It starts again (from nothing, as agents do): it joins and catches up.
+    running.insert(5, nodes[4].start());
+    wait_for(
+        "agent 5 back in the quorum",
+        Duration::from_secs(30),
+        || (learners(&nodes) == vec![4, 5]).then_some(()),
+    );
+    let (p, acks) = producer(&nodes[0].kafka.to_string(), "none");
+    produce(&p, "after-rejoin", 2, 100, "r");
+    p.flush(Duration::from_secs(30)).expect("flush");
+    assert!(acks.errors.lock().expect("errors").is_empty());
+    wait_for(
+        "agent 5 to see the new topic",
+        Duration::from_secs(30),
+        || {
+            let topics = http_json(nodes[4].admin, "/v1/topics");
+            topics["topics"]
+                .as_array()?
+                .iter()
+                .any(|t| t["name"] == "after-rejoin")
+                .then_some(())
+        },
+    );
+}
+
 /// The node whose admin API lists `group` among the groups it coordinates.
 fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> Option<u64> {
     nodes

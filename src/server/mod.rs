@@ -8,6 +8,7 @@ pub mod broker;
 pub mod connection;
 pub mod forward;
 pub mod handlers;
+pub mod membership;
 pub mod router;
 pub mod routing;
 
@@ -134,6 +135,9 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         }
     };
     tokio::spawn(register_agent(broker.clone()));
+    if broker.config.quorum.voter && !broker.config.quorum.voters.is_empty() {
+        tokio::spawn(membership::follow_registry(broker.clone()));
+    }
     let serving = broker.clone();
     let task = tokio::spawn(async move {
         loop {
