@@ -90,7 +90,12 @@ fn confluent_kafka_kip848_group_is_consumed_described_and_listed() {
     let dir = temp_dir();
     let floe = Floe::start(
         &dir.path().join("data"),
-        &["--group-consumer-heartbeat-interval", "500ms"],
+        &[
+            "--group-consumer-heartbeat-interval",
+            "500ms",
+            "--group-initial-rebalance-delay",
+            "0s",
+        ],
     );
     let out = run_client(
         "python3",
@@ -102,4 +107,5 @@ fn confluent_kafka_kip848_group_is_consumed_described_and_listed() {
         ],
     );
     assert!(out.contains("600 records read once by 2 members"), "{out}");
+    assert!(out.contains("classic group described beside it"), "{out}");
 }

@@ -80,3 +80,17 @@ for c in consumers:
     c.close()
 print(f"KIP-848 group {group}: {count} records read once by 2 members; described and listed"
       f" ({stale_commits} commits refused as stale)")
+
+# A classic group next to it: the admin client falls back to DescribeGroups for it.
+classic = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-classic",
+                    "auto.offset.reset": "earliest"})
+classic.subscribe([topic])
+deadline = time.monotonic() + 30
+while not classic.assignment():
+    assert time.monotonic() < deadline, "the classic member was never assigned"
+    classic.poll(0.05)
+described = admin.describe_consumer_groups([f"{topic}-classic"])[f"{topic}-classic"].result(timeout=30)
+assert described.type == ConsumerGroupType.CLASSIC, described.type
+assert [m.host for m in described.members] == ["/127.0.0.1"], described.members
+classic.close()
+print("classic group described beside it")

@@ -39,7 +39,13 @@ pub fn handle(
                 );
             }
             let Some(group) = broker.groups.consumer_group(id) else {
-                return error(ErrorCode::GroupIdNotFound, format!("Group {id} not found."));
+                // Clients describe classic groups with DescribeGroups after this answer.
+                let message = if broker.groups.describe(id).is_some() {
+                    format!("Group {id} is not a consumer group.")
+                } else {
+                    format!("Group {id} not found.")
+                };
+                return error(ErrorCode::GroupIdNotFound, message);
             };
             broker.metadata.read(|topics| DescribedGroup {
                 group_id: id.clone(),
