@@ -24,6 +24,7 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
 use crate::protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Member epoch of a heartbeat that leaves the group.
@@ -45,6 +46,8 @@ pub trait TopicImage {
     fn name_of(&self, id: &Uuid) -> Option<String>;
     /// Every topic, for regular-expression subscriptions.
     fn all(&self) -> Vec<(String, Uuid, i32)>;
+    /// Changes whenever the topics or their partition counts do.
+    fn version(&self) -> u64;
 }
 
 /// The coordinator's settings for consumer groups.
@@ -110,7 +113,8 @@ pub struct Member {
     pub epoch: i32,
     pub previous_epoch: i32,
     pub state: MemberState,
-    pub subscribed_names: Vec<String>,
+    // Shared, not copied, when a heartbeat works on a copy of the member.
+    pub subscribed_names: Arc<[String]>,
     pub subscribed_regex: Option<String>,
     pub server_assignor: Option<Assignor>,
     pub rebalance_timeout_ms: i32,
@@ -118,8 +122,8 @@ pub struct Member {
     pub assigned: Partitions,
     /// Partitions it must give up.
     pub pending_revocation: Partitions,
-    /// Topics its subscription resolves to now.
-    resolved: BTreeSet<Uuid>,
+    /// Topics its subscription resolves to now, with their partition counts.
+    resolved: Arc<BTreeMap<Uuid, i32>>,
     pub session_deadline_ms: i64,
     pub revocation_deadline_ms: Option<i64>,
 }
@@ -135,13 +139,13 @@ impl Member {
             epoch: 0,
             previous_epoch: 0,
             state: MemberState::Stable,
-            subscribed_names: Vec::new(),
+            subscribed_names: Arc::new([]),
             subscribed_regex: None,
             server_assignor: None,
             rebalance_timeout_ms: 0,
             assigned: Partitions::new(),
             pending_revocation: Partitions::new(),
-            resolved: BTreeSet::new(),
+            resolved: Arc::default(),
             session_deadline_ms: 0,
             revocation_deadline_ms: None,
         }
@@ -171,6 +175,10 @@ pub struct ConsumerGroup {
     owners: BTreeMap<(Uuid, i32), i32>,
     /// Subscribed topics and their partition counts when the epoch last moved.
     subscribed_topics: BTreeMap<Uuid, i32>,
+    /// The topics version the members' subscriptions were resolved against.
+    resolved_at: Option<u64>,
+    /// A member left: `subscribed_topics` may include topics nobody subscribes to any more.
+    subscriptions_shrank: bool,
     /// When the group epoch last moved.
     epoch_changed_ms: i64,
 }
@@ -251,9 +259,8 @@ impl ConsumerGroup {
         member.session_deadline_ms = now_ms + settings.session_timeout_ms;
         self.members.insert(member.id.clone(), member);
 
-        let subscribed = self.resolve_subscriptions(topics);
-        if changed || subscribed != self.subscribed_topics {
-            self.subscribed_topics = subscribed;
+        let resolve = changed.then_some(request.member_id.as_str());
+        if self.subscriptions_moved(topics, resolve) || changed {
             self.bump(now_ms);
         }
         if self.epoch > self.assignment_epoch {
@@ -481,6 +488,7 @@ impl ConsumerGroup {
 
     fn remove(&mut self, member_id: &str) {
         if let Some(member) = self.members.remove(member_id) {
+            self.subscriptions_shrank = true;
             self.release(&member);
             self.target.remove(member_id);
         }
@@ -503,31 +511,38 @@ impl ConsumerGroup {
         }
     }
 
-    /// Resolves every member's subscription against the topics; returns the subscribed topics
-    /// with their partition counts.
-    fn resolve_subscriptions(&mut self, topics: &dyn TopicImage) -> BTreeMap<Uuid, i32> {
-        let mut subscribed = BTreeMap::new();
-        let mut all: Option<Vec<(String, Uuid, i32)>> = None;
-        for member in self.members.values_mut() {
-            member.resolved.clear();
-            for name in &member.subscribed_names {
-                if let Some((id, partitions)) = topics.by_name(name) {
-                    member.resolved.insert(id);
-                    subscribed.insert(id, partitions);
-                }
-            }
-            if let Some(pattern) = &member.subscribed_regex
-                && let Ok(regex) = compile(pattern)
-            {
-                for (name, id, partitions) in all.get_or_insert_with(|| topics.all()).iter() {
-                    if regex.is_match(name) {
-                        member.resolved.insert(*id);
-                        subscribed.insert(*id, *partitions);
-                    }
-                }
-            }
+    /// Brings the members' resolved subscriptions up to date; returns whether the subscribed
+    /// topics (or their partition counts) changed. Everything is resolved again only when the
+    /// topics changed; otherwise only `member`, whose subscription changed (or who is new).
+    /// A steady heartbeat resolves nothing.
+    fn subscriptions_moved(&mut self, topics: &dyn TopicImage, member: Option<&str>) -> bool {
+        let version = topics.version();
+        let all_again = self.resolved_at != Some(version);
+        if !all_again && member.is_none() && !self.subscriptions_shrank {
+            return false;
         }
-        subscribed
+        let mut resolver = Resolver {
+            topics,
+            all: None,
+            patterns: BTreeMap::new(),
+        };
+        if all_again {
+            self.resolved_at = Some(version);
+            for m in self.members.values_mut() {
+                m.resolved = Arc::new(resolver.resolve(m));
+            }
+        } else if let Some(m) = member.and_then(|id| self.members.get_mut(id)) {
+            m.resolved = Arc::new(resolver.resolve(m));
+        }
+        self.subscriptions_shrank = false;
+        let subscribed: BTreeMap<Uuid, i32> = self
+            .members
+            .values()
+            .flat_map(|m| m.resolved.iter().map(|(id, n)| (*id, *n)))
+            .collect();
+        let moved = subscribed != self.subscribed_topics;
+        self.subscribed_topics = subscribed;
+        moved
     }
 
     /// The assignor most members ask for; the default when none does.
@@ -552,7 +567,7 @@ impl ConsumerGroup {
             .values()
             .map(|m| MemberSpec {
                 id: &m.id,
-                subscribed: m.resolved.clone(),
+                subscribed: m.resolved.keys().copied().collect(),
                 current: self.target.get(&m.id).unwrap_or(&empty),
             })
             .collect();
@@ -621,6 +636,39 @@ fn validate(r: &ConsumerGroupHeartbeatRequest) -> Result<(), GroupError> {
     Ok(())
 }
 
+/// Resolves subscriptions against the topics, listing them and matching each pattern once.
+struct Resolver<'a> {
+    topics: &'a dyn TopicImage,
+    all: Option<Vec<(String, Uuid, i32)>>,
+    patterns: BTreeMap<String, BTreeMap<Uuid, i32>>,
+}
+
+impl Resolver<'_> {
+    fn resolve(&mut self, member: &Member) -> BTreeMap<Uuid, i32> {
+        let mut resolved: BTreeMap<Uuid, i32> = member
+            .subscribed_names
+            .iter()
+            .filter_map(|name| self.topics.by_name(name))
+            .collect();
+        if let Some(pattern) = &member.subscribed_regex {
+            if !self.patterns.contains_key(pattern) {
+                let all = self.all.get_or_insert_with(|| self.topics.all());
+                let matched = match compile(pattern) {
+                    Ok(regex) => all
+                        .iter()
+                        .filter(|(name, _, _)| regex.is_match(name))
+                        .map(|(_, id, n)| (*id, *n))
+                        .collect(),
+                    Err(_) => BTreeMap::new(),
+                };
+                self.patterns.insert(pattern.clone(), matched);
+            }
+            resolved.extend(&self.patterns[pattern]);
+        }
+        resolved
+    }
+}
+
 /// A subscription pattern matches whole topic names, as Java's `Matcher.matches`.
 fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
     regex::Regex::new(&format!("^(?:{pattern})$"))
@@ -655,8 +703,8 @@ fn update_subscription(member: &mut Member, request: &ConsumerGroupHeartbeatRequ
         let mut names = names.clone();
         names.sort();
         names.dedup();
-        changed |= names != member.subscribed_names;
-        member.subscribed_names = names;
+        changed |= *names != *member.subscribed_names;
+        member.subscribed_names = names.into();
     }
     if let Some(pattern) = &request.subscribed_topic_regex {
         let pattern = (!pattern.is_empty()).then(|| pattern.clone());
@@ -781,6 +829,10 @@ impl TopicImage for crate::metadata::state::MetadataState {
         self.topics()
             .map(|t| (t.name.clone(), t.id, t.partitions.len() as i32))
             .collect()
+    }
+
+    fn version(&self) -> u64 {
+        self.topics_version()
     }
 }
 

@@ -3,6 +3,12 @@ use proptest::prelude::*;
 
 struct Topics(BTreeMap<String, (Uuid, i32)>);
 
+impl Topics {
+    fn insert(&mut self, name: &str, id: Uuid, partitions: i32) {
+        self.0.insert(name.to_string(), (id, partitions));
+    }
+}
+
 impl TopicImage for Topics {
     fn by_name(&self, name: &str) -> Option<(Uuid, i32)> {
         self.0.get(name).copied()
@@ -18,6 +24,13 @@ impl TopicImage for Topics {
             .iter()
             .map(|(n, (i, p))| (n.clone(), *i, *p))
             .collect()
+    }
+    /// A digest of the topics: changes whenever they do.
+    fn version(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.0.hash(&mut h);
+        h.finish()
     }
 }
 
@@ -290,7 +303,7 @@ fn regex_subscriptions_follow_new_topics() {
         first.keys().copied().collect::<Vec<_>>(),
         vec![Uuid::from_u128(1)]
     );
-    t.0.insert("orders-us".into(), (Uuid::from_u128(3), 3));
+    t.insert("orders-us", Uuid::from_u128(3), 3);
     let next = send(&mut g, beat("a", 1, &first), &t, 1).unwrap();
     assert_eq!(next.member_epoch, 2);
     assert_eq!(count(next.assignment.as_ref().unwrap()), 5);

@@ -217,7 +217,37 @@ pub struct MetadataState {
     recent_commits: BTreeMap<String, Vec<Vec<BatchOutcome>>>,
     /// Commit order of `recent_commits`, oldest first (bounded by `RECENT_COMMITS_MAX`).
     recent_order: VecDeque<String>,
+    /// Changes whenever topics or their partition counts change.
+    #[serde(skip)]
+    topics_version: TopicsVersion,
 }
+
+/// A cache key for views derived from the topics (consumer groups resolve subscriptions with
+/// it): it changes whenever the topics do, and comes from a process-wide counter, so two
+/// states never share a value. Not part of the state's value: neither stored nor compared.
+#[derive(Debug, Clone, Copy)]
+pub struct TopicsVersion(u64);
+
+impl TopicsVersion {
+    fn next() -> TopicsVersion {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        TopicsVersion(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Default for TopicsVersion {
+    fn default() -> TopicsVersion {
+        TopicsVersion::next()
+    }
+}
+
+impl PartialEq for TopicsVersion {
+    fn eq(&self, _: &TopicsVersion) -> bool {
+        true
+    }
+}
+
+impl Eq for TopicsVersion {}
 
 /// Object commits remembered for idempotent retries. A retry comes within the committer's
 /// retry deadline, during which far fewer objects than this are committed.
@@ -226,6 +256,11 @@ pub const RECENT_COMMITS_MAX: usize = 4096;
 impl MetadataState {
     pub fn applied(&self) -> u64 {
         self.applied
+    }
+
+    /// See `TopicsVersion`.
+    pub fn topics_version(&self) -> u64 {
+        self.topics_version.0
     }
 
     pub fn topic(&self, name: &str) -> Option<&Topic> {
@@ -367,6 +402,7 @@ impl MetadataState {
             return Err(TopicError::InvalidPartitions);
         }
         self.topic_names.insert(id, name.clone());
+        self.topics_version = TopicsVersion::next();
         self.topics.insert(
             name.clone(),
             Topic {
@@ -381,6 +417,7 @@ impl MetadataState {
 
     fn delete_topic(&mut self, name: &str) -> Result<(), TopicError> {
         let topic = self.topics.remove(name).ok_or(TopicError::NotFound)?;
+        self.topics_version = TopicsVersion::next();
         self.topic_names.remove(&topic.id);
         for producer in self.producers.values_mut() {
             producer.partitions.retain(|tp, _| tp.topic_id != topic.id);
@@ -398,6 +435,7 @@ impl MetadataState {
             return Err(TopicError::InvalidPartitions);
         }
         topic.partitions.resize(total, PartitionState::default());
+        self.topics_version = TopicsVersion::next();
         Ok(())
     }
 
@@ -579,6 +617,39 @@ impl MetadataState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_topics_version_moves_with_the_topics_only() {
+        let mut state = MetadataState::default();
+        let start = state.topics_version();
+        topic(&mut state, 1);
+        let created = state.topics_version();
+        assert_ne!(created, start);
+        state.apply(Command::OffsetCommit {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 0,
+            offset: GroupOffset {
+                offset: 1,
+                leader_epoch: -1,
+                metadata: None,
+                commit_timestamp: 0,
+            },
+        });
+        assert_eq!(state.topics_version(), created, "offsets are not topics");
+        state.apply(Command::CreatePartitions {
+            name: "t".into(),
+            total: 2,
+        });
+        let grown = state.topics_version();
+        assert_ne!(grown, created);
+        state.apply(Command::DeleteTopic { name: "t".into() });
+        assert_ne!(state.topics_version(), grown);
+        // A restored copy never shares a version with another state.
+        let bytes = postcard::to_stdvec(&state).unwrap();
+        let restored: MetadataState = postcard::from_bytes(&bytes).unwrap();
+        assert_ne!(restored.topics_version(), state.topics_version());
+    }
 
     fn topic(state: &mut MetadataState, partitions: i32) -> Uuid {
         let id = Uuid::from_u128(7);

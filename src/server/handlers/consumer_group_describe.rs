@@ -63,7 +63,7 @@ pub fn handle(
                         member_epoch: m.epoch,
                         client_id: m.client_id.clone(),
                         client_host: m.client_host.clone(),
-                        subscribed_topic_names: m.subscribed_names.clone(),
+                        subscribed_topic_names: m.subscribed_names.to_vec(),
                         subscribed_topic_regex: m.subscribed_regex.clone(),
                         assignment: assignment(&m.assigned, topics),
                         target_assignment: assignment(
