@@ -5,10 +5,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use floe::groups::assignor::{self, Assignor, MemberSpec, Partitions};
-use floe::groups::consumer::{ConsumerGroup, Settings};
+use floe::groups::consumer::{ConsumerGroup, Settings, topic_partitions};
 use floe::metadata::{Command, MetadataState};
 use floe::protocol::messages::ConsumerGroupHeartbeatRequest;
-use floe::protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -38,16 +37,7 @@ fn request(member: usize, epoch: i32, owned: &Partitions) -> ConsumerGroupHeartb
         member_id: format!("member-{member}"),
         member_epoch: epoch,
         rebalance_timeout_ms: if epoch == 0 { 300_000 } else { -1 },
-        topic_partitions: Some(
-            owned
-                .iter()
-                .map(|(t, ps)| TopicPartitions {
-                    topic_id: *t,
-                    partitions: ps.iter().copied().collect(),
-                    ..Default::default()
-                })
-                .collect(),
-        ),
+        topic_partitions: Some(topic_partitions(owned)),
         ..Default::default()
     }
 }

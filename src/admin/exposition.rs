@@ -185,35 +185,35 @@ pub fn render(broker: &Broker) -> String {
 /// Consumer groups: the live groups this agent coordinates, and every group's lag (records
 /// between its committed offsets and the high watermarks, from the replicated state).
 fn groups(e: &mut Exposition, broker: &Broker) {
+    // (type, state) → (groups, members)
     let mut live: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
     for g in broker.groups.list() {
         let entry = live.entry((g.group_type, g.state)).or_default();
         entry.0 += 1;
         entry.1 += g.members;
     }
-    e.header(
-        "floe_coordinated_groups",
-        "gauge",
-        "Live consumer groups this agent coordinates, by protocol type and state.",
-    );
-    for ((kind, state), (count, _)) in &live {
-        e.sample(
+    type Pick = fn(&(usize, usize)) -> usize;
+    let gauges: [(&str, &str, Pick); 2] = [
+        (
             "floe_coordinated_groups",
-            &[("type", kind), ("state", state)],
-            *count as f64,
-        );
-    }
-    e.header(
-        "floe_coordinated_group_members",
-        "gauge",
-        "Members of the groups this agent coordinates, by protocol type and state.",
-    );
-    for ((kind, state), (_, members)) in &live {
-        e.sample(
+            "Live consumer groups this agent coordinates, by protocol type and state.",
+            |c| c.0,
+        ),
+        (
             "floe_coordinated_group_members",
-            &[("type", kind), ("state", state)],
-            *members as f64,
-        );
+            "Members of the groups this agent coordinates, by protocol type and state.",
+            |c| c.1,
+        ),
+    ];
+    for (name, help, pick) in gauges {
+        e.header(name, "gauge", help);
+        for ((kind, state), counts) in &live {
+            e.sample(
+                name,
+                &[("type", kind), ("state", state)],
+                pick(counts) as f64,
+            );
+        }
     }
     e.header(
         "floe_group_lag_records",
@@ -222,19 +222,8 @@ fn groups(e: &mut Exposition, broker: &Broker) {
     );
     broker.metadata.read(|state| {
         for group in state.groups() {
-            let lag: i64 = state
-                .group_offsets(group)
-                .filter_map(|((topic, partition), committed)| {
-                    let partition = usize::try_from(*partition).ok()?;
-                    let hw = state
-                        .topic(topic)?
-                        .partitions
-                        .get(partition)?
-                        .high_watermark;
-                    Some((hw - committed.offset).max(0))
-                })
-                .sum();
-            e.sample("floe_group_lag_records", &[("group", group)], lag as f64);
+            let lag = state.group_lag(group) as f64;
+            e.sample("floe_group_lag_records", &[("group", group)], lag);
         }
     });
 }

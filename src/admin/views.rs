@@ -125,16 +125,11 @@ pub fn groups(broker: &Broker) -> Value {
         let groups: Vec<Value> = state
             .groups()
             .map(|group| {
-                let mut total_lag = 0i64;
                 let offsets: Vec<Value> = state
                     .group_offsets(group)
                     .map(|((topic, partition), committed)| {
-                        let high_watermark = state
-                            .topic(topic)
-                            .and_then(|t| t.partitions.get(*partition as usize))
-                            .map(|p| p.high_watermark);
-                        let lag = high_watermark.map(|hw| (hw - committed.offset).max(0));
-                        total_lag += lag.unwrap_or(0);
+                        let high_watermark = state.high_watermark(topic, *partition);
+                        let lag = high_watermark.map(|hw| committed.lag(hw));
                         json!({
                             "topic": topic,
                             "partition": partition,
@@ -144,6 +139,7 @@ pub fn groups(broker: &Broker) -> Value {
                         })
                     })
                     .collect();
+                let total_lag = state.group_lag(group);
                 json!({ "group": group, "offsets": offsets, "total_lag": total_lag })
             })
             .collect();

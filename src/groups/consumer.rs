@@ -177,8 +177,6 @@ pub struct ConsumerGroup {
     subscribed_topics: BTreeMap<Uuid, i32>,
     /// The topics version the members' subscriptions were resolved against.
     resolved_at: Option<u64>,
-    /// A member left: `subscribed_topics` may include topics nobody subscribes to any more.
-    subscriptions_shrank: bool,
     /// When the group epoch last moved.
     epoch_changed_ms: i64,
 }
@@ -248,7 +246,6 @@ impl ConsumerGroup {
             check_epoch(member, request.member_epoch, owned.as_ref())?;
             member.clone()
         };
-        let previous = self.members.get(&member.id).cloned();
         changed |= update_subscription(&mut member, request);
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
@@ -267,31 +264,37 @@ impl ConsumerGroup {
             self.compute_target();
         }
 
-        let member = self.members[&request.member_id].clone();
-        let target = self.target.get(&member.id).cloned().unwrap_or_default();
+        // Reconciled out of the map (its partitions released meanwhile), then put back.
+        let member = self
+            .members
+            .remove(&request.member_id)
+            .expect("the member was just stored");
         self.release(&member);
+        let assigned_before = member.assigned.clone();
+        let empty = Partitions::new();
+        let target = self.target.get(&member.id).unwrap_or(&empty);
         let mut updated = reconcile(
-            &member,
+            member,
             self.assignment_epoch,
-            &target,
+            target,
             owned.as_ref(),
             &self.owners,
         );
         self.hold(&updated);
         updated.revocation_deadline_ms = match updated.state {
             MemberState::UnrevokedPartitions => Some(
-                member
+                updated
                     .revocation_deadline_ms
                     .unwrap_or(now_ms + i64::from(updated.rebalance_timeout_ms.max(0))),
             ),
             _ => None,
         };
+        // A rejoin (epoch 0) is a full request, so only a known member's change matters here.
         let full = request.member_epoch == 0
             || (request.rebalance_timeout_ms != -1
                 && request.subscribed_topic_names.is_some()
                 && request.topic_partitions.is_some());
-        let assignment_changed = previous.is_none_or(|p| p.assigned != updated.assigned)
-            || member.assigned != updated.assigned;
+        let assignment_changed = assigned_before != updated.assigned;
         let mut reply = Reply {
             member_id: updated.id.clone(),
             member_epoch: updated.epoch,
@@ -488,9 +491,9 @@ impl ConsumerGroup {
 
     fn remove(&mut self, member_id: &str) {
         if let Some(member) = self.members.remove(member_id) {
-            self.subscriptions_shrank = true;
             self.release(&member);
             self.target.remove(member_id);
+            self.subscribed_topics = self.union_of_subscriptions();
         }
     }
 
@@ -518,7 +521,7 @@ impl ConsumerGroup {
     fn subscriptions_moved(&mut self, topics: &dyn TopicImage, member: Option<&str>) -> bool {
         let version = topics.version();
         let all_again = self.resolved_at != Some(version);
-        if !all_again && member.is_none() && !self.subscriptions_shrank {
+        if !all_again && member.is_none() {
             return false;
         }
         let mut resolver = Resolver {
@@ -534,15 +537,18 @@ impl ConsumerGroup {
         } else if let Some(m) = member.and_then(|id| self.members.get_mut(id)) {
             m.resolved = Arc::new(resolver.resolve(m));
         }
-        self.subscriptions_shrank = false;
-        let subscribed: BTreeMap<Uuid, i32> = self
-            .members
-            .values()
-            .flat_map(|m| m.resolved.iter().map(|(id, n)| (*id, *n)))
-            .collect();
+        let subscribed = self.union_of_subscriptions();
         let moved = subscribed != self.subscribed_topics;
         self.subscribed_topics = subscribed;
         moved
+    }
+
+    /// Every topic some member's subscription resolves to, with its partition count.
+    fn union_of_subscriptions(&self) -> BTreeMap<Uuid, i32> {
+        self.members
+            .values()
+            .flat_map(|m| m.resolved.iter().map(|(id, n)| (*id, *n)))
+            .collect()
     }
 
     /// The assignor most members ask for; the default when none does.
@@ -722,17 +728,15 @@ fn update_subscription(member: &mut Member, request: &ConsumerGroupHeartbeatRequ
 /// Moves a member toward its target (Kafka's `CurrentAssignmentBuilder.build`). `owners` holds
 /// the partitions other members hold.
 fn reconcile(
-    member: &Member,
+    member: Member,
     target_epoch: i32,
     target: &Partitions,
     owned: Option<&Partitions>,
     owners: &BTreeMap<(Uuid, i32), i32>,
 ) -> Member {
     match member.state {
-        MemberState::Stable if member.epoch == target_epoch => member.clone(),
-        MemberState::UnrevokedPartitions if owns_any(owned, &member.pending_revocation) => {
-            member.clone()
-        }
+        MemberState::Stable if member.epoch == target_epoch => member,
+        MemberState::UnrevokedPartitions if owns_any(owned, &member.pending_revocation) => member,
         _ => next_assignment(member, target_epoch, target, owned, owners),
     }
 }
@@ -740,7 +744,7 @@ fn reconcile(
 /// Kafka's `computeNextAssignment`: keep what stays, revoke what goes (staying at the current
 /// epoch until the member confirms), then take what is free and move to the target epoch.
 fn next_assignment(
-    member: &Member,
+    mut member: Member,
     target_epoch: i32,
     target: &Partitions,
     owned: Option<&Partitions>,
@@ -771,25 +775,24 @@ fn next_assignment(
             }
         }
     }
-    let mut next = member.clone();
     if !revoking.is_empty() && owns_any(owned, &revoking) {
-        next.state = MemberState::UnrevokedPartitions;
-        next.assigned = kept;
-        next.pending_revocation = revoking;
-        return next;
+        member.state = MemberState::UnrevokedPartitions;
+        member.assigned = kept;
+        member.pending_revocation = revoking;
+        return member;
     }
     for (topic, partitions) in adding {
         kept.entry(topic).or_default().extend(partitions);
     }
-    next.state = if unreleased {
+    member.state = if unreleased {
         MemberState::UnreleasedPartitions
     } else {
         MemberState::Stable
     };
-    next.set_epoch(target_epoch);
-    next.assigned = kept;
-    next.pending_revocation = Partitions::new();
-    next
+    member.set_epoch(target_epoch);
+    member.assigned = kept;
+    member.pending_revocation = Partitions::new();
+    member
 }
 
 /// Whether the owned list still contains any of `partitions` (an unknown list is assumed to).
@@ -806,6 +809,7 @@ fn is_subset(small: &Partitions, big: &Partitions) -> bool {
         .all(|(t, ps)| ps.is_empty() || big.get(t).is_some_and(|b| ps.is_subset(b)))
 }
 
+/// Partitions as a member reports them, by topic.
 pub fn partitions_of(list: &[TopicPartitions]) -> Partitions {
     let mut out = Partitions::new();
     for t in list {
@@ -814,6 +818,18 @@ pub fn partitions_of(list: &[TopicPartitions]) -> Partitions {
         }
     }
     out
+}
+
+/// The wire form of `partitions` (the inverse of `partitions_of`), as a member reports them.
+pub fn topic_partitions(partitions: &Partitions) -> Vec<TopicPartitions> {
+    partitions
+        .iter()
+        .map(|(topic, ps)| TopicPartitions {
+            topic_id: *topic,
+            partitions: ps.iter().copied().collect(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 impl TopicImage for crate::metadata::state::MetadataState {

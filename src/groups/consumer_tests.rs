@@ -64,16 +64,7 @@ fn beat(member: &str, epoch: i32, owned: &Partitions) -> ConsumerGroupHeartbeatR
         member_id: member.into(),
         member_epoch: epoch,
         rebalance_timeout_ms: -1,
-        topic_partitions: Some(
-            owned
-                .iter()
-                .map(|(t, ps)| TopicPartitions {
-                    topic_id: *t,
-                    partitions: ps.iter().copied().collect(),
-                    ..Default::default()
-                })
-                .collect(),
-        ),
+        topic_partitions: Some(topic_partitions(owned)),
         ..Default::default()
     }
 }
@@ -84,7 +75,36 @@ fn send(
     topics: &Topics,
     now: i64,
 ) -> Result<Reply, GroupError> {
-    group.heartbeat(&request, "client", "/127.0.0.1", topics, &SETTINGS, now)
+    send_with(group, request, topics, &SETTINGS, now)
+}
+
+fn send_with(
+    group: &mut ConsumerGroup,
+    request: ConsumerGroupHeartbeatRequest,
+    topics: &Topics,
+    settings: &Settings,
+    now: i64,
+) -> Result<Reply, GroupError> {
+    group.heartbeat(&request, "client", "/127.0.0.1", topics, settings, now)
+}
+
+/// `a` joins and gets every partition, b joins, a gives half up and confirms it: a is at
+/// epoch 2 holding `kept`, b at epoch 2 waiting for it. Returns (what a had first, kept).
+fn a_shares_with_b(
+    g: &mut ConsumerGroup,
+    t: &Topics,
+    settings: &Settings,
+    a: ConsumerGroupHeartbeatRequest,
+) -> (Partitions, Partitions) {
+    let id = a.member_id.clone();
+    let owned = send_with(g, a, t, settings, 0).unwrap().assignment.unwrap();
+    send_with(g, join("b"), t, settings, 0).unwrap();
+    let kept = send_with(g, beat(&id, 1, &owned), t, settings, 1)
+        .unwrap()
+        .assignment
+        .unwrap();
+    send_with(g, beat(&id, 1, &kept), t, settings, 2).unwrap();
+    (owned, kept)
 }
 
 fn count(p: &Partitions) -> usize {
@@ -195,13 +215,7 @@ fn epochs_fence_members_that_fell_behind() {
 fn a_lost_response_is_tolerated_at_the_previous_epoch() {
     let t = topics(4);
     let mut g = ConsumerGroup::new("g");
-    let a = send(&mut g, join("a"), &t, 0).unwrap().assignment.unwrap();
-    send(&mut g, join("b"), &t, 0).unwrap();
-    let kept = send(&mut g, beat("a", 1, &a), &t, 1)
-        .unwrap()
-        .assignment
-        .unwrap();
-    send(&mut g, beat("a", 1, &kept), &t, 2).unwrap();
+    let (a, kept) = a_shares_with_b(&mut g, &t, &SETTINGS, join("a"));
     assert_eq!(g.members["a"].epoch, 2);
     // The response that moved a to epoch 2 was lost: it heartbeats at 1 with what it kept.
     let retry = send(&mut g, beat("a", 1, &kept), &t, 3).unwrap();
@@ -228,14 +242,8 @@ fn a_static_member_comes_back_to_its_partitions_without_a_rebalance() {
     let mut g = ConsumerGroup::new("g");
     let mut a = join("a1");
     a.instance_id = Some("instance-a".into());
-    let first = send(&mut g, a, &t, 0).unwrap();
-    send(&mut g, join("b"), &t, 0).unwrap();
-    let owned = first.assignment.unwrap();
-    let kept = send(&mut g, beat("a1", 1, &owned), &t, 1)
-        .unwrap()
-        .assignment
-        .unwrap();
-    let settled = send(&mut g, beat("a1", 1, &kept), &t, 2).unwrap();
+    let (_, kept) = a_shares_with_b(&mut g, &t, &SETTINGS, a);
+    let settled_epoch = g.members["a1"].epoch;
     let epoch = g.epoch;
 
     let mut leave = beat("a1", STATIC_LEAVE_EPOCH, &kept);
@@ -250,7 +258,7 @@ fn a_static_member_comes_back_to_its_partitions_without_a_rebalance() {
     let mut back = join("a2");
     back.instance_id = Some("instance-a".into());
     let reply = send(&mut g, back, &t, 4).unwrap();
-    assert_eq!(reply.member_epoch, settled.member_epoch);
+    assert_eq!(reply.member_epoch, settled_epoch);
     assert_eq!(reply.assignment.unwrap(), kept);
     assert_eq!(g.epoch, epoch, "no rebalance");
     assert!(!g.members.contains_key("a1"));
@@ -413,28 +421,23 @@ fn members_heartbeat_faster_while_the_group_settles() {
         ..SETTINGS
     };
     let mut g = ConsumerGroup::new("g");
-    let first = g.heartbeat(&join("a"), "c", "h", &t, &settings, 0).unwrap();
+    let first = send_with(&mut g, join("a"), &t, &settings, 0).unwrap();
     assert_eq!(
         first.heartbeat_interval_ms, SETTLING_HEARTBEAT_MS,
         "just joined"
     );
     let owned = first.assignment.unwrap();
-    let steady = g
-        .heartbeat(
-            &beat("a", 1, &owned),
-            "c",
-            "h",
-            &t,
-            &settings,
-            SETTLING_WINDOW_MS,
-        )
-        .unwrap();
+    let steady = send_with(
+        &mut g,
+        beat("a", 1, &owned),
+        &t,
+        &settings,
+        SETTLING_WINDOW_MS,
+    )
+    .unwrap();
     assert_eq!(steady.heartbeat_interval_ms, 5_000, "stable for a while");
-    g.heartbeat(&join("b"), "c", "h", &t, &settings, 10_000)
-        .unwrap();
-    let reconciling = g
-        .heartbeat(&beat("a", 1, &owned), "c", "h", &t, &settings, 20_000)
-        .unwrap();
+    send_with(&mut g, join("b"), &t, &settings, 10_000).unwrap();
+    let reconciling = send_with(&mut g, beat("a", 1, &owned), &t, &settings, 20_000).unwrap();
     assert_eq!(
         reconciling.heartbeat_interval_ms, SETTLING_HEARTBEAT_MS,
         "a must revoke: the group is not stable"
@@ -451,46 +454,23 @@ fn a_static_member_away_does_not_keep_the_others_hurrying() {
     let mut g = ConsumerGroup::new("g");
     let mut a = join("a");
     a.instance_id = Some("instance-a".into());
-    let owned_a = g
-        .heartbeat(&a, "c", "h", &t, &settings, 0)
+    let (_, kept) = a_shares_with_b(&mut g, &t, &settings, a);
+    let owned_b = send_with(&mut g, beat("b", 2, &Partitions::new()), &t, &settings, 3)
         .unwrap()
         .assignment
         .unwrap();
-    let b = g.heartbeat(&join("b"), "c", "h", &t, &settings, 0).unwrap();
-    let kept = g
-        .heartbeat(&beat("a", 1, &owned_a), "c", "h", &t, &settings, 1)
-        .unwrap()
-        .assignment
-        .unwrap();
-    g.heartbeat(&beat("a", 1, &kept), "c", "h", &t, &settings, 2)
-        .unwrap();
-    let owned_b = g
-        .heartbeat(
-            &beat("b", b.member_epoch, &Partitions::new()),
-            "c",
-            "h",
-            &t,
-            &settings,
-            3,
-        )
-        .unwrap()
-        .assignment
-        .unwrap();
-    let mut leave = beat("a", 2, &kept);
-    leave.member_epoch = STATIC_LEAVE_EPOCH;
+    let mut leave = beat("a", STATIC_LEAVE_EPOCH, &kept);
     leave.instance_id = Some("instance-a".into());
-    g.heartbeat(&leave, "c", "h", &t, &settings, 4).unwrap();
+    send_with(&mut g, leave, &t, &settings, 4).unwrap();
     assert_eq!(g.state_name(), "Reconciling", "as Kafka reports it");
-    let later = g
-        .heartbeat(
-            &beat("b", 2, &owned_b),
-            "c",
-            "h",
-            &t,
-            &settings,
-            4 + SETTLING_WINDOW_MS,
-        )
-        .unwrap();
+    let later = send_with(
+        &mut g,
+        beat("b", 2, &owned_b),
+        &t,
+        &settings,
+        4 + SETTLING_WINDOW_MS,
+    )
+    .unwrap();
     assert_eq!(later.heartbeat_interval_ms, 5_000);
 }
 
@@ -498,13 +478,7 @@ fn a_static_member_away_does_not_keep_the_others_hurrying() {
 fn a_commit_crossing_an_epoch_change_is_accepted_for_partitions_still_held() {
     let t = topics(4);
     let mut g = ConsumerGroup::new("g");
-    let owned = send(&mut g, join("a"), &t, 0).unwrap().assignment.unwrap();
-    send(&mut g, join("b"), &t, 0).unwrap();
-    let kept = send(&mut g, beat("a", 1, &owned), &t, 1)
-        .unwrap()
-        .assignment
-        .unwrap();
-    send(&mut g, beat("a", 1, &kept), &t, 2).unwrap();
+    let (owned, kept) = a_shares_with_b(&mut g, &t, &SETTINGS, join("a"));
     assert_eq!(g.members["a"].epoch, 2);
     let held: Vec<(Uuid, i32)> = kept[&T].iter().map(|&p| (T, p)).collect();
     let given_up: Vec<(Uuid, i32)> = owned[&T].difference(&kept[&T]).map(|&p| (T, p)).collect();

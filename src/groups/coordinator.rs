@@ -338,6 +338,24 @@ impl Coordinator {
         self.lock().consumer.get(group_id).cloned()
     }
 
+    pub fn is_consumer_group(&self, group_id: &str) -> bool {
+        self.lock().consumer.contains_key(group_id)
+    }
+
+    pub fn is_classic_group(&self, group_id: &str) -> bool {
+        self.lock().classic.contains_key(group_id)
+    }
+
+    /// The topics a live consumer group subscribes to (none for any other group).
+    pub fn subscribed_topic_ids(&self, group_id: &str) -> Vec<uuid::Uuid> {
+        let groups = self.lock();
+        let group = groups.consumer.get(group_id);
+        group
+            .into_iter()
+            .flat_map(|g| g.subscribed_topic_ids().copied())
+            .collect()
+    }
+
     /// Whether the group has members, of either kind.
     pub fn has_members(&self, group_id: &str) -> bool {
         let groups = self.lock();

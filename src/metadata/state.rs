@@ -73,6 +73,13 @@ pub struct GroupOffset {
     pub commit_timestamp: i64,
 }
 
+impl GroupOffset {
+    /// Records between this committed offset and a partition's high watermark.
+    pub fn lag(&self, high_watermark: i64) -> i64 {
+        (high_watermark - self.offset).max(0)
+    }
+}
+
 /// One batch of an object, as the committer describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommittedBatch {
@@ -280,6 +287,22 @@ impl MetadataState {
         usize::try_from(tp.partition)
             .ok()
             .and_then(|p| topic.partitions.get(p))
+    }
+
+    /// A partition's high watermark, by topic name.
+    pub fn high_watermark(&self, topic: &str, partition: i32) -> Option<i64> {
+        let partition = usize::try_from(partition).ok()?;
+        Some(self.topic(topic)?.partitions.get(partition)?.high_watermark)
+    }
+
+    /// A group's lag: records between its committed offsets and the high watermarks
+    /// (offsets of partitions that no longer exist count nothing).
+    pub fn group_lag(&self, group: &str) -> i64 {
+        self.group_offsets(group)
+            .filter_map(|((topic, partition), committed)| {
+                Some(committed.lag(self.high_watermark(topic, *partition)?))
+            })
+            .sum()
     }
 
     pub fn group_offset(&self, group: &str, topic: &str, partition: i32) -> Option<&GroupOffset> {

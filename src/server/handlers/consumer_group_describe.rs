@@ -40,7 +40,7 @@ pub fn handle(
             }
             let Some(group) = broker.groups.consumer_group(id) else {
                 // Clients describe classic groups with DescribeGroups after this answer.
-                let message = if broker.groups.describe(id).is_some() {
+                let message = if broker.groups.is_classic_group(id) {
                     format!("Group {id} is not a consumer group.")
                 } else {
                     format!("Group {id} not found.")

@@ -18,7 +18,7 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                     ..Default::default()
                 };
             }
-            if broker.groups.consumer_group(id).is_some() {
+            if broker.groups.is_consumer_group(id) {
                 // As Kafka: DescribeGroups describes classic groups; ConsumerGroupDescribe the rest.
                 return DescribedGroup {
                     error_code: ErrorCode::GroupIdNotFound.code(),

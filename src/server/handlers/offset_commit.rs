@@ -29,22 +29,33 @@ pub async fn handle(
     } else if !broker.coordinates(&request.group_id) {
         ErrorCode::NotCoordinator
     } else {
-        // The partitions by topic id: a KIP-848 member may commit those it still holds.
-        let partitions: Vec<(uuid::Uuid, i32)> = broker.metadata.read(|state| {
-            request
-                .topics
-                .iter()
-                .filter_map(|t| Some((state.topic(&t.name)?.id, t)))
-                .flat_map(|(id, t)| t.partitions.iter().map(move |p| (id, p.partition_index)))
-                .collect()
-        });
-        broker.groups.check_commit(
-            &request.group_id,
-            &request.member_id,
-            request.generation_id_or_member_epoch,
-            version,
-            &partitions,
-        )
+        let check = |partitions: &[(uuid::Uuid, i32)]| {
+            broker.groups.check_commit(
+                &request.group_id,
+                &request.member_id,
+                request.generation_id_or_member_epoch,
+                version,
+                partitions,
+            )
+        };
+        match check(&[]) {
+            // A KIP-848 member may still commit, at its previous epoch, partitions it holds:
+            // only then are the committed partitions looked up by topic id.
+            ErrorCode::StaleMemberEpoch => {
+                let partitions: Vec<(uuid::Uuid, i32)> = broker.metadata.read(|state| {
+                    request
+                        .topics
+                        .iter()
+                        .filter_map(|t| Some((state.topic(&t.name)?.id, t)))
+                        .flat_map(|(id, t)| {
+                            t.partitions.iter().map(move |p| (id, p.partition_index))
+                        })
+                        .collect()
+                });
+                check(&partitions)
+            }
+            code => code,
+        }
     };
     let mut commands = Vec::new();
     let mut results = Vec::new();

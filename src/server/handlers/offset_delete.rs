@@ -35,14 +35,11 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
     if !known {
         return refuse(ErrorCode::GroupIdNotFound);
     }
-    let subscribed: BTreeSet<String> = match broker.groups.consumer_group(&request.group_id) {
-        None => BTreeSet::new(),
-        Some(group) => broker.metadata.read(|state| {
-            group
-                .subscribed_topic_ids()
-                .filter_map(|id| state.name_of(id))
-                .collect()
-        }),
+    let subscribed: BTreeSet<String> = {
+        let ids = broker.groups.subscribed_topic_ids(&request.group_id);
+        broker
+            .metadata
+            .read(|state| ids.iter().filter_map(|id| state.name_of(id)).collect())
     };
     let partitions: Vec<(String, i32)> = request
         .topics
