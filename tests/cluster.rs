@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::kafka::{Seen, consume, load_until_stopped, produce, producer};
-use support::{Floe, free_addr, free_port, http_json, temp_dir};
+use support::{Floe, coordinated, free_addr, free_port, http_json, temp_dir};
 
 const PARTITIONS: i32 = 24;
 
@@ -300,29 +300,27 @@ fn a_departed_agent_leaves_the_quorum_and_rejoins_when_it_starts_again() {
     );
 }
 
-/// The node whose admin API lists `group` among the groups it coordinates.
-fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> Option<u64> {
+/// The running node that coordinates `group`, with the group as its /v1/groups shows it.
+fn coordinating(
+    nodes: &[Node],
+    running: &BTreeMap<u64, Floe>,
+    group: &str,
+) -> Option<(u64, Value)> {
     nodes
         .iter()
         .filter(|n| running.contains_key(&n.id))
-        .find(|n| {
-            http_json(n.admin, "/v1/groups")["coordinated"]
-                .as_array()
-                .is_some_and(|g| g.iter().any(|g| g["group"] == group))
-        })
-        .map(|n| n.id)
+        .find_map(|n| Some((n.id, coordinated(n.admin, group)?)))
+}
+
+/// The node that coordinates `group`.
+fn coordinator_of(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> Option<u64> {
+    coordinating(nodes, running, group).map(|(id, _)| id)
 }
 
 /// Members of `group` at the agent that coordinates it now (0 if none does).
 fn members_at_new_coordinator(nodes: &[Node], running: &BTreeMap<u64, Floe>, group: &str) -> usize {
-    let Some(id) = coordinator_of(nodes, running, group) else {
-        return 0;
-    };
-    let node = nodes.iter().find(|n| n.id == id).expect("node");
-    http_json(node.admin, "/v1/groups")["coordinated"]
-        .as_array()
-        .and_then(|g| g.iter().find(|g| g["group"] == group))
-        .and_then(|g| g["members"].as_array().map(Vec::len))
+    coordinating(nodes, running, group)
+        .and_then(|(_, g)| g["members"].as_array().map(Vec::len))
         .unwrap_or(0)
 }
 

@@ -21,7 +21,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::kafka::{flush, produce, producer};
-use support::{Floe, http_get, http_json, temp_dir};
+use support::{Floe, coordinated, http_json, kafka_call, metric, temp_dir};
 
 const PARTITIONS: i32 = 12;
 
@@ -140,7 +140,7 @@ fn share_and_survive_a_leave(protocol: Protocol) {
     wait_balanced(&[&a, &b, &c], &mut seen);
     if let Protocol::Consumer(assignor) = protocol {
         // The group really is a KIP-848 group, assigned on the server by the chosen assignor.
-        let g = coordinated(&floe, group).expect("the group is live");
+        let g = coordinated(floe.admin, group).expect("the group is live");
         assert_eq!(
             (g["type"].as_str(), g["assignor"].as_str()),
             (Some("consumer"), Some(assignor))
@@ -148,7 +148,7 @@ fn share_and_survive_a_leave(protocol: Protocol) {
         assert_eq!(g["members"].as_array().map(Vec::len), Some(3));
     }
     let members = metric(
-        &floe,
+        floe.admin,
         &format!(
             "floe_coordinated_group_members{{type=\"{}\",state=\"Stable\"}}",
             match protocol {
@@ -180,7 +180,7 @@ fn share_and_survive_a_leave(protocol: Protocol) {
     );
 
     // The group's lag in /metrics agrees with /v1/groups.
-    let lag = metric(&floe, "floe_group_lag_records{group=\"shared\"}");
+    let lag = metric(floe.admin, "floe_group_lag_records{group=\"shared\"}");
     let groups = http_json(floe.admin, "/v1/groups");
     let total_lag = groups["groups"]
         .as_array()
@@ -231,28 +231,11 @@ fn kip848_range_consumers_share_partitions_exactly_once_and_survive_a_leave() {
     share_and_survive_a_leave(Protocol::Consumer("range"));
 }
 
-/// The value of one sample of /metrics (name with labels, as printed).
-fn metric(floe: &Floe, sample: &str) -> Option<f64> {
-    let (_, text) = http_get(floe.admin, "/metrics");
-    text.lines()
-        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
-}
-
-/// The group as /v1/groups shows it among the groups this agent coordinates.
-fn coordinated(floe: &Floe, group: &str) -> Option<serde_json::Value> {
-    let groups = http_json(floe.admin, "/v1/groups");
-    groups["coordinated"]
-        .as_array()?
-        .iter()
-        .find(|g| g["group"] == group)
-        .cloned()
-}
-
 /// The group as its coordinator reports it: (generation, state, instance id → member id).
 type LiveGroup = (i64, String, BTreeMap<String, String>);
 
 fn live_group(floe: &Floe, group: &str) -> Option<LiveGroup> {
-    let g = coordinated(floe, group)?;
+    let g = coordinated(floe.admin, group)?;
     let members = g["members"]
         .as_array()?
         .iter()
@@ -354,7 +337,8 @@ fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
     let b = consumer(&bootstrap, "static848", protocol, Some("host-b"));
     let mut seen = Vec::new();
     wait_balanced(&[&a, &b], &mut seen);
-    let stable = |floe: &Floe| coordinated(floe, "static848").filter(|g| g["state"] == "Stable");
+    let stable =
+        |floe: &Floe| coordinated(floe.admin, "static848").filter(|g| g["state"] == "Stable");
     let deadline = Instant::now() + Duration::from_secs(30);
     let before = loop {
         poll_round(&[&a, &b], &mut seen);
@@ -364,7 +348,7 @@ fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
         assert!(
             Instant::now() < deadline,
             "never stable: {:?}",
-            coordinated(&floe, "static848")
+            coordinated(floe.admin, "static848")
         );
     };
     let (a_partitions, b_partitions) = (partitions_of(&a), partitions_of(&b));
@@ -372,7 +356,7 @@ fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
     // b closes: a static member leaves with epoch -2 and keeps its partitions for a while.
     drop(b);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !coordinated(&floe, "static848").is_some_and(|g| {
+    while !coordinated(floe.admin, "static848").is_some_and(|g| {
         g["members"]
             .as_array()
             .is_some_and(|ms| ms.iter().any(|m| m["member_epoch"] == -2))
@@ -381,7 +365,7 @@ fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
         assert!(
             Instant::now() < deadline,
             "b never left: {:?}",
-            coordinated(&floe, "static848")
+            coordinated(floe.admin, "static848")
         );
     }
     // A new process with b's instance id gets b's partitions back; the group epoch stays.
@@ -393,7 +377,7 @@ fn a_kip848_static_member_comes_back_to_its_partitions_without_a_rebalance() {
     }
     assert_eq!(partitions_of(&b), b_partitions);
     assert_eq!(partitions_of(&a), a_partitions);
-    let after = coordinated(&floe, "static848").expect("live");
+    let after = coordinated(floe.admin, "static848").expect("live");
     assert_eq!(
         after["epoch"], before["epoch"],
         "the group rebalanced: {after}"
@@ -409,7 +393,7 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
     produce(&p, "other", PARTITIONS, 50, "other");
     flush(&p);
     // An offset of a topic the group will not subscribe to, committed while it is empty.
-    let committed = raw_call(
+    let committed = kafka_call(
         &bootstrap,
         8,
         RequestBody::OffsetCommit(OffsetCommitRequest {
@@ -471,7 +455,7 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
         name: name.into(),
         partitions: vec![OffsetDeleteRequestPartition { partition_index: 0 }],
     };
-    let deleted = raw_call(
+    let deleted = kafka_call(
         &bootstrap,
         0,
         RequestBody::OffsetDelete(OffsetDeleteRequest {
@@ -507,19 +491,6 @@ fn a_kip848_regex_subscription_picks_up_new_topics() {
         offsets,
         BTreeSet::from(["rx-one".to_string(), "rx-two".to_string()])
     );
-}
-
-/// Sends one request straight to floe and returns its answer.
-fn raw_call(bootstrap: &str, version: i16, request: RequestBody) -> ResponseBody {
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async {
-        let (mut tx, mut rx) = floe::bench::client::connect(bootstrap)
-            .await
-            .expect("connect");
-        floe::bench::client::call(&mut tx, &mut rx, version, request)
-            .await
-            .expect("call")
-    })
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::kafka::{consume, flush, produce, producer};
-use support::{Floe, free_addr, free_port, http_get, http_json, temp_dir};
+use support::{Floe, coordinated, free_addr, free_port, http_json, kafka_call, metric, temp_dir};
 
 struct Haproxy(Child);
 
@@ -176,25 +176,13 @@ fn agents_behind_one_address_serve_as_one_broker() {
     }
     let forwarded: f64 = nodes
         .iter()
-        .map(|n| {
-            let (_, metrics) = http_get(n.admin, "/metrics");
-            metrics
-                .lines()
-                .find_map(|l| l.strip_prefix("floe_forwarded_requests_total "))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0.0)
-        })
+        .map(|n| metric(n.admin, "floe_forwarded_requests_total").unwrap_or(0.0))
         .sum();
     assert!(forwarded > 0.0, "no group request was forwarded");
 
     // Every agent took client connections.
     for node in &nodes {
-        let (_, metrics) = http_get(node.admin, "/metrics");
-        let accepted: f64 = metrics
-            .lines()
-            .find_map(|l| l.strip_prefix("floe_connections_total "))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0.0);
+        let accepted = metric(node.admin, "floe_connections_total").unwrap_or(0.0);
         assert!(accepted > 0.0, "an agent served no connection");
     }
 
@@ -251,11 +239,7 @@ fn read_as_group(bootstrap: &str, group: &str, settings: &[(&str, &str)], nodes:
     let coordinating: Vec<usize> = nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| {
-            http_json(n.admin, "/v1/groups")["coordinated"]
-                .as_array()
-                .is_some_and(|g| g.iter().any(|g| g["group"] == group))
-        })
+        .filter(|(_, n)| coordinated(n.admin, group).is_some())
         .map(|(i, _)| i)
         .collect();
     assert_eq!(coordinating.len(), 1, "one agent coordinates {group}");
@@ -286,16 +270,7 @@ fn heartbeat_from_nobody(addr: &std::net::SocketAddr, group: &str, kip848: bool)
         };
         (4, RequestBody::Heartbeat(request))
     };
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let answer = runtime.block_on(async {
-        let (mut tx, mut rx) = floe::bench::client::connect(&addr.to_string())
-            .await
-            .expect("connect to an agent");
-        floe::bench::client::call(&mut tx, &mut rx, version, request)
-            .await
-            .expect("heartbeat")
-    });
-    match answer {
+    match kafka_call(&addr.to_string(), version, request) {
         ResponseBody::Heartbeat(r) => r.error_code,
         ResponseBody::ConsumerGroupHeartbeat(r) => r.error_code,
         other => panic!("not a heartbeat answer: {other:?}"),

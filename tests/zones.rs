@@ -8,15 +8,10 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use support::kafka::{Seen, flush, produce, producer};
-use support::{Floe, free_addr, free_port, http_get, http_json, temp_dir};
+use support::{Floe, free_addr, free_port, http_json, metric, temp_dir};
 
 fn fetch_bytes(node: &Floe) -> f64 {
-    let (_, metrics) = http_get(node.admin, "/metrics");
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("floe_fetch_bytes_total "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0.0)
+    metric(node.admin, "floe_fetch_bytes_total").unwrap_or(0.0)
 }
 
 #[test]

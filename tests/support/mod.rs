@@ -188,6 +188,44 @@ pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
 }
 
+/// One sample of an agent's /metrics, by name with labels as printed
+/// (`floe_group_lag_records{group="g"}`).
+pub fn metric(admin: SocketAddr, sample: &str) -> Option<f64> {
+    let (_, text) = http_get(admin, "/metrics");
+    text.lines().find_map(|l| {
+        l.strip_prefix(sample)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// A group among those an agent coordinates, as its /v1/groups shows it.
+pub fn coordinated(admin: SocketAddr, group: &str) -> Option<serde_json::Value> {
+    let groups = http_json(admin, "/v1/groups");
+    groups["coordinated"]
+        .as_array()?
+        .iter()
+        .find(|g| g["group"] == group)
+        .cloned()
+}
+
+/// Sends one request straight to a Kafka listener and returns its answer.
+pub fn kafka_call(
+    addr: &str,
+    version: i16,
+    request: floe::protocol::messages::RequestBody,
+) -> floe::protocol::messages::ResponseBody {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (mut tx, mut rx) = floe::bench::client::connect(addr).await.expect("connect");
+        floe::bench::client::call(&mut tx, &mut rx, version, request)
+            .await
+            .expect("call")
+    })
+}
+
 /// A temporary directory removed at drop.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
