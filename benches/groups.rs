@@ -5,13 +5,14 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use floe::groups::assignor::{self, Assignor, MemberSpec, Partitions};
-use floe::groups::consumer::{ConsumerGroup, Settings, topic_partitions};
-use floe::metadata::{Command, MetadataState};
+use floe::groups::consumer::{ConsumerGroup, ConsumerGroupSettings, topic_partitions};
+use floe::metadata::MetadataState;
+use floe::metadata::state::Command;
 use floe::protocol::messages::ConsumerGroupHeartbeatRequest;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
-const SETTINGS: Settings = Settings {
+const SETTINGS: ConsumerGroupSettings = ConsumerGroupSettings {
     heartbeat_interval_ms: 5_000,
     session_timeout_ms: 45_000,
     max_size: 10_000,

@@ -4,8 +4,9 @@
 //! Run: `cargo bench --bench metadata`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use floe::metadata::state::{CommittedBatch, PartitionBatches};
-use floe::metadata::{Command, MetadataState, Outcome, TopicPartition};
+use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use floe::metadata::MetadataState;
+use floe::metadata::state::{Command, CommittedBatch, Outcome, PartitionBatches};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -26,7 +27,7 @@ fn state_with_topic() -> (MetadataState, Uuid) {
 
 /// An object with `BATCHES_PER_PARTITION` consecutive batches for each partition, written by
 /// one idempotent producer per partition.
-fn commit(id: Uuid, n: u64, producer: i64) -> Command {
+fn commit(id: Uuid, n: u64, producer: ProducerId) -> Command {
     let mut at = 16;
     let partitions = (0..PARTITIONS)
         .map(|p| PartitionBatches {
@@ -42,7 +43,7 @@ fn commit(id: Uuid, n: u64, producer: i64) -> Command {
                         offset_count: 10,
                         max_timestamp: n as i64,
                         producer_id: producer,
-                        producer_epoch: 0,
+                        producer_epoch: ProducerEpoch(0),
                         base_sequence: ((n as usize * BATCHES_PER_PARTITION + b) * 10) as i32,
                         last_sequence: ((n as usize * BATCHES_PER_PARTITION + b) * 10 + 9) as i32,
                     };
@@ -53,7 +54,7 @@ fn commit(id: Uuid, n: u64, producer: i64) -> Command {
         })
         .collect();
     Command::CommitObject {
-        object_key: format!("v1/{n:013}-00000000-0000-4000-8000-{n:012}.floe"),
+        object_key: ObjectKey::new(format!("v1/{n:013}-00000000-0000-4000-8000-{n:012}.floe")),
         partitions,
     }
 }
@@ -81,7 +82,7 @@ fn bench(c: &mut Criterion) {
     let (mut state, id) = state_with_topic();
     let commits = 1_000_000 / batches;
     for n in 0..commits {
-        state.apply(commit(id, n, -1));
+        state.apply(commit(id, n, ProducerId(-1)));
     }
     let snapshot = postcard::to_stdvec(&state).expect("snapshot");
     let entries: usize = state

@@ -5,9 +5,13 @@
 //!
 //! Run: `cargo bench --bench quorum`
 
-use floe::metadata::Command;
-use floe::metadata::state::Agent;
-use floe::quorum::{Quorum, QuorumConfig};
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
+use floe::clock::Clock;
+use floe::metadata::quorum::{Quorum, QuorumConfig};
+use floe::metadata::state::{Agent, Command};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -97,9 +101,13 @@ fn main() {
         let dir = tempfile::tempdir().expect("temp dir");
 
         let single = Arc::new(
-            Quorum::start(&dir.path().join("single"), QuorumConfig::single(1))
-                .await
-                .expect("single voter"),
+            Quorum::start(
+                &dir.path().join("single"),
+                QuorumConfig::single(1),
+                Clock::system(),
+            )
+            .await
+            .expect("single voter"),
         );
         wait_for_leader(std::slice::from_ref(&single)).await;
         sequential("1 voter", &single).await;
@@ -110,16 +118,21 @@ fn main() {
             .map(|id| (id, format!("127.0.0.1:{}", free_port())))
             .collect();
         let mut nodes = Vec::new();
+        let mut listeners = Vec::new();
         for id in 1..=3u64 {
             let config = QuorumConfig {
                 voters: voters.clone(),
                 ..QuorumConfig::single(id)
             };
-            nodes.push(Arc::new(
-                Quorum::start(&dir.path().join(format!("node-{id}")), config)
-                    .await
-                    .expect("voter"),
-            ));
+            let node = Quorum::start(
+                &dir.path().join(format!("node-{id}")),
+                config,
+                Clock::system(),
+            )
+            .await
+            .expect("voter");
+            listeners.push(node.listen_alone().await.expect("listens"));
+            nodes.push(Arc::new(node));
         }
         let leader = wait_for_leader(&nodes).await;
         let follower = (leader + 1) % nodes.len();
@@ -129,5 +142,6 @@ fn main() {
         for node in &nodes {
             node.shutdown().await;
         }
+        listeners.into_iter().flatten().for_each(|l| l.abort());
     });
 }

@@ -1,7 +1,7 @@
 //! One validated configuration: every limit has a name and a default.
 
+use crate::metadata::quorum::QuorumConfig;
 use crate::object::store::ObjectStoreConfig;
-use crate::quorum::QuorumConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +53,9 @@ pub struct Config {
     pub group_consumer_max_size: usize,
     /// An agent whose registration lapsed this long ago leaves the Raft membership.
     pub remove_departed_agents_after: Duration,
+    /// Seed of the node's random generator (object keys, member ids, retry jitter); `None`
+    /// seeds it from the operating system. Set it to make a run repeat exactly.
+    pub seed: Option<u64>,
 }
 
 impl Config {
@@ -82,6 +85,7 @@ impl Config {
             group_consumer_session_timeout: Duration::from_secs(45),
             group_consumer_max_size: 10_000,
             remove_departed_agents_after: Duration::from_secs(60),
+            seed: None,
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }

@@ -1,11 +1,11 @@
 //! The `floe` command line: parse flags, build a Config, run.
 
 use clap::{Parser, Subcommand};
-use floe::bench::cost::PriceProfile;
 use floe::bench::experiment::{self, EmbeddedBroker};
 use floe::bench::load::LoadSpec;
 use floe::bench::sweep::SweepSpec;
 use floe::config::Config;
+use floe::cost::PriceProfile;
 use floe::object::chaos::{FaultPlan, LatencyModel};
 use floe::object::retry::RetryPolicy;
 use floe::object::store::ObjectStoreConfig;
@@ -353,17 +353,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
     config.remove_departed_agents_after = args.remove_departed_agents_after;
-    config.quorum = floe::quorum::QuorumConfig {
+    config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,
         voter: parse_roles(&args.roles)?,
         snapshot_every: args.snapshot_every,
-        ..floe::quorum::QuorumConfig::single(args.node_id)
+        ..floe::metadata::quorum::QuorumConfig::single(args.node_id)
     };
 
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let running = floe::server::start(config).await?;
+        let running = floe::node::start(config).await?;
         tracing::info!(addr = %running.local_addr, "floe is serving Kafka");
         if let Some(admin) = running.admin_addr {
             tracing::info!(addr = %admin, "admin HTTP is serving");

@@ -1,7 +1,14 @@
-//! The randomness seam: a small deterministic generator, seeded by the caller, so injected
-//! faults, jitter and test values repeat exactly for a given seed.
+//! The randomness seam: one seeded generator per node, handed down from the process root, so
+//! object keys, member ids, retry jitter and injected faults repeat exactly for a given seed.
+//!
+//! This is the one module allowed to draw on the operating system's entropy
+//! (`clippy.toml` forbids `Uuid::new_v4` elsewhere): `Rng::from_entropy` seeds a node that was
+//! given no seed.
 
-/// SplitMix64: fast, good enough for jitter and simulation, not for cryptography.
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+/// SplitMix64: fast, good enough for jitter, ids and simulation, not for cryptography.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 
@@ -28,5 +35,69 @@ impl SplitMix64 {
         let u1 = self.uniform().max(f64::MIN_POSITIVE);
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    /// A random (version 4) UUID.
+    pub fn uuid(&mut self) -> Uuid {
+        let bytes = (u128::from(self.next_u64()) << 64 | u128::from(self.next_u64())).to_be_bytes();
+        uuid::Builder::from_random_bytes(bytes).into_uuid()
+    }
+}
+
+/// A node's shared generator: cheap to clone, safe to draw from any task.
+#[derive(Debug, Clone)]
+pub struct Rng(Arc<Mutex<SplitMix64>>);
+
+impl Rng {
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(Arc::new(Mutex::new(SplitMix64::new(seed))))
+    }
+
+    /// Seeded from the operating system, for a node given no seed.
+    #[allow(clippy::disallowed_methods)] // the one draw on real entropy
+    pub fn from_entropy() -> Rng {
+        Rng::seeded(Uuid::new_v4().as_u64_pair().0)
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut SplitMix64) -> T) -> T {
+        let mut inner = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut inner)
+    }
+
+    pub fn next_u64(&self) -> u64 {
+        self.with(SplitMix64::next_u64)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn uniform(&self) -> f64 {
+        self.with(SplitMix64::uniform)
+    }
+
+    pub fn uuid(&self) -> Uuid {
+        self.with(SplitMix64::uuid)
+    }
+
+    /// An independent generator drawn from this one (deterministic for a given seed), for a
+    /// part that must not share a sequence with others (a fault plan, say).
+    pub fn fork(&self) -> SplitMix64 {
+        SplitMix64::new(self.next_u64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_values() {
+        let (a, b) = (Rng::seeded(42), Rng::seeded(42));
+        assert_eq!(a.uuid(), b.uuid());
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert_ne!(a.uuid(), Rng::seeded(43).uuid());
+        let id = a.uuid();
+        assert_eq!(id.get_version_num(), 4, "{id}");
     }
 }

@@ -1,6 +1,10 @@
 //! The admin HTTP API of a real floe process: metrics parse as Prometheus text with the
 //! documented names, readiness follows the object store, and the JSON views add up.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};

@@ -1,6 +1,10 @@
 //! Bounded request memory must not deadlock: one connection pipelining more request bytes
 //! than the whole broker's request budget still gets every answer, in order.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 use bytes::BytesMut;
 use floe::config::Config;
 use floe::protocol::frame::{encode_request, split_frame};
@@ -18,7 +22,7 @@ async fn pipelined_requests_beyond_the_request_budget_are_all_answered() {
     config.frame_bytes_max = 64 * 1024;
     config.batch_bytes_max = 40 * 1024;
     config.request_bytes_in_flight_max = 96 * 1024;
-    let running = floe::server::start(config).await.expect("start");
+    let running = floe::node::start(config).await.expect("start");
     let mut stream = tokio::net::TcpStream::connect(running.local_addr)
         .await
         .expect("connect");

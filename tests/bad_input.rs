@@ -1,6 +1,10 @@
 //! Hostile and malformed input over a real socket: the bad connection is closed or answered
 //! with the right error code, and everyone else keeps being served.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use bytes::{Bytes, BytesMut};
 use floe::protocol::frame::{encode_request, split_frame};

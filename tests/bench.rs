@@ -1,6 +1,10 @@
 //! `floe bench` as a user runs it: an embedded experiment reports sane numbers, and a
 //! two-point sweep writes its CSV and plot.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 use std::process::Command;
 
 fn floe(args: &[&str]) -> String {

@@ -1,6 +1,10 @@
 //! Other real clients against a real floe process: kcat, confluent-kafka (also as KIP-848
 //! group members and admin client), kafka-python.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use support::{Floe, run_client, temp_dir};
 

@@ -6,6 +6,10 @@
 //! offset, service resumes; the killed node restarts on its data directory and catches up
 //! (snapshot + log).
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use rdkafka::producer::Producer;
 use serde_json::Value;

@@ -2,6 +2,10 @@
 //! compose file parses, every file it references exists, and every FLOE_* variable it sets is
 //! one that `floe serve` reads.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 use std::process::Command;
 
 #[test]

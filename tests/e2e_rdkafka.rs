@@ -2,6 +2,10 @@
 //! headers and timestamps, every compression codec, idempotent producers, consumers via
 //! assign(); every acknowledged record is read back exactly once, in order.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use std::collections::BTreeMap;
 use support::kafka::{consume, flush, produce, producer};

@@ -1,6 +1,10 @@
 //! Golden frames: request bytes captured from real clients (librdkafka through kcat and
 //! confluent-kafka, and kafka-python) decode, and re-encode byte for byte.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 use bytes::Bytes;
 use floe::protocol::frame::{encode_request, parse_request};
 use floe::protocol::messages::RequestBody;

@@ -4,6 +4,10 @@
 //! cooperative-sticky assignors (classic), uniform and range (KIP-848); a static member rejoins
 //! without a rebalance.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use floe::protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,

@@ -2,6 +2,10 @@
 //! loopback, all advertising the balancer's address. Clients see one broker; produce, consume
 //! and consumer groups work whichever agent each connection lands on.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};

@@ -1,6 +1,10 @@
 //! Crash and restart: kill -9 the broker mid-load, restart on the same data directory; every
 //! acknowledged record is there at its acknowledged offset, and offsets continue after it.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use std::collections::BTreeMap;
 use std::sync::Arc;

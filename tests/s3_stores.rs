@@ -1,5 +1,9 @@
 //! floe on real S3 servers over HTTP: SeaweedFS (a MinIO stand-in) and moto.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -2,6 +2,10 @@
 //! A client naming its zone in client.id is given leaders of that zone only; a consumer
 //! naming its rack (client.rack, KIP-392) is sent to its zone's agent for every read.
 
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
 mod support;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};

@@ -1,13 +1,14 @@
 //! `/metrics`: the broker's and the object store's metrics in Prometheus text format.
 
+use crate::produce::batcher::SealReason;
 use crate::server::broker::Broker;
-use crate::telemetry::SealReason;
 use crate::telemetry::prometheus::Exposition;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 pub fn render(broker: &Broker) -> String {
     let m = &broker.metrics;
+    let produce = broker.pipeline.metrics();
     let mut e = Exposition::default();
     e.gauge(
         "floe_uptime_seconds",
@@ -43,14 +44,18 @@ pub fn render(broker: &Broker) -> String {
     e.histogram(
         "floe_commit_latency_seconds",
         &[],
-        &m.commit_latency.snapshot(),
+        &produce.commit_latency.snapshot(),
     );
     e.header(
         "floe_object_size_bytes",
         "histogram",
         "Sizes of sealed objects.",
     );
-    e.histogram("floe_object_size_bytes", &[], &m.object_size.snapshot());
+    e.histogram(
+        "floe_object_size_bytes",
+        &[],
+        &produce.object_size.snapshot(),
+    );
 
     e.header(
         "floe_objects_sealed_total",
@@ -61,7 +66,7 @@ pub fn render(broker: &Broker) -> String {
         e.sample(
             "floe_objects_sealed_total",
             &[("reason", reason.name())],
-            m.sealed(reason) as f64,
+            produce.sealed(reason) as f64,
         );
     }
     let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64;

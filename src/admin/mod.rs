@@ -14,7 +14,7 @@
 mod exposition;
 mod views;
 
-use crate::bench::cost::PriceProfile;
+use crate::cost::PriceProfile;
 use crate::server::broker::Broker;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -65,7 +65,11 @@ pub async fn serve(listener: tokio::net::TcpListener, broker: Arc<Broker>) {
 /// On one node the metadata is in-process and always readable, so readiness is the object
 /// store's: a probe (write, read, delete) must succeed within a few seconds.
 async fn ready(State(broker): State<Arc<Broker>>) -> Response {
-    let store = match tokio::time::timeout(READY_PROBE_TIMEOUT, broker.store.probe()).await {
+    let store = match broker
+        .clock
+        .timeout(READY_PROBE_TIMEOUT, broker.store.probe())
+        .await
+    {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!("no answer within {READY_PROBE_TIMEOUT:?}")),

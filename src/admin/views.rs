@@ -1,6 +1,6 @@
 //! JSON views of the cluster, topics, groups (with lag) and cost.
 
-use crate::bench::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
+use crate::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
 use crate::object::chaos::Operation;
 use crate::server::broker::Broker;
 use serde::Serialize;

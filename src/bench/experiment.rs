@@ -1,9 +1,9 @@
 //! One cost-versus-latency experiment: run the load (against an embedded broker or a running
 //! one), read the object-store requests it caused, and price them.
 
-use super::cost::{MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
 use super::load::{self, BenchError, LoadReport, LoadSpec};
 use crate::config::Config;
+use crate::cost::{MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
 use crate::object::chaos::{LatencyModel, Operation};
 use crate::object::store::ObjectStoreConfig;
 use serde::Serialize;
@@ -110,7 +110,10 @@ pub async fn run_embedded(
     profile: &PriceProfile,
     retention_hours: f64,
 ) -> Result<ExperimentReport, BenchError> {
-    let dir = std::env::temp_dir().join(format!("floe-bench-{}", uuid::Uuid::new_v4()));
+    let dir = std::env::temp_dir().join(format!(
+        "floe-bench-{}",
+        crate::random::Rng::from_entropy().uuid()
+    ));
     let mut config = Config::local(dir.clone());
     config.kafka_addr = "127.0.0.1:0".into();
     config.admin_addr = None;
@@ -122,11 +125,11 @@ pub async fn run_embedded(
         latency: LatencyModel::parse(&broker.latency_model).map_err(BenchError::Broker)?,
         ..Default::default()
     };
-    let running = crate::server::start(config)
+    let running = crate::node::start(config)
         .await
         .map_err(|e| BenchError::Broker(format!("embedded broker: {e}")))?;
     spec.bootstrap = running.local_addr.to_string();
-    let counters = |r: &crate::server::Running| {
+    let counters = |r: &crate::node::Running| {
         let m = r.broker.store.metrics();
         let put = m.operation(Operation::Put);
         let get = m.operation(Operation::Get);

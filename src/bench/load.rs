@@ -7,6 +7,7 @@
 //! the time it is consumed, so it has millisecond resolution.
 
 use super::client::{self, ClientError};
+use crate::clock::{Clock, Instant};
 use crate::protocol::messages::{
     CreateTopicsRequest, FetchRequest, InitProducerIdRequest, ProduceRequest, RequestBody,
     ResponseBody, create_topics_request, fetch_request, produce_request,
@@ -17,7 +18,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
 
 const PRODUCE_VERSION: i16 = 9;
@@ -112,7 +113,7 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, BenchError> {
     let consumer = spec
         .consume
         .then(|| tokio::spawn(consume(spec.clone(), producing.clone(), shared.clone())));
-    let started = Instant::now();
+    let started = Clock::system().now();
     let ticker = spec
         .progress
         .then(|| tokio::spawn(show_progress(spec.duration, started, shared.clone())));
@@ -176,7 +177,7 @@ async fn show_progress(duration: Duration, started: Instant, shared: Arc<Shared>
             "{records} records acknowledged, {:.1} MB/s",
             megabytes / elapsed.as_secs_f64().max(1e-3)
         ));
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        Clock::system().sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -302,7 +303,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
     });
 
     let per_producer_rate = spec.rate.map(|r| r / spec.producers.max(1) as f64);
-    let started = Instant::now();
+    let started = Clock::system().now();
     let mut sent_records: u64 = 0;
     let mut next = 0usize;
     while started.elapsed() < spec.duration {
@@ -311,7 +312,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
             let phase = index as f64 / spec.producers.max(1) as f64 * spec.batch_records as f64;
             let due = Duration::from_secs_f64((sent_records as f64 + phase) / rate.max(1e-9));
             if due > started.elapsed() {
-                tokio::time::sleep(due - started.elapsed()).await;
+                Clock::system().sleep(due - started.elapsed()).await;
             }
         }
         let permit = window
@@ -328,7 +329,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
             base_sequence: if spec.idempotent { *sequence } else { -1 },
             records: spec.batch_records,
             value_bytes: spec.record_bytes,
-            base_timestamp_ms: crate::clock::now_ms(),
+            base_timestamp_ms: Clock::system().now_ms(),
         });
         *sequence = sequence.wrapping_add(spec.batch_records);
         let bytes = batch.len() as u64;
@@ -346,7 +347,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
             }],
             ..Default::default()
         });
-        let sent = Instant::now();
+        let sent = Clock::system().now();
         tx.send(PRODUCE_VERSION, &request).await?;
         sent_records += spec.batch_records as u64;
         if sent_tx
@@ -374,7 +375,7 @@ async fn consume(
     let mut offsets = vec![0i64; spec.partitions as usize];
     let mut latency = histogram();
     let mut consumed: u64 = 0;
-    let mut last_progress = Instant::now();
+    let mut last_progress = Clock::system().now();
     loop {
         let request = RequestBody::Fetch(FetchRequest {
             replica_id: -1,
@@ -402,7 +403,7 @@ async fn consume(
         let ResponseBody::Fetch(response) = response else {
             return Err(BenchError::Broker("unexpected Fetch answer".into()));
         };
-        let now = crate::clock::now_ms();
+        let now = Clock::system().now_ms();
         for partition in response.responses.iter().flat_map(|t| &t.partitions) {
             let Some(records) = &partition.records else {
                 continue;
@@ -418,7 +419,7 @@ async fn consume(
                 consumed += fresh;
                 let micros = ((now - batch.base_timestamp()).max(0) as u64 * 1000).max(1);
                 let _ = latency.record_n(micros, fresh);
-                last_progress = Instant::now();
+                last_progress = Clock::system().now();
             }
         }
         let done_producing = !producing.load(Ordering::Relaxed);

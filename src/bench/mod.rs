@@ -8,7 +8,6 @@
 //! ```
 
 pub mod client;
-pub mod cost;
 pub mod experiment;
 pub mod load;
 pub mod sweep;

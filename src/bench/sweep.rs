@@ -1,9 +1,9 @@
 //! Parameter sweeps: one embedded experiment per point, written as a CSV row each, and a
 //! plot of latency against monthly cost with classic Kafka's cross-zone bill marked.
 
-use super::cost::PriceProfile;
 use super::experiment::{EmbeddedBroker, ExperimentReport, run_embedded};
 use super::load::{BenchError, LoadSpec};
+use crate::cost::PriceProfile;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 use std::path::Path;
@@ -38,7 +38,10 @@ pub async fn run(
                     latency_model: model.clone(),
                 };
                 let mut spec = load.clone();
-                spec.topic = format!("sweep-{}", uuid::Uuid::new_v4().simple());
+                spec.topic = format!(
+                    "sweep-{}",
+                    crate::random::Rng::from_entropy().uuid().simple()
+                );
                 let profile =
                     PriceProfile::resolve(price_profile, model).map_err(BenchError::Broker)?;
                 let report = run_embedded(&broker, spec, &profile, retention_hours).await?;

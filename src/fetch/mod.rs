@@ -1,8 +1,5 @@
 //! The read path: a pure planner over the partition index, and a reader that fetches byte
 //! ranges and patches batch headers. Long polling lives in the Fetch handler, woken by commits.
 
-pub mod cache;
 pub mod planner;
 pub mod reader;
-#[cfg(test)]
-mod reader_tests;

@@ -76,7 +76,7 @@ mod tests {
         BatchRef {
             base_offset: base,
             end_offset: end,
-            object_key: format!("o{base}"),
+            object_key: crate::ids::ObjectKey::new(format!("o{base}")),
             byte_start: 16,
             byte_len: len,
             max_timestamp: ts,

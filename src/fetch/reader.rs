@@ -5,21 +5,23 @@
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
 //! decompressed or re-checksummed.
 
-use super::cache::ObjectCache;
+use crate::ids::ObjectKey;
 use crate::metadata::state::BatchRef;
-use crate::object::{ObjectClient, StoreError};
+use crate::object::cache::ObjectCache;
+use crate::object::{ObjectClient, ObjectStoreError};
 use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
 use bytes::{Bytes, BytesMut};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("object {key} holds a malformed batch at byte {at}: {reason}")]
+    #[error("reading from the object store failed")]
+    Store(#[from] ObjectStoreError),
+    #[error("object {key} holds a malformed batch at byte {at}")]
     Corrupt {
-        key: String,
+        key: ObjectKey,
         at: u64,
-        reason: String,
+        #[source]
+        cause: crate::protocol::record_batch::BatchError,
     },
 }
 
@@ -44,9 +46,9 @@ pub async fn read_batches(
     let mut records = 0u64;
     'runs: for run in runs {
         let range = run.byte_start..run.byte_start + run.byte_len;
-        let raw = match cache.get_range(&run.object_key, range.clone()) {
+        let raw = match cache.get_range(run.object_key.as_str(), range.clone()) {
             Some(bytes) => bytes,
-            None => store.get_range(&run.object_key, range).await?,
+            None => store.get_range(run.object_key.as_str(), range).await?,
         };
         let mut base = run.base_offset;
         let mut at = run.byte_start;
@@ -54,7 +56,7 @@ pub async fn read_batches(
             let batch = batch.map_err(|e| ReadError::Corrupt {
                 key: run.object_key.clone(),
                 at,
-                reason: e.to_string(),
+                cause: e,
             })?;
             at += batch.size() as u64;
             let next = base + batch.offset_count();
@@ -76,3 +78,7 @@ pub async fn read_batches(
         records,
     })
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;

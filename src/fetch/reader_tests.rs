@@ -1,11 +1,11 @@
 //! The reader against a real (in-memory) object store: objects written by the produce path's
 //! encoder are read back with committed offsets patched in.
 
-use super::reader::read_batches;
-use crate::fetch::cache::ObjectCache;
-use crate::metadata::TopicPartition;
+use super::read_batches;
+use crate::ids::TopicPartition;
 use crate::metadata::state::BatchRef;
 use crate::object::ObjectClient;
+use crate::object::cache::ObjectCache;
 use crate::object::client::Chaos;
 use crate::object::format::encode_object;
 use crate::object::retry::RetryPolicy;
@@ -26,6 +26,8 @@ async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
         "memory://".into(),
         RetryPolicy::default(),
         Chaos::new(None, None, 0),
+        crate::clock::Clock::system(),
+        crate::random::Rng::seeded(0),
     );
     let batches = vec![
         build_test_batch(-1, -1, -1, 3, 10),
@@ -40,7 +42,7 @@ async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
     let run = BatchRef {
         base_offset: 100,
         end_offset: 109,
-        object_key: "o1".into(),
+        object_key: crate::ids::ObjectKey::new("o1"),
         byte_start: first.0,
         byte_len: last.0 + last.1 - first.0,
         max_timestamp: 0,

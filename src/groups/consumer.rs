@@ -52,7 +52,7 @@ pub trait TopicImage {
 
 /// The coordinator's settings for consumer groups.
 #[derive(Debug, Clone, Copy)]
-pub struct Settings {
+pub struct ConsumerGroupSettings {
     pub heartbeat_interval_ms: i32,
     pub session_timeout_ms: i64,
     /// Largest number of members (Kafka's group.consumer.max.size).
@@ -75,7 +75,7 @@ fn refuse<T>(code: ErrorCode, message: impl Into<String>) -> Result<T, GroupErro
 
 /// A heartbeat answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub struct HeartbeatReply {
     pub member_id: String,
     pub member_epoch: i32,
     pub heartbeat_interval_ms: i32,
@@ -222,9 +222,9 @@ impl ConsumerGroup {
         client_id: &str,
         client_host: &str,
         topics: &dyn TopicImage,
-        settings: &Settings,
+        settings: &ConsumerGroupSettings,
         now_ms: i64,
-    ) -> Result<Reply, GroupError> {
+    ) -> Result<HeartbeatReply, GroupError> {
         validate(request)?;
         if request.member_epoch == LEAVE_EPOCH || request.member_epoch == STATIC_LEAVE_EPOCH {
             return self.leave(&request.member_id, request.member_epoch, settings, now_ms);
@@ -295,7 +295,7 @@ impl ConsumerGroup {
                 && request.subscribed_topic_names.is_some()
                 && request.topic_partitions.is_some());
         let assignment_changed = assigned_before != updated.assigned;
-        let mut reply = Reply {
+        let mut reply = HeartbeatReply {
             member_id: updated.id.clone(),
             member_epoch: updated.epoch,
             heartbeat_interval_ms: 0,
@@ -312,7 +312,7 @@ impl ConsumerGroup {
     }
 
     /// The interval members are told to heartbeat at: short while the group settles.
-    pub fn heartbeat_interval_ms(&self, settings: &Settings, now_ms: i64) -> i32 {
+    pub fn heartbeat_interval_ms(&self, settings: &ConsumerGroupSettings, now_ms: i64) -> i32 {
         // A static member away (epoch -2) keeps the group from Kafka's Stable state but does
         // not need anyone to hurry.
         let reconciling = self.members.values().any(|m| {
@@ -337,7 +337,7 @@ impl ConsumerGroup {
         request: &ConsumerGroupHeartbeatRequest,
         client_id: &str,
         client_host: &str,
-        settings: &Settings,
+        settings: &ConsumerGroupSettings,
     ) -> Result<(Member, bool), GroupError> {
         if let Some(instance) = &request.instance_id {
             let existing = self
@@ -393,9 +393,9 @@ impl ConsumerGroup {
         &mut self,
         member_id: &str,
         epoch: i32,
-        settings: &Settings,
+        settings: &ConsumerGroupSettings,
         now_ms: i64,
-    ) -> Result<Reply, GroupError> {
+    ) -> Result<HeartbeatReply, GroupError> {
         let Some(member) = self.members.get_mut(member_id) else {
             return refuse(
                 ErrorCode::UnknownMemberId,
@@ -422,7 +422,7 @@ impl ConsumerGroup {
             self.remove(member_id);
             self.bump(now_ms);
         }
-        Ok(Reply {
+        Ok(HeartbeatReply {
             member_id: member_id.to_string(),
             member_epoch: epoch,
             heartbeat_interval_ms: self.heartbeat_interval_ms(settings, now_ms),

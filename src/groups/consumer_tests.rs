@@ -40,7 +40,7 @@ fn topics(partitions: i32) -> Topics {
     Topics(BTreeMap::from([("t".to_string(), (T, partitions))]))
 }
 
-const SETTINGS: Settings = Settings {
+const SETTINGS: ConsumerGroupSettings = ConsumerGroupSettings {
     heartbeat_interval_ms: 1000,
     session_timeout_ms: 10_000,
     max_size: 100,
@@ -74,7 +74,7 @@ fn send(
     request: ConsumerGroupHeartbeatRequest,
     topics: &Topics,
     now: i64,
-) -> Result<Reply, GroupError> {
+) -> Result<HeartbeatReply, GroupError> {
     send_with(group, request, topics, &SETTINGS, now)
 }
 
@@ -82,9 +82,9 @@ fn send_with(
     group: &mut ConsumerGroup,
     request: ConsumerGroupHeartbeatRequest,
     topics: &Topics,
-    settings: &Settings,
+    settings: &ConsumerGroupSettings,
     now: i64,
-) -> Result<Reply, GroupError> {
+) -> Result<HeartbeatReply, GroupError> {
     group.heartbeat(&request, "client", "/127.0.0.1", topics, settings, now)
 }
 
@@ -93,7 +93,7 @@ fn send_with(
 fn a_shares_with_b(
     g: &mut ConsumerGroup,
     t: &Topics,
-    settings: &Settings,
+    settings: &ConsumerGroupSettings,
     a: ConsumerGroupHeartbeatRequest,
 ) -> (Partitions, Partitions) {
     let id = a.member_id.clone();
@@ -416,7 +416,7 @@ proptest! {
 #[test]
 fn members_heartbeat_faster_while_the_group_settles() {
     let t = topics(4);
-    let settings = Settings {
+    let settings = ConsumerGroupSettings {
         heartbeat_interval_ms: 5_000,
         ..SETTINGS
     };
@@ -447,7 +447,7 @@ fn members_heartbeat_faster_while_the_group_settles() {
 #[test]
 fn a_static_member_away_does_not_keep_the_others_hurrying() {
     let t = topics(2);
-    let settings = Settings {
+    let settings = ConsumerGroupSettings {
         heartbeat_interval_ms: 5_000,
         ..SETTINGS
     };

@@ -8,9 +8,13 @@
 //! rebalances whose time is up.
 
 use super::classic::{Deliveries, Group, JoinRequest, JoinResult, State, SyncResult};
-use super::consumer::{self, ConsumerGroup, GroupError, TopicImage};
+use super::consumer::{
+    ConsumerGroup, ConsumerGroupSettings, GroupError, HeartbeatReply, TopicImage,
+};
+use crate::clock::Clock;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
+use crate::random::Rng;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -78,11 +82,11 @@ pub struct ListedGroup {
 
 /// The coordinator's settings.
 #[derive(Debug, Clone, Copy)]
-pub struct Settings {
+pub struct CoordinatorSettings {
     /// Kafka's group.initial.rebalance.delay.ms (classic groups).
     pub initial_delay: Duration,
     /// Consumer (KIP-848) groups.
-    pub consumer: consumer::Settings,
+    pub consumer: ConsumerGroupSettings,
 }
 
 /// Both kinds of group share one namespace of group ids, so they live under one lock.
@@ -96,24 +100,28 @@ struct Groups {
 pub struct Coordinator {
     groups: Arc<Mutex<Groups>>,
     initial_delay_ms: i64,
-    consumer_settings: consumer::Settings,
+    consumer_settings: ConsumerGroupSettings,
+    clock: Clock,
+    /// Member ids for classic groups come from here.
+    rng: Rng,
 }
 
 impl Coordinator {
     /// Starts the coordinator and its ticker (which stops when the coordinator is dropped).
-    pub fn start(settings: Settings) -> Coordinator {
+    pub fn start(settings: CoordinatorSettings, clock: Clock, rng: Rng) -> Coordinator {
         let coordinator = Coordinator {
             groups: Arc::new(Mutex::new(Groups::default())),
             initial_delay_ms: settings.initial_delay.as_millis() as i64,
             consumer_settings: settings.consumer,
+            clock: clock.clone(),
+            rng,
         };
         let weak = Arc::downgrade(&coordinator.groups);
         tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(TICK);
             loop {
-                ticker.tick().await;
+                clock.sleep(TICK).await;
                 let Some(groups) = weak.upgrade() else { return };
-                let now = crate::clock::now_ms();
+                let now = clock.now_ms();
                 let mut groups = groups.lock().unwrap_or_else(|p| p.into_inner());
                 for slot in groups.classic.values_mut() {
                     let deliveries = slot.group.tick(now);
@@ -164,8 +172,8 @@ impl Coordinator {
                 return JoinResult::error(ErrorCode::InconsistentGroupProtocol, &request.member_id);
             }
             let slot = self.slot(&mut groups, group_id);
-            let now = crate::clock::now_ms();
-            let new_id = || format!("{client_id}-{}", uuid::Uuid::new_v4());
+            let now = self.clock.now_ms();
+            let new_id = || format!("{client_id}-{}", self.rng.uuid());
             match slot.group.join(request, new_id, now) {
                 Err(result) => return *result,
                 Ok((member, deliveries)) => {
@@ -181,7 +189,7 @@ impl Coordinator {
             }
         };
         let (member, rx) = rx;
-        match tokio::time::timeout(wait_limit, rx).await {
+        match self.clock.timeout(wait_limit, rx).await {
             Ok(Ok(result)) => result,
             _ => JoinResult::error(ErrorCode::RebalanceInProgress, &member),
         }
@@ -200,7 +208,7 @@ impl Coordinator {
             let Some(slot) = groups.classic.get_mut(group_id) else {
                 return SyncResult::error(ErrorCode::UnknownMemberId);
             };
-            let now = crate::clock::now_ms();
+            let now = self.clock.now_ms();
             match slot.group.sync(member_id, generation, assignments, now) {
                 Err(result) => return result,
                 Ok(deliveries) => {
@@ -211,7 +219,7 @@ impl Coordinator {
                 }
             }
         };
-        match tokio::time::timeout(Duration::from_secs(300), rx).await {
+        match self.clock.timeout(Duration::from_secs(300), rx).await {
             Ok(Ok(result)) => result,
             _ => SyncResult::error(ErrorCode::RebalanceInProgress),
         }
@@ -222,7 +230,7 @@ impl Coordinator {
         match groups.classic.get_mut(group_id) {
             Some(slot) => slot
                 .group
-                .heartbeat(member_id, generation, crate::clock::now_ms()),
+                .heartbeat(member_id, generation, self.clock.now_ms()),
             None => ErrorCode::UnknownMemberId,
         }
     }
@@ -231,7 +239,7 @@ impl Coordinator {
         let mut groups = self.lock();
         match groups.classic.get_mut(group_id) {
             Some(slot) => {
-                let (codes, deliveries) = slot.group.leave(members, crate::clock::now_ms());
+                let (codes, deliveries) = slot.group.leave(members, self.clock.now_ms());
                 slot.deliver(deliveries);
                 codes
             }
@@ -302,7 +310,7 @@ impl Coordinator {
         client_id: &str,
         client_host: &str,
         topics: &dyn TopicImage,
-    ) -> Result<consumer::Reply, GroupError> {
+    ) -> Result<HeartbeatReply, GroupError> {
         let mut groups = self.lock();
         if groups
             .classic
@@ -318,7 +326,7 @@ impl Coordinator {
             .consumer
             .entry(request.group_id.clone())
             .or_insert_with(|| ConsumerGroup::new(&request.group_id));
-        let now = crate::clock::now_ms();
+        let now = self.clock.now_ms();
         let reply = group.heartbeat(
             request,
             client_id,

@@ -1,7 +1,7 @@
 //! Consumer groups (classic protocol): which agent coordinates a group, and the coordinator.
 //!
 //! ```text
-//! FindCoordinator ─► routing::coordinator(live agents, group id)   (same answer on every agent)
+//! FindCoordinator ─► placement::coordinator(live agents, group id)   (same answer on every agent)
 //! JoinGroup / SyncGroup / Heartbeat / LeaveGroup ─► Coordinator ─► classic::Group (pure)
 //! OffsetCommit ─► Coordinator::check_commit ─► metadata quorum (durable offsets)
 //! ```

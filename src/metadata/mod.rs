@@ -1,14 +1,18 @@
-//! Metadata: the consistent part of floe (topics, offsets, producer state, group offsets).
+//! Metadata: the consistent part of floe (topics, offsets, producer state, group offsets, the
+//! agent registry).
 //!
 //! ```text
-//! handlers ──► MetadataStore::apply(commands) ──► quorum (Raft: fsync'd log, majority commit)
-//!                                             └──► MetadataState::apply (pure) ──► outcomes
+//! handlers ──► MetadataStore::commit_object / create_topic / offset_commit / …
+//!                 ──► quorum (Raft: fsync'd log, majority commit)
+//!                 └─► MetadataState::apply (pure, on every member) ──► that command's result
 //!          ──► MetadataStore::read ──► this node's applied MetadataState (no network)
 //! ```
-//! `state` is pure and deterministic; `store` is the broker's window onto the replicated copy.
+//! `state` is pure and deterministic; `quorum` replicates it (openraft); `store` is the
+//! broker's typed window onto the replicated copy.
 
+pub mod quorum;
 pub mod state;
 pub mod store;
 
-pub use state::{Command, MetadataState, Outcome, TopicPartition};
-pub use store::MetadataStore;
+pub use state::MetadataState;
+pub use store::{MetadataError, MetadataStore, OffsetToCommit};

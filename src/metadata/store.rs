@@ -1,14 +1,26 @@
-//! `MetadataStore`: what the broker sees of the metadata quorum — writes that return their
-//! outcomes once durable on a majority, and reads of this node's applied copy of the state.
+//! `MetadataStore`: what the broker sees of the metadata quorum — one method per command, each
+//! returning that command's own result once the write is durable on a majority, and reads of
+//! this node's applied copy of the state.
 //!
 //! A write returns only after this node has applied it too, so a client that wrote through
 //! this node reads its own write here (read-your-writes).
+//!
+//! Every method answers `Result<_, MetadataError>`: the outer error says the write did not
+//! complete (retriable; `server::error_codes` maps it to Kafka's code for the request's
+//! role); the value is the command's own answer from the state machine.
 
-use super::state::{Command, MetadataState, Outcome};
-use crate::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
+use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
+use super::state::{
+    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, MetadataState, Outcome,
+    PartitionBatches, TopicError,
+};
+use crate::clock::Clock;
+use crate::ids::{ObjectKey, ProducerEpoch, ProducerId};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 #[derive(Clone)]
 pub struct MetadataStore {
@@ -16,40 +28,195 @@ pub struct MetadataStore {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error(transparent)]
+pub enum MetadataError {
+    /// The quorum did not commit the write, or this node did not apply it, in time.
+    #[error("the metadata write did not complete")]
     Write(#[from] WriteError),
-    #[error("the metadata writer stopped: {0}")]
-    Stopped(String),
+    /// The quorum answered a command with another command's outcome: the log and this
+    /// build disagree about what was written. A bug, reported instead of a panic.
+    #[error("{command} was answered with {outcome:?}")]
+    MismatchedOutcome {
+        command: &'static str,
+        outcome: Option<Outcome>,
+    },
+}
+
+/// One consumer position to commit (`offset_commit` takes several in one entry).
+#[derive(Debug, Clone)]
+pub struct OffsetToCommit {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub offset: GroupOffset,
+}
+
+/// Pulls the expected variant out of an outcome, or reports the mismatch.
+macro_rules! expect_outcome {
+    ($command:literal, $outcome:expr, $pattern:pat => $value:expr) => {
+        match $outcome {
+            Some($pattern) => Ok($value),
+            outcome => Err(MetadataError::MismatchedOutcome {
+                command: $command,
+                outcome,
+            }),
+        }
+    };
 }
 
 impl MetadataStore {
-    /// Starts this node's quorum member with its storage under `dir`; `extra_routes` are
-    /// served on its Raft listener too.
+    /// Starts this node's quorum member with its storage under `dir`. Its RPCs are served by
+    /// the caller, from `quorum().routes()`.
     pub async fn open(
         dir: &Path,
         config: QuorumConfig,
-        extra_routes: axum::Router,
+        clock: Clock,
     ) -> Result<MetadataStore, QuorumError> {
-        let quorum = Quorum::start_with(dir, config, extra_routes).await?;
+        let quorum = Quorum::start(dir, config, clock).await?;
         Ok(MetadataStore {
             quorum: Arc::new(quorum),
         })
     }
 
+    /// The produce commit point: assigns the object's batches their offsets. Per partition
+    /// in the given order; per batch in partition order.
+    pub async fn commit_object(
+        &self,
+        object_key: ObjectKey,
+        partitions: Vec<PartitionBatches>,
+    ) -> Result<Vec<Vec<BatchOutcome>>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::CommitObject {
+                object_key,
+                partitions,
+            })
+            .await?;
+        expect_outcome!("CommitObject", outcome, Outcome::Committed(per_partition) => per_partition)
+    }
+
+    pub async fn create_topic(
+        &self,
+        name: String,
+        id: Uuid,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<Result<(), TopicError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::CreateTopic {
+                name,
+                id,
+                partitions,
+                configs,
+            })
+            .await?;
+        expect_outcome!("CreateTopic", outcome, Outcome::Topic(result) => result)
+    }
+
+    pub async fn delete_topic(
+        &self,
+        name: String,
+    ) -> Result<Result<(), TopicError>, MetadataError> {
+        let outcome = self.apply_one(Command::DeleteTopic { name }).await?;
+        expect_outcome!("DeleteTopic", outcome, Outcome::Topic(result) => result)
+    }
+
+    /// Grows a topic to `total` partitions.
+    pub async fn create_partitions(
+        &self,
+        name: String,
+        total: i32,
+    ) -> Result<Result<(), TopicError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::CreatePartitions { name, total })
+            .await?;
+        expect_outcome!("CreatePartitions", outcome, Outcome::Topic(result) => result)
+    }
+
+    /// Sets (`Some`) or removes (`None`) topic configs.
+    pub async fn alter_topic_configs(
+        &self,
+        name: String,
+        changes: Vec<(String, Option<String>)>,
+    ) -> Result<Result<(), TopicError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::AlterTopicConfigs { name, changes })
+            .await?;
+        expect_outcome!("AlterTopicConfigs", outcome, Outcome::Topic(result) => result)
+    }
+
+    /// A new producer id, or the next epoch of the one the client holds.
+    pub async fn init_producer_id(
+        &self,
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    ) -> Result<Result<(ProducerId, ProducerEpoch), InitProducerIdError>, MetadataError> {
+        let outcome = self.apply_one(Command::InitProducerId { existing }).await?;
+        expect_outcome!("InitProducerId", outcome, Outcome::ProducerId(result) => result)
+    }
+
+    /// Commits consumer positions in one log entry; one result per position, in order.
+    pub async fn offset_commit(
+        &self,
+        offsets: Vec<OffsetToCommit>,
+    ) -> Result<Vec<Result<(), TopicError>>, MetadataError> {
+        let commands = offsets
+            .into_iter()
+            .map(|o| Command::OffsetCommit {
+                group: o.group,
+                topic: o.topic,
+                partition: o.partition,
+                offset: o.offset,
+            })
+            .collect::<Vec<_>>();
+        let count = commands.len();
+        let mut outcomes = self.apply(commands).await?.into_iter();
+        let mut results = Vec::with_capacity(count);
+        for _ in 0..count {
+            results.push(expect_outcome!(
+                "OffsetCommit",
+                outcomes.next(),
+                Outcome::OffsetCommitted(result) => result
+            )?);
+        }
+        Ok(results)
+    }
+
+    /// Forgets a group's committed offsets: all (`None`) or the listed partitions. Whether the
+    /// group had any.
+    pub async fn delete_group_offsets(
+        &self,
+        group: String,
+        partitions: Option<Vec<(String, i32)>>,
+    ) -> Result<bool, MetadataError> {
+        let outcome = self
+            .apply_one(Command::DeleteGroupOffsets { group, partitions })
+            .await?;
+        expect_outcome!("DeleteGroupOffsets", outcome, Outcome::GroupOffsetsDeleted(had) => had)
+    }
+
+    /// Proposes this node's cluster id; the first one applied names the cluster.
+    pub async fn init_cluster(&self, id: String) -> Result<(), MetadataError> {
+        let outcome = self.apply_one(Command::InitCluster { id }).await?;
+        expect_outcome!("InitCluster", outcome, Outcome::AgentRegistered => ())
+    }
+
+    /// Renews this agent's registration until `agent.lease_expires_ms`.
+    pub async fn agent_heartbeat(&self, agent: Agent) -> Result<(), MetadataError> {
+        let outcome = self.apply_one(Command::AgentHeartbeat { agent }).await?;
+        expect_outcome!("AgentHeartbeat", outcome, Outcome::AgentRegistered => ())
+    }
+
     /// Commits the commands (durable on a majority), waits until this node has applied
     /// them, and returns their outcomes.
-    pub async fn apply(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, StoreError> {
+    async fn apply(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, MetadataError> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
         let applied = self.quorum.write(commands).await?;
         self.quorum.wait_applied(applied.index).await?;
         Ok(applied.outcomes)
     }
 
-    pub async fn apply_one(&self, command: Command) -> Result<Outcome, StoreError> {
-        let mut outcomes = self.apply(vec![command]).await?;
-        outcomes
-            .pop()
-            .ok_or_else(|| StoreError::Stopped("no outcome for a command".into()))
+    async fn apply_one(&self, command: Command) -> Result<Option<Outcome>, MetadataError> {
+        Ok(self.apply(vec![command]).await?.pop())
     }
 
     /// Runs `f` on this node's consistent view of the state.
@@ -62,7 +229,7 @@ impl MetadataStore {
         self.quorum.shared().applied.subscribe()
     }
 
-    pub fn quorum(&self) -> &Quorum {
+    pub fn quorum(&self) -> &Arc<Quorum> {
         &self.quorum
     }
 }

@@ -9,17 +9,19 @@
 use super::chaos::{Fault, FaultPlan, LatencyModel, Operation, SplitMix64};
 use super::metrics::ObjectStoreMetrics;
 use super::retry::RetryPolicy;
+use crate::clock::Clock;
+use crate::random::Rng;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why one attempt failed.
 #[derive(Debug, thiserror::Error)]
-enum AttemptError {
+pub enum AttemptError {
     #[error(transparent)]
     Store(#[from] object_store::Error),
     #[error("injected fault: {}", .0.name())]
@@ -52,24 +54,34 @@ impl AttemptError {
     }
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum StoreError {
-    #[error("{op} {key} failed after {attempts} attempts in {elapsed:?}: {last}")]
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectStoreError {
+    /// Every attempt failed transiently until the retry policy gave up.
+    #[error("{op} {key} failed after {attempts} attempts in {elapsed:?}")]
     Exhausted {
         op: &'static str,
         key: String,
         attempts: u32,
         elapsed: Duration,
-        last: String,
+        #[source]
+        last: AttemptError,
     },
-    #[error("{op} {key} failed: {reason}")]
+    /// The store refused the request in a way another attempt cannot change.
+    #[error("{op} {key} failed")]
     Permanent {
         op: &'static str,
         key: String,
-        reason: String,
+        #[source]
+        cause: AttemptError,
     },
-    #[error("probe of the object store failed: {0}")]
-    Probe(String),
+    #[error("probe of the object store {store} failed")]
+    Probe {
+        store: String,
+        #[source]
+        cause: Box<ObjectStoreError>,
+    },
+    #[error("probe of the object store {store} failed: the probe object read back differently")]
+    ProbeMismatch { store: String },
 }
 
 /// Injected latency and faults, with the randomness they draw from.
@@ -115,6 +127,9 @@ pub struct ObjectClient {
     metrics: Arc<ObjectStoreMetrics>,
     /// Names the store in errors and logs (e.g. `s3://bucket/prefix at http://127.0.0.1:8333`).
     description: String,
+    clock: Clock,
+    /// Retry jitter (separate from the chaos generator, so faults repeat whatever retries do).
+    jitter: Rng,
 }
 
 impl ObjectClient {
@@ -123,6 +138,8 @@ impl ObjectClient {
         description: String,
         retry: RetryPolicy,
         chaos: Chaos,
+        clock: Clock,
+        jitter: Rng,
     ) -> ObjectClient {
         ObjectClient {
             store,
@@ -130,6 +147,8 @@ impl ObjectClient {
             chaos,
             metrics: Arc::new(ObjectStoreMetrics::default()),
             description,
+            clock,
+            jitter,
         }
     }
 
@@ -141,13 +160,14 @@ impl ObjectClient {
         &self.description
     }
 
-    pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), StoreError> {
+    pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), ObjectStoreError> {
         let path = Path::from(key);
         self.with_retries(Operation::Put, key, || async {
             let (delay, fault) = self.chaos.plan(Operation::Put, bytes.len() as u64);
             self.inject_before(delay, fault).await?;
             let put = self.store.put(&path, PutPayload::from_bytes(bytes.clone()));
-            tokio::time::timeout(self.retry.request_timeout, put)
+            self.clock
+                .timeout(self.retry.request_timeout, put)
                 .await
                 .map_err(|_| AttemptError::Timeout(self.retry.request_timeout))??;
             if fault == Some(Fault::LostPutResponse) {
@@ -158,14 +178,16 @@ impl ObjectClient {
         .await
     }
 
-    pub async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, StoreError> {
+    pub async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, ObjectStoreError> {
         let path = Path::from(key);
         let wanted = (range.end - range.start) as usize;
         self.with_retries(Operation::Get, key, || async {
             let (delay, fault) = self.chaos.plan(Operation::Get, wanted as u64);
             self.inject_before(delay, fault).await?;
             let get = self.store.get_range(&path, range.clone());
-            let mut bytes = tokio::time::timeout(self.retry.request_timeout, get)
+            let mut bytes = self
+                .clock
+                .timeout(self.retry.request_timeout, get)
                 .await
                 .map_err(|_| AttemptError::Timeout(self.retry.request_timeout))??;
             if fault == Some(Fault::ShortGet) {
@@ -183,12 +205,13 @@ impl ObjectClient {
         .await
     }
 
-    pub async fn delete(&self, key: &str) -> Result<(), StoreError> {
+    pub async fn delete(&self, key: &str) -> Result<(), ObjectStoreError> {
         let path = Path::from(key);
         self.with_retries(Operation::Delete, key, || async {
             let (delay, fault) = self.chaos.plan(Operation::Delete, 0);
             self.inject_before(delay, fault).await?;
-            tokio::time::timeout(self.retry.request_timeout, self.store.delete(&path))
+            self.clock
+                .timeout(self.retry.request_timeout, self.store.delete(&path))
                 .await
                 .map_err(|_| AttemptError::Timeout(self.retry.request_timeout))??;
             Ok(((), 0))
@@ -197,7 +220,7 @@ impl ObjectClient {
     }
 
     /// Object keys under `prefix` (one LIST request per page, as the store pages them).
-    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError> {
         let path = Path::from(prefix);
         self.with_retries(Operation::List, prefix, || async {
             let (delay, fault) = self.chaos.plan(Operation::List, 0);
@@ -207,7 +230,9 @@ impl ObjectClient {
                 .list(Some(&path))
                 .map_ok(|m| m.location.to_string())
                 .try_collect();
-            let keys: Vec<String> = tokio::time::timeout(self.retry.request_timeout, listing)
+            let keys: Vec<String> = self
+                .clock
+                .timeout(self.retry.request_timeout, listing)
                 .await
                 .map_err(|_| AttemptError::Timeout(self.retry.request_timeout))??;
             Ok((keys, 0))
@@ -217,20 +242,22 @@ impl ObjectClient {
 
     /// Writes, reads back and deletes a probe object: fails fast at start-up with the store's
     /// own error rather than at the first produce.
-    pub async fn probe(&self) -> Result<(), StoreError> {
-        let key = format!("probe/{}", uuid::Uuid::new_v4());
+    pub async fn probe(&self) -> Result<(), ObjectStoreError> {
+        let key = format!("probe/{}", self.jitter.uuid());
         let payload = Bytes::from_static(b"floe object store probe");
-        let fail = |e: StoreError| StoreError::Probe(format!("{}: {e}", self.description));
+        let fail = |e: ObjectStoreError| ObjectStoreError::Probe {
+            store: self.description.clone(),
+            cause: Box::new(e),
+        };
         self.put(&key, payload.clone()).await.map_err(fail)?;
         let read = self
             .get_range(&key, 0..payload.len() as u64)
             .await
             .map_err(fail)?;
         if read != payload {
-            return Err(StoreError::Probe(format!(
-                "{}: the probe object read back differently",
-                self.description
-            )));
+            return Err(ObjectStoreError::ProbeMismatch {
+                store: self.description.clone(),
+            });
         }
         self.delete(&key).await.map_err(fail)
     }
@@ -241,7 +268,7 @@ impl ObjectClient {
         fault: Option<Fault>,
     ) -> Result<(), AttemptError> {
         if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+            self.clock.sleep(delay).await;
         }
         match fault {
             Some(f @ (Fault::InternalError | Fault::SlowDown | Fault::ConnectionReset)) => {
@@ -253,7 +280,7 @@ impl ObjectClient {
                     .faults
                     .as_ref()
                     .map_or(Duration::ZERO, |f| f.timeout_hang);
-                tokio::time::sleep(hang.min(self.retry.request_timeout)).await;
+                self.clock.sleep(hang.min(self.retry.request_timeout)).await;
                 Err(AttemptError::Timeout(hang))
             }
             _ => Ok(()),
@@ -267,16 +294,16 @@ impl ObjectClient {
         op: Operation,
         key: &str,
         mut attempt: F,
-    ) -> Result<T, StoreError>
+    ) -> Result<T, ObjectStoreError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<(T, u64), AttemptError>>,
     {
-        let first = Instant::now();
+        let first = self.clock.now();
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let started = Instant::now();
+            let started = self.clock.now();
             let result = attempt().await;
             let bytes = result.as_ref().map_or(0, |(_, n)| *n);
             self.metrics
@@ -286,26 +313,24 @@ impl ObjectClient {
                 Err(e) => e,
             };
             if !error.is_retriable() {
-                return Err(StoreError::Permanent {
+                return Err(ObjectStoreError::Permanent {
                     op: op.name(),
                     key: key.to_string(),
-                    reason: error.to_string(),
+                    cause: error,
                 });
             }
-            let wait = self
-                .retry
-                .backoff(attempts, self.chaos.draw(SplitMix64::uniform));
+            let wait = self.retry.backoff(attempts, self.jitter.uniform());
             if !self.retry.may_retry(attempts, first.elapsed(), wait) {
-                return Err(StoreError::Exhausted {
+                return Err(ObjectStoreError::Exhausted {
                     op: op.name(),
                     key: key.to_string(),
                     attempts,
                     elapsed: first.elapsed(),
-                    last: error.to_string(),
+                    last: error,
                 });
             }
             tracing::debug!(op = op.name(), key, attempt = attempts, error = %error, "retrying object-store request");
-            tokio::time::sleep(wait).await;
+            self.clock.sleep(wait).await;
         }
     }
 }
@@ -323,7 +348,14 @@ mod tests {
             ..Default::default()
         };
         let chaos = Chaos::new(None, FaultPlan::parse(faults).unwrap(), 7);
-        ObjectClient::new(Arc::new(InMemory::new()), "memory://".into(), retry, chaos)
+        ObjectClient::new(
+            Arc::new(InMemory::new()),
+            "memory://".into(),
+            retry,
+            chaos,
+            Clock::system(),
+            Rng::seeded(7),
+        )
     }
 
     #[tokio::test]
@@ -349,12 +381,12 @@ mod tests {
     async fn gives_up_after_the_attempt_limit_and_not_on_missing_objects() {
         let c = client("rate=1,kinds=503", 3);
         match c.put("x", Bytes::from_static(b"1")).await {
-            Err(StoreError::Exhausted { attempts, .. }) => assert_eq!(attempts, 3),
+            Err(ObjectStoreError::Exhausted { attempts, .. }) => assert_eq!(attempts, 3),
             other => panic!("{other:?}"),
         }
         let c = client("none", 5);
         match c.get_range("missing", 0..1).await {
-            Err(StoreError::Permanent { .. }) => {}
+            Err(ObjectStoreError::Permanent { .. }) => {}
             other => panic!("{other:?}"),
         }
         assert_eq!(

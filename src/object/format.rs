@@ -13,7 +13,7 @@
 //! chunks, so reads never need the footer; the footer lets compaction, GC and tools understand
 //! an object on its own, and its checksums catch corruption. See docs/object-format.md.
 
-use crate::metadata::TopicPartition;
+use crate::ids::TopicPartition;
 use bytes::{BufMut, Bytes, BytesMut};
 
 const MAGIC: &[u8; 4] = b"FLOE";

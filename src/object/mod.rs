@@ -7,6 +7,7 @@
 //! ```
 //! `format` and `key` are pure: the multi-partition object layout and the key schema.
 
+pub mod cache;
 pub mod chaos;
 pub mod client;
 pub mod format;
@@ -15,4 +16,4 @@ pub mod metrics;
 pub mod retry;
 pub mod store;
 
-pub use client::{ObjectClient, StoreError};
+pub use client::{ObjectClient, ObjectStoreError};

@@ -6,8 +6,10 @@
 //! store's error when it cannot be used.
 
 use super::chaos::{FaultPlan, LatencyModel};
-use super::client::{Chaos, ObjectClient, StoreError};
+use super::client::{Chaos, ObjectClient, ObjectStoreError};
 use super::retry::RetryPolicy;
+use crate::clock::Clock;
+use crate::random::Rng;
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
@@ -46,8 +48,8 @@ pub enum OpenError {
         endpoint: String,
         reason: String,
     },
-    #[error(transparent)]
-    Probe(#[from] StoreError),
+    #[error("the object store failed its start-up probe")]
+    Probe(#[source] Box<ObjectStoreError>),
 }
 
 impl ObjectStoreConfig {
@@ -76,7 +78,12 @@ fn with_prefix(store: Arc<dyn ObjectStore>, prefix: &str) -> Arc<dyn ObjectStore
 }
 
 /// Opens, prepares (bucket creation) and probes the store.
-pub async fn open(config: &ObjectStoreConfig, data_dir: &Path) -> Result<ObjectClient, OpenError> {
+pub async fn open(
+    config: &ObjectStoreConfig,
+    data_dir: &Path,
+    clock: Clock,
+    rng: Rng,
+) -> Result<ObjectClient, OpenError> {
     let url = config.url.as_str();
     let invalid = |reason: String| OpenError::Invalid {
         url: url.to_string(),
@@ -136,7 +143,7 @@ pub async fn open(config: &ObjectStoreConfig, data_dir: &Path) -> Result<ObjectC
             builder = builder.with_endpoint(endpoint);
         }
         if config.create_bucket {
-            create_bucket(config, &bucket, &region).await?;
+            create_bucket(config, &bucket, &region, &clock).await?;
         }
         let store = builder.build().map_err(|e| invalid(e.to_string()))?;
         let at = config.s3_endpoint.as_deref().unwrap_or("AWS S3");
@@ -166,8 +173,11 @@ pub async fn open(config: &ObjectStoreConfig, data_dir: &Path) -> Result<ObjectC
         ));
     };
     let chaos = Chaos::new(config.latency, config.faults.clone(), config.chaos_seed);
-    let client = ObjectClient::new(store, description, config.retry.clone(), chaos);
-    client.probe().await?;
+    let client = ObjectClient::new(store, description, config.retry.clone(), chaos, clock, rng);
+    client
+        .probe()
+        .await
+        .map_err(|e| OpenError::Probe(Box::new(e)))?;
     Ok(client)
 }
 
@@ -177,6 +187,7 @@ async fn create_bucket(
     config: &ObjectStoreConfig,
     bucket: &str,
     region: &str,
+    clock: &Clock,
 ) -> Result<(), OpenError> {
     let endpoint = config
         .s3_endpoint
@@ -212,7 +223,7 @@ async fn create_bucket(
     let body = action.body();
     // A store that is still starting (a container next to floe) may refuse or reset
     // connections for a moment: retry sending within the object-store deadline.
-    let deadline = std::time::Instant::now() + config.retry.deadline;
+    let deadline = clock.now() + config.retry.deadline;
     let mut backoff = config.retry.backoff_base;
     let response = loop {
         let sent = client
@@ -224,9 +235,9 @@ async fn create_bucket(
             .await;
         match sent {
             Ok(response) => break response,
-            Err(e) if std::time::Instant::now() + backoff < deadline => {
+            Err(e) if clock.now() + backoff < deadline => {
                 tracing::info!(error = %e, "the object store is not answering yet; retrying");
-                tokio::time::sleep(backoff).await;
+                clock.sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
             Err(e) => return Err(fail(e.to_string())),
@@ -258,22 +269,26 @@ mod tests {
 
     #[tokio::test]
     async fn local_and_memory_stores_open_and_probe() {
-        let dir = std::env::temp_dir().join(format!("floe-store-{}", uuid::Uuid::new_v4()));
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().to_path_buf();
+        let open_at = |config: &ObjectStoreConfig, dir: &std::path::Path| {
+            let (config, dir) = (config.clone(), dir.to_path_buf());
+            async move { open(&config, &dir, Clock::system(), Rng::seeded(1)).await }
+        };
         for url in ["", "memory://"] {
             let config = ObjectStoreConfig {
                 url: url.into(),
                 ..Default::default()
             };
-            open(&config, &dir).await.unwrap();
+            open_at(&config, &dir).await.unwrap();
         }
         let bad = ObjectStoreConfig {
             url: "ftp://x".into(),
             ..Default::default()
         };
         assert!(matches!(
-            open(&bad, &dir).await,
+            open_at(&bad, &dir).await,
             Err(OpenError::Invalid { .. })
         ));
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -5,11 +5,34 @@
 //! bytes, whichever comes first. So an agent's PUT rate follows time and bytes, never the
 //! number of partitions. Time comes in as an argument; nothing here reads a clock.
 
-use crate::metadata::TopicPartition;
-use crate::telemetry::SealReason;
+use crate::clock::Instant;
+use crate::ids::TopicPartition;
 use bytes::Bytes;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// Why an object was sealed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SealReason {
+    /// Its flush interval passed.
+    Time,
+    /// It reached `object_bytes_max`.
+    Bytes,
+    /// The broker was stopping.
+    Shutdown,
+}
+
+impl SealReason {
+    pub const ALL: [SealReason; 3] = [SealReason::Time, SealReason::Bytes, SealReason::Shutdown];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SealReason::Time => "time",
+            SealReason::Bytes => "bytes",
+            SealReason::Shutdown => "shutdown",
+        }
+    }
+}
 
 /// An open object's contents, grouped by partition, each batch with its caller's tag `T`.
 pub struct Sealed<T> {
@@ -107,7 +130,7 @@ mod tests {
 
     #[test]
     fn seals_when_the_flush_interval_passes() {
-        let t0 = Instant::now();
+        let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_millis(100), 1 << 20);
         assert!(b.poll(t0).is_none());
         assert!(b.push(t0, tp(0), bytes(10), 1).is_none());
@@ -134,7 +157,7 @@ mod tests {
 
     #[test]
     fn seals_when_full_regardless_of_time() {
-        let t0 = Instant::now();
+        let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_secs(60), 100);
         assert!(b.push(t0, tp(0), bytes(60), 1).is_none());
         let sealed = b.push(t0, tp(0), bytes(40), 2).expect("full");
@@ -148,7 +171,7 @@ mod tests {
 
     #[test]
     fn many_partitions_share_one_object() {
-        let t0 = Instant::now();
+        let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_millis(10), 1 << 30);
         for p in 0..500 {
             assert!(b.push(t0, tp(p), bytes(100), p).is_none());

@@ -2,6 +2,7 @@
 //! sealed objects and commits them to metadata in seal order.
 
 pub mod batcher;
+pub mod metrics;
 pub mod pipeline;
 
 pub use pipeline::{BatchResult, ProduceError, ProducePipeline};

@@ -11,25 +11,29 @@
 //! A producer is answered only after both the PUT and the metadata commit are durable.
 
 use super::batcher::{Batcher, Sealed};
-use crate::fetch::cache::ObjectCache;
+use super::metrics::PipelineMetrics;
+use crate::clock::{Clock, Instant};
+use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
-use crate::metadata::{Command, MetadataStore, Outcome, TopicPartition};
-use crate::object::ObjectClient;
+use crate::metadata::{MetadataError, MetadataStore};
+use crate::object::cache::ObjectCache;
+use crate::object::{ObjectClient, ObjectStoreError};
 use crate::object::{format::encode_object, key::new_object_key};
 use crate::protocol::record_batch::RecordBatch;
-use crate::telemetry::BrokerMetrics;
+use crate::random::Rng;
+use crate::telemetry::ErrorChain;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-/// Why a batch was not committed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a batch was not committed. Shared by every batch of the failed object, hence the `Arc`s.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ProduceError {
-    #[error("object store write failed: {0}")]
-    Storage(String),
-    #[error("metadata commit failed: {0}")]
-    Metadata(String),
+    #[error("object store write failed")]
+    Storage(#[source] Arc<ObjectStoreError>),
+    #[error("metadata commit failed")]
+    Metadata(#[source] Arc<MetadataError>),
     #[error("the produce pipeline is shutting down")]
     ShuttingDown,
 }
@@ -49,6 +53,7 @@ pub struct ProducePipeline {
     intake: mpsc::Sender<(TopicPartition, Pending)>,
     buffer: Arc<Semaphore>,
     buffer_bytes_max: usize,
+    metrics: Arc<PipelineMetrics>,
 }
 
 pub struct PipelineConfig {
@@ -60,7 +65,7 @@ pub struct PipelineConfig {
 
 type Upload = JoinHandle<(
     Sealed<Pending>,
-    String,
+    ObjectKey,
     Result<Vec<object::ChunkLayout>, ProduceError>,
 )>;
 use crate::object::format as object;
@@ -71,28 +76,32 @@ impl ProducePipeline {
         store: Arc<ObjectClient>,
         cache: Arc<ObjectCache>,
         metadata: MetadataStore,
-        metrics: Arc<BrokerMetrics>,
+        clock: Clock,
+        rng: Rng,
     ) -> ProducePipeline {
         let (intake, intake_rx) = mpsc::channel(1024);
         let (uploads, uploads_rx) = mpsc::channel(config.uploads_in_flight_max);
         let buffer_bytes_max = config.buffer_bytes_max;
+        let metrics = Arc::new(PipelineMetrics::default());
         let storage = Storage {
             client: store,
             cache,
+            clock: clock.clone(),
+            rng,
+            metrics: metrics.clone(),
         };
-        tokio::spawn(run_batcher(
-            config,
-            intake_rx,
-            uploads,
-            storage,
-            metrics.clone(),
-        ));
-        tokio::spawn(run_committer(uploads_rx, metadata, metrics));
+        tokio::spawn(run_batcher(config, intake_rx, uploads, storage));
+        tokio::spawn(run_committer(uploads_rx, metadata, clock, metrics.clone()));
         ProducePipeline {
             intake,
             buffer: Arc::new(Semaphore::new(buffer_bytes_max)),
             buffer_bytes_max,
+            metrics,
         }
+    }
+
+    pub fn metrics(&self) -> &PipelineMetrics {
+        &self.metrics
     }
 
     /// Queues a validated batch; the receiver answers once it is committed (or failed).
@@ -127,7 +136,6 @@ async fn run_batcher(
     mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
     uploads: mpsc::Sender<Upload>,
     store: Storage,
-    metrics: Arc<BrokerMetrics>,
 ) {
     let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
     loop {
@@ -136,21 +144,21 @@ async fn run_batcher(
             item = intake.recv() => match item {
                 Some((partition, pending)) => {
                     let bytes = pending.batch.as_bytes().clone();
-                    batcher.push(std::time::Instant::now(), partition, bytes, pending)
+                    batcher.push(store.clock.now(), partition, bytes, pending)
                 }
                 None => {
                     if let Some(sealed) = batcher.seal() {
-                        let _ = uploads.send(start_upload(sealed, store.clone(), &metrics)).await;
+                        let _ = uploads.send(start_upload(sealed, store.clone())).await;
                     }
                     return;
                 }
             },
-            _ = sleep_until(deadline), if deadline.is_some() => batcher.poll(std::time::Instant::now()),
+            _ = sleep_until(&store.clock, deadline), if deadline.is_some() => batcher.poll(store.clock.now()),
         };
         if let Some(sealed) = sealed {
             // A full upload queue blocks intake: backpressure instead of growth.
             if uploads
-                .send(start_upload(sealed, store.clone(), &metrics))
+                .send(start_upload(sealed, store.clone()))
                 .await
                 .is_err()
             {
@@ -160,37 +168,41 @@ async fn run_batcher(
     }
 }
 
-async fn sleep_until(deadline: Option<std::time::Instant>) {
+async fn sleep_until(clock: &Clock, deadline: Option<Instant>) {
     if let Some(deadline) = deadline {
-        tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
+        clock.sleep_until(deadline).await;
     }
 }
 
-/// Where sealed objects go: the object store, and the cache that serves fresh reads.
+/// Where sealed objects go: the object store, and the cache that serves fresh reads; with the
+/// clock and generator their keys are made from.
 #[derive(Clone)]
 struct Storage {
     client: Arc<ObjectClient>,
     cache: Arc<ObjectCache>,
+    clock: Clock,
+    rng: Rng,
+    metrics: Arc<PipelineMetrics>,
 }
 
-fn start_upload(sealed: Sealed<Pending>, store: Storage, metrics: &BrokerMetrics) -> Upload {
-    metrics.object_sealed(sealed.reason, sealed.bytes);
+fn start_upload(sealed: Sealed<Pending>, store: Storage) -> Upload {
+    store.metrics.object_sealed(sealed.reason, sealed.bytes);
     tokio::spawn(async move {
-        let created_ms = crate::clock::now_ms();
-        let key = new_object_key(created_ms);
+        let created_ms = store.clock.now_ms();
+        let key = new_object_key(created_ms, &store.rng);
         let chunks: Vec<_> = sealed
             .chunks
             .iter()
             .map(|(tp, batches)| (*tp, batches.iter().map(|(b, _)| b.clone()).collect()))
             .collect();
         let (object, layouts) = encode_object(created_ms, &chunks);
-        let result = match store.client.put(&key, object.clone()).await {
+        let result = match store.client.put(key.as_str(), object.clone()).await {
             Ok(()) => {
                 // Cached before the commit makes it visible, so fresh fetches never miss.
-                store.cache.insert(&key, object);
+                store.cache.insert(key.as_str(), object);
                 Ok(layouts)
             }
-            Err(e) => Err(ProduceError::Storage(e.to_string())),
+            Err(e) => Err(ProduceError::Storage(Arc::new(e))),
         };
         (sealed, key, result)
     })
@@ -199,7 +211,8 @@ fn start_upload(sealed: Sealed<Pending>, store: Storage, metrics: &BrokerMetrics
 async fn run_committer(
     mut uploads: mpsc::Receiver<Upload>,
     metadata: MetadataStore,
-    metrics: Arc<BrokerMetrics>,
+    clock: Clock,
+    metrics: Arc<PipelineMetrics>,
 ) {
     while let Some(upload) = uploads.recv().await {
         let (sealed, key, result) = match upload.await {
@@ -212,12 +225,12 @@ async fn run_committer(
         let layouts = match result {
             Ok(layouts) => layouts,
             Err(e) => {
-                tracing::warn!(object = %key, error = %e, "object upload failed; failing its batches");
+                tracing::warn!(object = %key, error = %ErrorChain(&e), "object upload failed; failing its batches");
                 fail_all(sealed, e);
                 continue;
             }
         };
-        commit(sealed, key, layouts, &metadata, &metrics).await;
+        commit(sealed, key, layouts, &metadata, &clock, &metrics).await;
     }
 }
 
@@ -231,10 +244,11 @@ fn fail_all(sealed: Sealed<Pending>, error: ProduceError) {
 
 async fn commit(
     sealed: Sealed<Pending>,
-    key: String,
+    key: ObjectKey,
     layouts: Vec<object::ChunkLayout>,
     metadata: &MetadataStore,
-    metrics: &BrokerMetrics,
+    clock: &Clock,
+    metrics: &PipelineMetrics,
 ) {
     let partitions = sealed
         .chunks
@@ -252,8 +266,8 @@ async fn commit(
                         byte_len,
                         offset_count: b.offset_count(),
                         max_timestamp: b.max_timestamp(),
-                        producer_id: b.producer_id(),
-                        producer_epoch: b.producer_epoch(),
+                        producer_id: ProducerId(b.producer_id()),
+                        producer_epoch: ProducerEpoch(b.producer_epoch()),
                         base_sequence: b.base_sequence(),
                         last_sequence: b.last_sequence(),
                     }
@@ -261,28 +275,16 @@ async fn commit(
                 .collect(),
         })
         .collect();
-    let started = std::time::Instant::now();
-    let outcome = metadata
-        .apply_one(Command::CommitObject {
-            object_key: key.clone(),
-            partitions,
-        })
-        .await;
+    let started = clock.now();
+    let committed = metadata.commit_object(key.clone(), partitions).await;
     metrics
         .commit_latency
         .observe(started.elapsed().as_secs_f64());
-    let per_partition = match outcome {
-        Ok(Outcome::Committed(per_partition)) => per_partition,
-        Ok(other) => {
-            fail_all(
-                sealed,
-                ProduceError::Metadata(format!("unexpected outcome {other:?}")),
-            );
-            return;
-        }
+    let per_partition = match committed {
+        Ok(per_partition) => per_partition,
         Err(e) => {
-            tracing::error!(object = %key, error = %e, "metadata commit failed");
-            fail_all(sealed, ProduceError::Metadata(e.to_string()));
+            tracing::error!(object = %key, error = %ErrorChain(&e), "metadata commit failed");
+            fail_all(sealed, ProduceError::Metadata(Arc::new(e)));
             return;
         }
     };

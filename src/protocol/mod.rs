@@ -10,10 +10,10 @@
 //! frame that `record_batch` can inspect and patch.
 
 pub mod api_versions;
-#[cfg(test)]
-mod conformance_tests;
 pub mod error_code;
 pub mod frame;
+#[cfg(test)]
+mod tests;
 #[rustfmt::skip]
 pub mod messages;
 pub mod record_batch;

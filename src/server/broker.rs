@@ -1,13 +1,16 @@
 //! `Broker`: what every handler shares (config, metadata, produce pipeline, object store).
 
+use crate::clock::{Clock, Instant};
 use crate::config::Config;
-use crate::fetch::cache::ObjectCache;
-use crate::metadata::state::{Agent, TopicError};
-use crate::metadata::{Command, MetadataStore, Outcome};
+use crate::metadata::MetadataStore;
+use crate::metadata::state::Agent;
 use crate::object::ObjectClient;
+use crate::object::cache::ObjectCache;
+use crate::placement::{self, Shown};
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
-use crate::server::routing::{self, Shown};
+use crate::random::Rng;
+use crate::server::error_codes::{self, Role};
 use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,9 +30,12 @@ pub struct Broker {
     /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<tokio::sync::Semaphore>,
     pub metrics: Arc<BrokerMetrics>,
-    pub started: std::time::Instant,
+    pub started: Instant,
     /// The consumer groups this agent coordinates.
     pub groups: crate::groups::Coordinator,
+    /// This node's clock and random generator (see `clock` and `random`).
+    pub clock: Clock,
+    pub rng: Rng,
 }
 
 impl Broker {
@@ -75,7 +81,7 @@ impl Broker {
     /// The brokers clients see: the live agents of the registry, and this one even before its
     /// first registration is applied.
     pub fn shown_brokers(&self) -> Vec<Shown> {
-        routing::brokers(&self.live_agents())
+        placement::brokers(&self.live_agents())
     }
 
     /// The id clients know this agent by: its own, or that of the agent it is collapsed into
@@ -95,7 +101,7 @@ impl Broker {
 
     /// The live agents, this one included even before its first registration is applied.
     pub fn live_agents(&self) -> Vec<Agent> {
-        let now = crate::clock::now_ms();
+        let now = self.clock.now_ms();
         let mut agents: Vec<Agent> = self
             .metadata
             .read(|s| s.live_agents(now).cloned().collect());
@@ -108,7 +114,7 @@ impl Broker {
     /// The agent that coordinates `group`.
     pub fn coordinator_agent(&self, group: &str) -> Agent {
         let agents = self.live_agents();
-        let id = routing::coordinator(&agents, group).unwrap_or(self.node_id());
+        let id = placement::coordinator(&agents, group).unwrap_or(self.node_id());
         agents
             .into_iter()
             .find(|a| a.id == id)
@@ -119,7 +125,7 @@ impl Broker {
     /// broker at the coordinating agent's address.
     pub fn coordinator_of(&self, group: &str) -> Shown {
         let agent = self.coordinator_agent(group);
-        routing::brokers(&self.live_agents())
+        placement::brokers(&self.live_agents())
             .into_iter()
             .find(|s| s.host == agent.host && s.port == agent.port)
             .unwrap_or(Shown {
@@ -154,32 +160,15 @@ impl Broker {
         configs: BTreeMap<String, String>,
     ) -> Result<(), ErrorCode> {
         validate_topic_name(name)?;
-        let outcome = self
+        let created = self
             .metadata
-            .apply_one(Command::CreateTopic {
-                name: name.to_string(),
-                id: uuid::Uuid::new_v4(),
-                partitions,
-                configs,
-            })
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "metadata write failed");
-                ErrorCode::KafkaStorageError
-            })?;
-        match outcome {
-            Outcome::Topic(Ok(())) => Ok(()),
-            Outcome::Topic(Err(e)) => Err(topic_error_code(e)),
-            _ => Err(ErrorCode::UnknownServerError),
+            .create_topic(name.to_string(), self.rng.uuid(), partitions, configs)
+            .await;
+        match created {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(error_codes::topic_error(e)),
+            Err(e) => Err(error_codes::failed_write(&e, Role::Controller)),
         }
-    }
-}
-
-pub fn topic_error_code(e: TopicError) -> ErrorCode {
-    match e {
-        TopicError::AlreadyExists => ErrorCode::TopicAlreadyExists,
-        TopicError::NotFound => ErrorCode::UnknownTopicOrPartition,
-        TopicError::InvalidPartitions => ErrorCode::InvalidPartitions,
     }
 }
 

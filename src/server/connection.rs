@@ -13,6 +13,7 @@
 use super::broker::Broker;
 use super::router::{Origin, route};
 use crate::protocol::frame::{parse_request, split_frame};
+use crate::telemetry::ErrorChain;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::FuturesOrdered;
@@ -24,7 +25,24 @@ use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, String>> + Send>>;
+/// A request being answered: its encoded response, `None` when none is due, or why the
+/// connection must close.
+type InFlight = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RequestFailed>> + Send>>;
+
+/// Why a request closes its connection (the client sent what it cannot have negotiated).
+#[derive(Debug, thiserror::Error)]
+enum RequestFailed {
+    #[error("bad frame")]
+    Frame(#[source] crate::protocol::frame::FrameError),
+    #[error("undecodable request header")]
+    Header(#[source] crate::protocol::frame::RequestError),
+    #[error("{api:?} request")]
+    Route {
+        api: crate::protocol::ApiKey,
+        #[source]
+        source: super::router::RouteError,
+    },
+}
 
 pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
@@ -40,7 +58,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
     let mut buf = BytesMut::with_capacity(64 * 1024);
-    let mut in_flight: FuturesOrdered<Reply> = FuturesOrdered::new();
+    let mut in_flight: FuturesOrdered<InFlight> = FuturesOrdered::new();
     let mut reading = true;
     // A whole frame waiting for request-budget permits.
     let mut stalled: Option<Bytes> = None;
@@ -54,7 +72,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     Ok(None) => break,
                     Err(e) => {
                         tracing::warn!(%peer, error = %e, "closing connection: bad frame");
-                        in_flight.push_back(Box::pin(async move { Err(e.to_string()) }));
+                        in_flight.push_back(Box::pin(async move { Err(RequestFailed::Frame(e)) }));
                         reading = false;
                         buf.clear();
                         break;
@@ -110,9 +128,9 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     }
                 }
                 Ok(None) => {}
-                Err(message) => {
+                Err(failed) => {
                     broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%peer, error = %message, "closing connection");
+                    tracing::warn!(%peer, error = %ErrorChain(&failed), "closing connection");
                     return;
                 }
             },
@@ -131,14 +149,18 @@ impl Drop for OpenConnection {
 }
 
 /// Runs a request's in-order part now and returns the rest as a future.
-async fn start(broker: Arc<Broker>, frame: Bytes, client_host: &str) -> Reply {
+async fn start(broker: Arc<Broker>, frame: Bytes, client_host: &str) -> InFlight {
     let request = match parse_request(frame) {
         Ok(request) => request,
-        Err(e) => return Box::pin(async move { Err(e.to_string()) }),
+        Err(e) => return Box::pin(async move { Err(RequestFailed::Header(e)) }),
     };
     let api = request.api_key;
     match route(broker, request, Origin::Client, client_host).await {
-        Ok(reply) => Box::pin(async move { reply.await.map_err(|e| format!("{api:?}: {e}")) }),
-        Err(e) => Box::pin(async move { Err(format!("{api:?}: {e}")) }),
+        Ok(pending) => Box::pin(async move {
+            pending
+                .await
+                .map_err(|source| RequestFailed::Route { api, source })
+        }),
+        Err(source) => Box::pin(async move { Err(RequestFailed::Route { api, source }) }),
     }
 }

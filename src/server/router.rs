@@ -5,8 +5,8 @@
 //! decode, closes the connection (what Kafka does: the client cannot have negotiated it).
 
 use super::broker::Broker;
-use super::handlers;
-use crate::protocol::api_versions::ApiRange;
+use super::handlers::{self, Client};
+use super::supported::SUPPORTED;
 use crate::protocol::frame::{RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, ResponseBody};
 use crate::protocol::wire::Message;
@@ -15,39 +15,6 @@ use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-
-const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
-    ApiRange { api_key, min, max }
-}
-
-/// The APIs and versions floe serves (never beyond what the handlers implement).
-pub const SUPPORTED: &[ApiRange] = &[
-    range(ApiKey::Produce, 3, 11),
-    range(ApiKey::Fetch, 4, 12),
-    range(ApiKey::ListOffsets, 1, 7),
-    range(ApiKey::Metadata, 0, 12),
-    range(ApiKey::OffsetCommit, 2, 9),
-    range(ApiKey::OffsetFetch, 1, 9),
-    range(ApiKey::FindCoordinator, 0, 4),
-    range(ApiKey::JoinGroup, 0, 9),
-    range(ApiKey::Heartbeat, 0, 4),
-    range(ApiKey::LeaveGroup, 0, 5),
-    range(ApiKey::SyncGroup, 0, 5),
-    range(ApiKey::DescribeGroups, 0, 5),
-    range(ApiKey::ListGroups, 0, 5),
-    range(ApiKey::DeleteGroups, 0, 2),
-    range(ApiKey::OffsetDelete, 0, 0),
-    range(ApiKey::ApiVersions, 0, 4),
-    range(ApiKey::CreateTopics, 2, 7),
-    range(ApiKey::DeleteTopics, 1, 6),
-    range(ApiKey::InitProducerId, 0, 4),
-    range(ApiKey::DescribeConfigs, 1, 4),
-    range(ApiKey::CreatePartitions, 0, 3),
-    range(ApiKey::IncrementalAlterConfigs, 0, 1),
-    range(ApiKey::DescribeCluster, 0, 1),
-    range(ApiKey::ConsumerGroupHeartbeat, 0, 1),
-    range(ApiKey::ConsumerGroupDescribe, 0, 1),
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum RouteError {
@@ -87,27 +54,19 @@ fn group_of(body: &RequestBody) -> Option<&str> {
     }
 }
 
-/// Who sent a request: the client id from its header and its address as Kafka shows it
-/// (`/127.0.0.1`).
-#[derive(Debug, Clone, Copy)]
-pub struct Client<'a> {
-    pub id: Option<&'a str>,
-    pub host: &'a str,
-}
-
 /// The rest of a request's handling, run concurrently with later requests; resolves to the
 /// encoded response, or `None` when no response is due (acks=0 produce).
-pub type Reply = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> + Send>>;
+pub type PendingResponse = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> + Send>>;
 
 /// Starts handling one request. What must happen in request order is done before this
 /// returns: decoding, queueing a produce request's batches, and every request other than
-/// Produce and Fetch in full. The rest (waiting for commits, long polls) is the returned `Reply`.
+/// Produce and Fetch in full. The rest (waiting for commits, long polls) is the returned `PendingResponse`.
 pub async fn route(
     broker: Arc<Broker>,
     frame: RequestFrame,
     origin: Origin,
     client_host: &str,
-) -> Result<Reply, RouteError> {
+) -> Result<PendingResponse, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
@@ -145,7 +104,7 @@ pub async fn route(
         }
     }
     let client_id = frame.header.client_id.clone();
-    let started = std::time::Instant::now();
+    let started = broker.clock.now();
     if let RequestBody::Produce(request) = body {
         let enqueued = handlers::produce::enqueue(&broker, request).await;
         return Ok(Box::pin(async move {

@@ -1,8 +1,8 @@
-//! ApiVersions (key 18): the table in `router::SUPPORTED`, with KIP-511's fallback.
+//! ApiVersions (key 18): the table in `server::supported`, with KIP-511's fallback.
 
 use crate::protocol::api_versions::api_versions_response;
 use crate::protocol::messages::ApiVersionsResponse;
-use crate::server::router::SUPPORTED;
+use crate::server::supported::SUPPORTED;
 
 pub fn handle(version: i16) -> (ApiVersionsResponse, i16) {
     api_versions_response(SUPPORTED, version)

@@ -1,7 +1,6 @@
 //! DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44) for topic configs.
 //! Configs are stored in metadata; their enforcement (retention, compaction) comes later.
 
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult,
@@ -11,7 +10,8 @@ use crate::protocol::messages::{
     DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 };
-use crate::server::broker::{Broker, topic_error_code};
+use crate::server::broker::Broker;
+use crate::server::error_codes::topic_change;
 
 const RESOURCE_TOPIC: i8 = 2;
 /// Config source: DYNAMIC_TOPIC_CONFIG.
@@ -92,18 +92,12 @@ pub async fn incremental_alter(
                 let _ = changes;
                 ErrorCode::None
             }
-            (RESOURCE_TOPIC, Ok(changes)) => match broker
-                .metadata
-                .apply_one(Command::AlterTopicConfigs {
-                    name: r.resource_name.clone(),
-                    changes,
-                })
-                .await
-            {
-                Ok(Outcome::Topic(Ok(()))) => ErrorCode::None,
-                Ok(Outcome::Topic(Err(e))) => topic_error_code(e),
-                _ => ErrorCode::KafkaStorageError,
-            },
+            (RESOURCE_TOPIC, Ok(changes)) => topic_change(
+                broker
+                    .metadata
+                    .alter_topic_configs(r.resource_name.clone(), changes)
+                    .await,
+            ),
             (RESOURCE_TOPIC, Err(message)) => {
                 out.error_message = Some(message);
                 ErrorCode::InvalidConfig

@@ -1,12 +1,12 @@
 //! ConsumerGroupHeartbeat (key 68): the whole KIP-848 protocol in one request — join, stay,
 //! acknowledge revocations, receive the server-side assignment, leave (see `groups::consumer`).
 
+use super::Client;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
 use crate::protocol::messages::ConsumerGroupHeartbeatResponse;
 use crate::protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
 use crate::server::broker::Broker;
-use crate::server::router::Client;
 
 pub fn handle(
     broker: &Broker,
@@ -16,7 +16,7 @@ pub fn handle(
 ) -> ConsumerGroupHeartbeatResponse {
     if version == 0 && request.member_epoch == 0 && request.member_id.is_empty() {
         // Version 0 lets the coordinator choose a joining member's id; from v1 the client does.
-        request.member_id = uuid::Uuid::new_v4().to_string();
+        request.member_id = broker.rng.uuid().to_string();
     }
     let refuse = |code: ErrorCode, message: String| ConsumerGroupHeartbeatResponse {
         error_code: code.code(),

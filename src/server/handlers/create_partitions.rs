@@ -1,11 +1,11 @@
 //! CreatePartitions (key 37): grows a topic's partition count.
 
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreatePartitionsRequest;
 use crate::protocol::messages::CreatePartitionsResponse;
 use crate::protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
-use crate::server::broker::{Broker, topic_error_code};
+use crate::server::broker::Broker;
+use crate::server::error_codes::topic_change;
 
 pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let mut results = Vec::new();
@@ -22,18 +22,13 @@ pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> Create
                 )),
             ),
             Some(_) if request.validate_only => (ErrorCode::None, None),
-            Some(_) => match broker
-                .metadata
-                .apply_one(Command::CreatePartitions {
-                    name: topic.name.clone(),
-                    total: topic.count,
-                })
-                .await
-            {
-                Ok(Outcome::Topic(Ok(()))) => (ErrorCode::None, None),
-                Ok(Outcome::Topic(Err(e))) => (topic_error_code(e), None),
-                _ => (ErrorCode::KafkaStorageError, None),
-            },
+            Some(_) => {
+                let grown = broker
+                    .metadata
+                    .create_partitions(topic.name.clone(), topic.count)
+                    .await;
+                (topic_change(grown), None)
+            }
         };
         results.push(CreatePartitionsTopicResult {
             name: topic.name.clone(),

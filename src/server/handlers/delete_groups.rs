@@ -1,11 +1,11 @@
 //! DeleteGroups (key 42): forgets groups' committed offsets, once no member is left.
 
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteGroupsRequest;
 use crate::protocol::messages::DeleteGroupsResponse;
 use crate::protocol::messages::delete_groups_response::DeletableGroupResult;
 use crate::server::broker::Broker;
+use crate::server::error_codes::{Role, failed_write};
 
 pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGroupsResponse {
     let mut results = Vec::new();
@@ -17,18 +17,12 @@ pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGrou
         } else {
             match broker
                 .metadata
-                .apply_one(Command::DeleteGroupOffsets {
-                    group: group.clone(),
-                    partitions: None,
-                })
+                .delete_group_offsets(group.clone(), None)
                 .await
             {
-                Ok(Outcome::GroupOffsetsDeleted(true)) => ErrorCode::None,
-                Ok(_) => ErrorCode::GroupIdNotFound,
-                Err(e) => {
-                    tracing::error!(error = %e, "group deletion failed");
-                    ErrorCode::CoordinatorNotAvailable
-                }
+                Ok(true) => ErrorCode::None,
+                Ok(false) => ErrorCode::GroupIdNotFound,
+                Err(e) => failed_write(&e, Role::Coordinator),
             }
         };
         results.push(DeletableGroupResult {

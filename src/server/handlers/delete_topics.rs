@@ -1,12 +1,12 @@
 //! DeleteTopics (key 20): by name (v1–5) or by name or id (v6). The topic's objects become
 //! garbage for the GC job; nothing in the object store is deleted inline.
 
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteTopicsRequest;
 use crate::protocol::messages::DeleteTopicsResponse;
 use crate::protocol::messages::delete_topics_response::DeletableTopicResult;
-use crate::server::broker::{Broker, topic_error_code};
+use crate::server::broker::Broker;
+use crate::server::error_codes::topic_change;
 
 pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let mut targets: Vec<(Option<String>, uuid::Uuid)> = request
@@ -24,19 +24,7 @@ pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopi
         });
         let code = match &name {
             None => ErrorCode::UnknownTopicId,
-            Some(name) => match broker
-                .metadata
-                .apply_one(Command::DeleteTopic { name: name.clone() })
-                .await
-            {
-                Ok(Outcome::Topic(Ok(()))) => ErrorCode::None,
-                Ok(Outcome::Topic(Err(e))) => topic_error_code(e),
-                Ok(_) => ErrorCode::UnknownServerError,
-                Err(e) => {
-                    tracing::error!(error = %e, "topic deletion failed");
-                    ErrorCode::KafkaStorageError
-                }
-            },
+            Some(name) => topic_change(broker.metadata.delete_topic(name.clone()).await),
         };
         responses.push(DeletableTopicResult {
             name,

@@ -10,12 +10,12 @@
 use crate::fetch::planner::{Plan, plan_fetch};
 use crate::fetch::reader::read_batches;
 use crate::metadata::state::PartitionState;
+use crate::placement;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use crate::server::broker::{Broker, LEADER_EPOCH};
-use crate::server::routing;
 use crate::telemetry::BrokerMetrics;
 use std::time::Duration;
 
@@ -26,16 +26,16 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
     let redirect = RackRedirect::new(broker, &request, version);
     let mut changes = broker.metadata.subscribe();
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_WAIT_CAP);
-    let deadline = tokio::time::Instant::now() + wait;
+    let deadline = broker.clock.now() + wait;
     loop {
         changes.borrow_and_update();
         let (response, bytes) = fetch_once(broker, &request, &redirect).await;
         let enough = bytes >= request.min_bytes.max(1) as usize;
-        if enough || tokio::time::Instant::now() >= deadline {
+        if enough || broker.clock.now() >= deadline {
             return response;
         }
         // Wake on the next commit, or give up at the deadline.
-        match tokio::time::timeout_at(deadline, changes.changed()).await {
+        match broker.clock.timeout_at(deadline, changes.changed()).await {
             Ok(Ok(())) => continue,
             _ => return fetch_once(broker, &request, &redirect).await.0,
         }
@@ -45,7 +45,7 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
 /// Where a rack-aware client should fetch instead, if not here.
 struct RackRedirect {
     rack: Option<String>,
-    shown: Vec<crate::server::routing::Shown>,
+    shown: Vec<crate::placement::Shown>,
     own_id: i32,
 }
 
@@ -70,7 +70,7 @@ impl RackRedirect {
     /// The agent of the client's rack serving this partition, when that is another agent.
     fn preferred(&self, topic: &uuid::Uuid, partition: i32) -> Option<i32> {
         let rack = self.rack.as_deref()?;
-        routing::zone_agent(&self.shown, rack, topic, partition).filter(|id| *id != self.own_id)
+        placement::zone_agent(&self.shown, rack, topic, partition).filter(|id| *id != self.own_id)
     }
 }
 

@@ -1,5 +1,5 @@
 //! FindCoordinator (key 10): the agent chosen for each group by rendezvous hashing over the
-//! live agents (`routing::coordinator`); every agent gives the same answer.
+//! live agents (`placement::coordinator`); every agent gives the same answer.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FindCoordinatorRequest;

@@ -1,11 +1,12 @@
 //! InitProducerId (key 22): idempotent producer ids and epochs, issued by metadata.
 
+use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::InitProducerIdError;
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::InitProducerIdRequest;
 use crate::protocol::messages::InitProducerIdResponse;
 use crate::server::broker::Broker;
+use crate::server::error_codes::{Role, failed_write};
 
 pub async fn handle(broker: &Broker, request: InitProducerIdRequest) -> InitProducerIdResponse {
     let mut response = InitProducerIdResponse {
@@ -18,21 +19,19 @@ pub async fn handle(broker: &Broker, request: InitProducerIdRequest) -> InitProd
         response.error_code = ErrorCode::TransactionalIdNotFound.code();
         return response;
     }
-    let existing =
-        (request.producer_id >= 0).then_some((request.producer_id, request.producer_epoch));
-    match broker
-        .metadata
-        .apply_one(Command::InitProducerId { existing })
-        .await
-    {
-        Ok(Outcome::ProducerId(Ok((id, epoch)))) => {
-            response.producer_id = id;
-            response.producer_epoch = epoch;
+    let existing = (request.producer_id >= 0).then_some((
+        ProducerId(request.producer_id),
+        ProducerEpoch(request.producer_epoch),
+    ));
+    match broker.metadata.init_producer_id(existing).await {
+        Ok(Ok((id, epoch))) => {
+            response.producer_id = id.0;
+            response.producer_epoch = epoch.0;
         }
-        Ok(Outcome::ProducerId(Err(InitProducerIdError::InvalidProducerEpoch))) => {
+        Ok(Err(InitProducerIdError::InvalidProducerEpoch)) => {
             response.error_code = ErrorCode::InvalidProducerEpoch.code();
         }
-        Ok(_) | Err(_) => response.error_code = ErrorCode::CoordinatorNotAvailable.code(),
+        Err(e) => response.error_code = failed_write(&e, Role::Coordinator).code(),
     }
     response
 }

@@ -1,13 +1,13 @@
 //! JoinGroup (key 11): joins the member to the group's next generation; waits for the
 //! rebalance (see `groups::classic`).
 
+use super::Client;
 use crate::groups::classic::JoinRequest;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::JoinGroupRequest;
 use crate::protocol::messages::JoinGroupResponse;
 use crate::protocol::messages::join_group_response::JoinGroupResponseMember;
 use crate::server::broker::Broker;
-use crate::server::router::Client;
 
 pub async fn handle(
     broker: &Broker,

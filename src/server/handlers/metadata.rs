@@ -1,8 +1,9 @@
 //! Metadata (key 3): the live agents as brokers, each partition led by one agent of the
-//! client's zone (see `routing`); topics created on first use when auto-creation is on and the
+//! client's zone (see `placement`); topics created on first use when auto-creation is on and the
 //! client allows it. From v10 a topic may be asked for by id (KIP-516); KIP-848 consumers
 //! do so to learn the names of the topics in their assignment.
 
+use crate::placement;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::MetadataRequest;
 use crate::protocol::messages::MetadataResponse;
@@ -10,7 +11,6 @@ use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use crate::server::broker::{Broker, LEADER_EPOCH};
-use crate::server::routing;
 use std::collections::BTreeMap;
 
 pub async fn handle(
@@ -20,7 +20,7 @@ pub async fn handle(
     client_id: Option<&str>,
 ) -> MetadataResponse {
     let shown = broker.shown_brokers();
-    let zone = routing::client_zone(client_id);
+    let zone = placement::client_zone(client_id);
     // Version 0 has no null: an empty list there means every topic.
     let all_topics = match &request.topics {
         Some(topics) => version == 0 && topics.is_empty(),
@@ -62,7 +62,7 @@ pub async fn handle(
                 topic_id: topic.id,
                 partitions: (0..topic.partitions.len() as i32)
                     .map(|index| {
-                        let leader = routing::leader(&shown, zone, &topic.id, index)
+                        let leader = placement::leader(&shown, zone, &topic.id, index)
                             .unwrap_or(broker.node_id());
                         MetadataResponsePartition {
                             partition_index: index,

@@ -24,3 +24,11 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod produce;
 pub mod sync_group;
+
+/// Who sent a request: the client id from its header and its address as Kafka shows it
+/// (`/127.0.0.1`).
+#[derive(Debug, Clone, Copy)]
+pub struct Client<'a> {
+    pub id: Option<&'a str>,
+    pub host: &'a str,
+}

@@ -5,8 +5,8 @@
 //! against the member's epoch (STALE_MEMBER_EPOCH; such members must use v9+); consumers using
 //! `assign()` commit with generation -1 and no member id.
 
+use crate::metadata::OffsetToCommit;
 use crate::metadata::state::GroupOffset;
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetCommitRequest;
 use crate::protocol::messages::OffsetCommitResponse;
@@ -14,6 +14,7 @@ use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use crate::server::broker::Broker;
+use crate::server::error_codes::{Role, failed_write};
 
 /// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
 const OFFSET_METADATA_BYTES_MAX: usize = 4096;
@@ -23,7 +24,7 @@ pub async fn handle(
     request: OffsetCommitRequest,
     version: i16,
 ) -> OffsetCommitResponse {
-    let now_ms = crate::clock::now_ms();
+    let now_ms = broker.clock.now_ms();
     let membership = if request.group_id.is_empty() {
         ErrorCode::None
     } else if !broker.coordinates(&request.group_id) {
@@ -81,7 +82,7 @@ pub async fn handle(
                 ));
             } else {
                 results.push((topic.name.clone(), p.partition_index, None));
-                commands.push(Command::OffsetCommit {
+                commands.push(OffsetToCommit {
                     group: request.group_id.clone(),
                     topic: topic.name.clone(),
                     partition: p.partition_index,
@@ -95,12 +96,9 @@ pub async fn handle(
             }
         }
     }
-    let outcomes = match broker.metadata.apply(commands).await {
+    let outcomes = match broker.metadata.offset_commit(commands).await {
         Ok(outcomes) => Ok(outcomes),
-        Err(e) => {
-            tracing::error!(error = %e, "offset commit failed");
-            Err(ErrorCode::CoordinatorNotAvailable)
-        }
+        Err(e) => Err(failed_write(&e, Role::Coordinator)),
     };
     let mut applied = outcomes.as_ref().map(|o| o.iter()).map_err(|e| *e);
     let mut response = OffsetCommitResponse::default();
@@ -110,8 +108,9 @@ pub async fn handle(
             None => match &mut applied {
                 Err(code) => *code,
                 Ok(iter) => match iter.next() {
-                    Some(Outcome::OffsetCommitted(Ok(()))) => ErrorCode::None,
-                    _ => ErrorCode::UnknownTopicOrPartition,
+                    Some(Ok(())) => ErrorCode::None,
+                    Some(Err(e)) => crate::server::error_codes::topic_error(*e),
+                    None => ErrorCode::UnknownServerError,
                 },
             },
         };

@@ -4,7 +4,6 @@
 //! subscriptions out of the members' protocol metadata; floe does not).
 
 use crate::groups::consumer::TopicImage;
-use crate::metadata::{Command, Outcome};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetDeleteRequest;
 use crate::protocol::messages::OffsetDeleteResponse;
@@ -12,6 +11,7 @@ use crate::protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 use crate::server::broker::Broker;
+use crate::server::error_codes::{Role, failed_write};
 use std::collections::BTreeSet;
 
 pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
@@ -53,18 +53,12 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
         .collect();
     let code = match broker
         .metadata
-        .apply_one(Command::DeleteGroupOffsets {
-            group: request.group_id.clone(),
-            partitions: Some(partitions),
-        })
+        .delete_group_offsets(request.group_id.clone(), Some(partitions))
         .await
     {
-        Ok(Outcome::GroupOffsetsDeleted(_)) => ErrorCode::None,
-        Ok(_) => ErrorCode::UnknownServerError,
-        Err(e) => {
-            tracing::error!(error = %e, "offset deletion failed");
-            return refuse(ErrorCode::CoordinatorNotAvailable);
-        }
+        // Deleting offsets a group never had is no error.
+        Ok(_had_offsets) => ErrorCode::None,
+        Err(e) => return refuse(failed_write(&e, Role::Coordinator)),
     };
     OffsetDeleteResponse {
         topics: request

@@ -3,7 +3,7 @@
 //! Each batch is checked (magic 2, framing, CRC-32C, size) before it is accepted; a bad batch
 //! fails its partition with the matching Kafka error and never reaches the object store.
 
-use crate::metadata::TopicPartition;
+use crate::ids::TopicPartition;
 use crate::metadata::state::BatchOutcome;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;

@@ -8,17 +8,18 @@
 //! Every member applies the committed log to its own `MetadataState`, so reads are local.
 
 use super::log_store::LogStore;
-use super::network::Peers;
-use super::service::{self, JoinRequest, WriteRefused};
+use super::network::{Peers, PostError};
+use super::service::{self, LearnerJoinRequest, WriteRefused};
 use super::state_machine::{Shared, StateMachine};
 use super::types::{Applied, Commands, NodeId, Raft};
-use crate::metadata::Command;
-use openraft::error::{ClientWriteError, InitializeError, RaftError};
+use crate::clock::Clock;
+use crate::metadata::state::Command;
+use openraft::error::{ClientWriteError, Fatal, InitializeError, RaftError};
 use openraft::{BasicNode, ServerState, SnapshotPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct QuorumConfig {
@@ -58,33 +59,63 @@ impl QuorumConfig {
             .clone()
             .or_else(|| self.voters.get(&self.node_id).cloned())
     }
+
+    /// The internal listener's address: this node's Raft address, unless it is a quorum of
+    /// one (which talks to nobody).
+    pub fn listen_addr(&self) -> Option<String> {
+        (!self.voters.is_empty()).then(|| self.own_addr()).flatten()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum QuorumError {
     #[error("invalid quorum configuration: {0}")]
     Config(String),
-    #[error("metadata storage at {path}: {source}")]
+    #[error("metadata storage at {path}")]
     Storage {
         path: String,
+        #[source]
         source: std::io::Error,
     },
-    #[error("cannot listen for Raft on {addr}: {source}")]
+    #[error("cannot listen for Raft on {addr}")]
     Listen {
         addr: String,
+        #[source]
         source: std::io::Error,
     },
-    #[error("Raft failed to start: {0}")]
-    Raft(String),
+    #[error("Raft failed to start")]
+    Start(#[source] Box<Fatal<NodeId>>),
+    #[error("Raft refused its initial membership")]
+    Initialize(#[source] Box<RaftError<NodeId, InitializeError<NodeId, BasicNode>>>),
+}
+
+/// Why a write reached no leader.
+#[derive(Debug, thiserror::Error)]
+pub enum NoLeader {
+    #[error("no leader is elected")]
+    NotElected,
+    #[error("the leader refused the write")]
+    Refused(#[source] WriteRefused),
+    #[error("the leader could not be reached")]
+    Unreachable(#[source] PostError),
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    /// No leader accepted the write in time (an election, or the quorum is unreachable).
-    #[error("the metadata quorum is unavailable: {0}")]
-    Unavailable(String),
-    #[error("the metadata write failed: {0}")]
-    Failed(String),
+    /// No leader accepted the write in time (an election, or the quorum is unreachable):
+    /// retriable.
+    #[error("the metadata quorum accepted no write within {waited:?}")]
+    Unavailable {
+        waited: Duration,
+        #[source]
+        last: NoLeader,
+    },
+    /// The write was committed elsewhere but this node has not applied it yet: retriable.
+    #[error("this node has not applied log index {index} within {waited:?}")]
+    NotApplied { index: u64, waited: Duration },
+    /// Raft itself failed (storage, shutdown): not retriable on this node.
+    #[error("the metadata write failed")]
+    Failed(#[source] RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>),
 }
 
 pub struct Quorum {
@@ -93,22 +124,17 @@ pub struct Quorum {
     shared: Arc<Shared>,
     peers: Peers,
     config: QuorumConfig,
-    /// Serves the Raft listener; aborted (closing the port) at shutdown.
-    listener: Option<tokio::task::JoinHandle<()>>,
+    clock: Clock,
 }
 
 impl Quorum {
-    /// Opens the log and state machine under `dir/raft`, starts Raft, serves its RPCs, and
-    /// joins the quorum (voters initialise it; learners ask the leader to be added).
-    pub async fn start(dir: &Path, config: QuorumConfig) -> Result<Quorum, QuorumError> {
-        Quorum::start_with(dir, config, axum::Router::new()).await
-    }
-
-    /// `start`, also serving `extra` routes on the Raft listener (agent-to-agent requests).
-    pub async fn start_with(
+    /// Opens the log and state machine under `dir/raft`, starts Raft, and joins the quorum
+    /// (voters initialise it; learners ask the leader to be added). Its RPCs are `routes()`,
+    /// which the caller serves on `QuorumConfig::listen_addr` (see `service::listen`).
+    pub async fn start(
         dir: &Path,
         config: QuorumConfig,
-        extra: axum::Router,
+        clock: Clock,
     ) -> Result<Quorum, QuorumError> {
         if !config.voters.is_empty() && config.voter && !config.voters.contains_key(&config.node_id)
         {
@@ -142,7 +168,7 @@ impl Quorum {
             }
         }
         let log = LogStore::open(&dir).map_err(storage)?;
-        let machine = StateMachine::open(&dir).map_err(storage)?;
+        let machine = StateMachine::open(&dir, clock.clone()).map_err(storage)?;
         let shared = machine.shared();
         let raft_config = openraft::Config {
             cluster_name: "floe".into(),
@@ -165,40 +191,23 @@ impl Quorum {
             machine,
         )
         .await
-        .map_err(|e| QuorumError::Raft(e.to_string()))?;
-
-        let mut listener_task = None;
-        if let Some(addr) = &own_addr
-            && !config.voters.is_empty()
-        {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| QuorumError::Listen {
-                    addr: addr.clone(),
-                    source,
-                })?;
-            let app = service::router(raft.clone()).merge(extra);
-            listener_task = Some(tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, app).await {
-                    tracing::error!(error = %e, "the Raft listener stopped");
-                }
-            }));
-        }
+        .map_err(|e| QuorumError::Start(Box::new(e)))?;
         let quorum = Quorum {
             id: config.node_id,
             raft,
             shared,
             peers,
             config,
-            listener: listener_task,
+            clock,
         };
         if quorum.config.voter {
             quorum.initialize(own_addr.unwrap_or_default()).await?;
         } else if let Some(addr) = own_addr {
             tokio::spawn(join_as_learner(
+                quorum.clock.clone(),
                 quorum.peers.clone(),
                 quorum.config.voters.clone(),
-                JoinRequest {
+                LearnerJoinRequest {
                     id: quorum.id,
                     addr,
                 },
@@ -214,7 +223,7 @@ impl Quorum {
             .raft
             .is_initialized()
             .await
-            .map_err(|e| QuorumError::Raft(e.to_string()))?;
+            .map_err(|e| QuorumError::Start(Box::new(e)))?;
         if initialized {
             return Ok(());
         }
@@ -229,15 +238,35 @@ impl Quorum {
         };
         match self.raft.initialize(members).await {
             Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => Ok(()),
-            Err(e) => Err(QuorumError::Raft(e.to_string())),
+            Err(e) => Err(QuorumError::Initialize(Box::new(e))),
         }
     }
 
     /// This node's Raft listener address, when it has one (not in a one-voter quorum).
     pub fn listen_addr(&self) -> Option<String> {
-        (!self.config.voters.is_empty())
-            .then(|| self.config.own_addr())
-            .flatten()
+        self.config.listen_addr()
+    }
+
+    /// The Raft RPCs peers send this node (append, vote, snapshot, write, join).
+    pub fn routes(&self) -> axum::Router {
+        service::router(self.raft.clone())
+    }
+
+    /// Serves `routes()` alone on the listen address: a quorum member without an agent, as in
+    /// the quorum's own tests and benchmarks (a node serves them beside its other routes).
+    pub async fn listen_alone(&self) -> Result<Option<tokio::task::JoinHandle<()>>, QuorumError> {
+        let Some(addr) = self.listen_addr() else {
+            return Ok(None);
+        };
+        let listener = tokio::net::TcpListener::bind(&addr)
+            .await
+            .map_err(|source| QuorumError::Listen { addr, source })?;
+        let routes = self.routes();
+        Ok(Some(tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, routes).await {
+                tracing::error!(error = %e, "the Raft listener stopped");
+            }
+        })))
     }
 
     /// The HTTP client for agent-to-agent requests (pooled connections per peer).
@@ -269,7 +298,8 @@ impl Quorum {
     /// remembers its outcome; topic creation reports "exists").
     pub async fn write(&self, commands: Vec<Command>) -> Result<Applied, WriteError> {
         let commands = Commands(commands);
-        let deadline = Instant::now() + self.config.write_timeout;
+        let started = self.clock.now();
+        let deadline = started + self.config.write_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
             let why = match self.raft.client_write(commands.clone()).await {
@@ -277,26 +307,29 @@ impl Quorum {
                 Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
                     match f.leader_node {
                         Some(leader) => {
-                            let left = deadline.saturating_duration_since(Instant::now());
+                            let left = deadline.saturating_duration_since(self.clock.now());
                             let reply: Result<Result<Applied, WriteRefused>, _> = self
                                 .peers
                                 .post(&leader.addr, "write", &commands, left.max(backoff))
                                 .await;
                             match reply {
                                 Ok(Ok(applied)) => return Ok(applied),
-                                Ok(Err(refused)) => refused.to_string(),
-                                Err(e) => e.to_string(),
+                                Ok(Err(refused)) => NoLeader::Refused(refused),
+                                Err(e) => NoLeader::Unreachable(e),
                             }
                         }
-                        None => "no leader is elected".to_string(),
+                        None => NoLeader::NotElected,
                     }
                 }
-                Err(e) => return Err(WriteError::Failed(e.to_string())),
+                Err(e) => return Err(WriteError::Failed(e)),
             };
-            if Instant::now() + backoff > deadline {
-                return Err(WriteError::Unavailable(why));
+            if self.clock.now() + backoff > deadline {
+                return Err(WriteError::Unavailable {
+                    waited: self.clock.now() - started,
+                    last: why,
+                });
             }
-            tokio::time::sleep(backoff).await;
+            self.clock.sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(200));
         }
     }
@@ -304,13 +337,14 @@ impl Quorum {
     /// Waits until this node has applied the log up to `index` (read-your-writes).
     pub async fn wait_applied(&self, index: u64) -> Result<(), WriteError> {
         let mut applied = self.shared.applied.subscribe();
-        match tokio::time::timeout(self.config.write_timeout, applied.wait_for(|i| *i >= index))
+        let waited = self.config.write_timeout;
+        match self
+            .clock
+            .timeout(waited, applied.wait_for(|i| *i >= index))
             .await
         {
             Ok(Ok(_)) => Ok(()),
-            _ => Err(WriteError::Unavailable(format!(
-                "this node has not applied log index {index} yet"
-            ))),
+            _ => Err(WriteError::NotApplied { index, waited }),
         }
     }
 
@@ -335,27 +369,21 @@ impl Quorum {
             .map_err(|e| WriteRefused::Failed(e.to_string()))
     }
 
-    /// Stops Raft and closes the Raft listener.
+    /// Stops Raft (the caller closes the listener it serves `routes()` on).
     pub async fn shutdown(&self) {
-        if let Some(listener) = &self.listener {
-            listener.abort();
-        }
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "Raft shutdown");
         }
     }
 }
 
-impl Drop for Quorum {
-    fn drop(&mut self) {
-        if let Some(listener) = &self.listener {
-            listener.abort();
-        }
-    }
-}
-
 /// Asks the voters, in turn, to add this agent as a learner until one leader accepts.
-async fn join_as_learner(peers: Peers, voters: BTreeMap<NodeId, String>, request: JoinRequest) {
+async fn join_as_learner(
+    clock: Clock,
+    peers: Peers,
+    voters: BTreeMap<NodeId, String>,
+    request: LearnerJoinRequest,
+) {
     let mut backoff = Duration::from_millis(50);
     loop {
         for addr in voters.values() {
@@ -371,7 +399,7 @@ async fn join_as_learner(peers: Peers, voters: BTreeMap<NodeId, String>, request
                 Err(e) => tracing::debug!(error = %e, "join failed"),
             }
         }
-        tokio::time::sleep(backoff).await;
+        clock.sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(2));
     }
 }

@@ -12,6 +12,7 @@ use super::log_store::{read_optional, write_atomically};
 use super::types::{
     Applied, Entry, LogId, Snapshot, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
 };
+use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
@@ -64,6 +65,8 @@ struct SnapshotFile {
 pub struct StateMachine {
     shared: Arc<Shared>,
     dir: PathBuf,
+    /// Names snapshots (term, index and the time they were built).
+    clock: Clock,
 }
 
 fn sm_error(e: impl std::fmt::Display) -> StorageError {
@@ -76,7 +79,7 @@ fn snapshot_error(e: impl std::fmt::Display) -> StorageError {
 
 impl StateMachine {
     /// Opens the machine in `dir`, starting from the last snapshot there (if any).
-    pub fn open(dir: &Path) -> std::io::Result<StateMachine> {
+    pub fn open(dir: &Path, clock: Clock) -> std::io::Result<StateMachine> {
         std::fs::create_dir_all(dir)?;
         let machine = match read_snapshot(dir)? {
             Some(file) => postcard::from_bytes(&file.data).map_err(|e| {
@@ -92,6 +95,7 @@ impl StateMachine {
                 applied,
             }),
             dir: dir.to_path_buf(),
+            clock,
         })
     }
 
@@ -121,13 +125,8 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
             })
             .map_err(snapshot_error)?;
         let snapshot_id = match last_applied {
-            Some(l) => format!(
-                "{}-{}-{}",
-                l.leader_id.term,
-                l.index,
-                crate::clock::now_ms()
-            ),
-            None => format!("0-0-{}", crate::clock::now_ms()),
+            Some(l) => format!("{}-{}-{}", l.leader_id.term, l.index, self.clock.now_ms()),
+            None => format!("0-0-{}", self.clock.now_ms()),
         };
         let meta = SnapshotMeta {
             last_log_id: last_applied,

@@ -32,7 +32,7 @@ pub enum WriteRefused {
 
 /// An agent that wants to follow the log as a learner.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JoinRequest {
+pub struct LearnerJoinRequest {
     pub id: NodeId,
     pub addr: String,
 }
@@ -93,7 +93,7 @@ async fn write(State(raft): State<Raft>, body: Bytes) -> Response {
 }
 
 async fn join(State(raft): State<Raft>, body: Bytes) -> Response {
-    rpc(body, |request: JoinRequest| async move {
+    rpc(body, |request: LearnerJoinRequest| async move {
         let result: Result<(), WriteRefused> = raft
             .add_learner(request.id, BasicNode::new(&request.addr), false)
             .await

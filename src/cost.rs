@@ -173,7 +173,10 @@ mod tests {
             PriceProfile::load("s3-express").unwrap().put_per_1000,
             0.00113
         );
-        let path = std::env::temp_dir().join(format!("floe-prices-{}.json", uuid::Uuid::new_v4()));
+        let path = std::env::temp_dir().join(format!(
+            "floe-prices-{}.json",
+            crate::random::Rng::from_entropy().uuid()
+        ));
         let mut custom = PriceProfile::s3_standard();
         custom.name = "negotiated".into();
         custom.put_per_1000 = 0.004;

@@ -356,7 +356,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quorum::types::Commands;
+    use crate::metadata::quorum::types::Commands;
     use openraft::{CommittedLeaderId, EntryPayload};
 
     fn entry(term: u64, index: u64) -> Entry {

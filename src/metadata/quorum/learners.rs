@@ -9,8 +9,9 @@
 //!
 //! Voters are never touched: changing them is the operator's decision (`PUT /v1/quorum/voters`).
 
-use super::broker::Broker;
-use crate::quorum::types::NodeId;
+use super::Quorum;
+use super::types::NodeId;
+use crate::clock::Clock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +23,7 @@ const ADD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to change: learners to remove, agents (id → Raft address) to add as learners.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Plan {
+pub struct LearnerChanges {
     pub remove: BTreeSet<NodeId>,
     pub add: BTreeMap<NodeId, String>,
 }
@@ -37,7 +38,7 @@ pub fn plan(
     missing_since: &mut BTreeMap<NodeId, i64>,
     now_ms: i64,
     grace: Duration,
-) -> Plan {
+) -> LearnerChanges {
     missing_since.retain(|id, _| learners.contains(id) && !live.contains_key(id));
     for id in learners {
         if !live.contains_key(id) {
@@ -45,7 +46,7 @@ pub fn plan(
         }
     }
     let grace_ms = grace.as_millis() as i64;
-    Plan {
+    LearnerChanges {
         remove: missing_since
             .iter()
             .filter(|(_, since)| now_ms - **since >= grace_ms)
@@ -60,12 +61,10 @@ pub fn plan(
 }
 
 /// Runs on every voter; acts while it leads.
-pub async fn follow_registry(broker: Arc<Broker>) {
-    let grace = broker.config.remove_departed_agents_after;
+pub async fn follow_registry(quorum: Arc<Quorum>, grace: Duration, clock: Clock) {
     let mut missing_since = BTreeMap::new();
     loop {
-        tokio::time::sleep(CHECK_EVERY).await;
-        let quorum = broker.metadata.quorum();
+        clock.sleep(CHECK_EVERY).await;
         if !quorum.is_leader() {
             missing_since.clear();
             continue;
@@ -78,9 +77,10 @@ pub async fn follow_registry(broker: Arc<Broker>) {
         let voters: BTreeSet<NodeId> = membership.voter_ids().collect();
         let learners: BTreeSet<NodeId> = membership.learner_ids().collect();
         let members: BTreeSet<NodeId> = voters.union(&learners).copied().collect();
-        let now = crate::clock::now_ms();
-        let live: BTreeMap<NodeId, String> = broker.metadata.read(|state| {
-            state
+        let now = clock.now_ms();
+        let live: BTreeMap<NodeId, String> = quorum.shared().read(|machine| {
+            machine
+                .state
                 .live_agents(now)
                 .filter_map(|a| Some((u64::try_from(a.id).ok()?, a.internal_addr.clone()?)))
                 .collect()
@@ -97,7 +97,10 @@ pub async fn follow_registry(broker: Arc<Broker>) {
             }
         }
         for (id, addr) in plan.add {
-            match tokio::time::timeout(ADD_TIMEOUT, quorum.add_learner(id, addr.clone())).await {
+            match clock
+                .timeout(ADD_TIMEOUT, quorum.add_learner(id, addr.clone()))
+                .await
+            {
                 Ok(Ok(())) => {
                     tracing::info!(id, %addr, "a live agent rejoined the metadata quorum")
                 }
@@ -136,7 +139,7 @@ mod tests {
             0,
             grace,
         );
-        assert_eq!(first, Plan::default(), "5 just went missing");
+        assert_eq!(first, LearnerChanges::default(), "5 just went missing");
         let later = plan(
             &members,
             &learners,

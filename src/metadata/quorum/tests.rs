@@ -2,8 +2,8 @@
 //! through any member, leader loss, and a lagging member brought back by a snapshot.
 
 use super::node::{Quorum, QuorumConfig};
-use crate::metadata::Command;
-use crate::metadata::state::Agent;
+use crate::clock::Clock;
+use crate::metadata::state::{Agent, Command};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -28,29 +28,55 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-async fn start(dir: &Path, id: u64, voters: &BTreeMap<u64, String>) -> Quorum {
+/// A voter serving its own Raft listener; dropping it closes the listener.
+struct Member {
+    quorum: Quorum,
+    listener: tokio::task::JoinHandle<()>,
+}
+
+impl std::ops::Deref for Member {
+    type Target = Quorum;
+
+    fn deref(&self) -> &Quorum {
+        &self.quorum
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+async fn start(dir: &Path, id: u64, voters: &BTreeMap<u64, String>) -> Member {
     let config = QuorumConfig {
         voters: voters.clone(),
         snapshot_every: 50,
         ..QuorumConfig::single(id)
     };
-    Quorum::start(&dir.join(format!("node-{id}")), config)
+    let quorum = Quorum::start(&dir.join(format!("node-{id}")), config, Clock::system())
         .await
-        .expect("voter starts")
+        .expect("voter starts");
+    let listener = quorum
+        .listen_alone()
+        .await
+        .expect("listens")
+        .expect("a voter of three has a Raft address");
+    Member { quorum, listener }
 }
 
-async fn leader_of(nodes: &BTreeMap<u64, Quorum>) -> u64 {
+async fn leader_of(nodes: &BTreeMap<u64, Member>) -> u64 {
     for _ in 0..400 {
         if let Some((id, _)) = nodes.iter().find(|(_, n)| n.is_leader()) {
             return *id;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        Clock::system().sleep(Duration::from_millis(25)).await;
     }
     panic!("no leader elected");
 }
 
 /// Each member's copy of the state, once all have applied up to `index`.
-async fn states(nodes: &BTreeMap<u64, Quorum>, index: u64) -> Vec<Vec<u8>> {
+async fn states(nodes: &BTreeMap<u64, Member>, index: u64) -> Vec<Vec<u8>> {
     let mut copies = Vec::new();
     for node in nodes.values() {
         node.wait_applied(index).await.expect("applied");
@@ -147,5 +173,37 @@ async fn writes_survive_leader_loss_and_a_restarted_member_catches_up_by_snapsho
     );
     for node in nodes.values() {
         node.shutdown().await;
+    }
+}
+
+mod storage_suite {
+    //! openraft's own conformance suite, run against the durable log and the state machine.
+
+    use super::super::log_store::LogStore;
+    use super::super::state_machine::StateMachine;
+    use super::super::types::{StorageError, TypeConfig};
+    use openraft::testing::{StoreBuilder, Suite};
+    use openraft::{AnyError, StorageIOError};
+
+    struct Builder;
+
+    impl StoreBuilder<TypeConfig, LogStore, StateMachine, tempfile::TempDir> for Builder {
+        async fn build(&self) -> Result<(tempfile::TempDir, LogStore, StateMachine), StorageError> {
+            let io = |e: std::io::Error| -> StorageError {
+                StorageIOError::write_logs(AnyError::new(&e)).into()
+            };
+            let dir = tempfile::tempdir().map_err(io)?;
+            let log = LogStore::open(dir.path()).map_err(io)?;
+            let machine =
+                StateMachine::open(dir.path(), crate::clock::Clock::system()).map_err(io)?;
+            Ok((dir, log, machine))
+        }
+    }
+
+    #[test]
+    fn openraft_storage_suite_passes() {
+        if let Err(e) = Suite::test_all(Builder) {
+            panic!("storage suite: {e}");
+        }
     }
 }

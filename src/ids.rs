@@ -1,0 +1,65 @@
+//! Identifiers and positions that cross modules, as types of their own so that an `i32`
+//! partition, an `i64` offset and a producer id cannot be swapped.
+//!
+//! Every type here serializes as the value it wraps (`serde(transparent)`), so the Raft log
+//! and snapshots read the same bytes as before the types existed.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One partition of one topic, by the topic's id (names can be reused after a delete).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TopicPartition {
+    pub topic_id: Uuid,
+    pub partition: i32,
+}
+
+/// An object's key in the store (see `object::key` for the schema).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ObjectKey(String);
+
+impl ObjectKey {
+    pub fn new(key: impl Into<String>) -> ObjectKey {
+        ObjectKey(key.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A producer id handed out by InitProducerId; negative: a producer without idempotence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProducerId(pub i64);
+
+impl ProducerId {
+    /// Whether the producer is idempotent (Kafka's NO_PRODUCER_ID is -1).
+    pub fn is_idempotent(self) -> bool {
+        self.0 >= 0
+    }
+}
+
+/// A producer id's epoch: raised by every InitProducerId of the same id, fencing older ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProducerEpoch(pub i16);
+
+/// A node of the cluster: its Raft member id, which is also its Kafka broker id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u64);
+
+impl NodeId {
+    /// The Kafka broker id clients know the node by.
+    pub fn broker_id(self) -> i32 {
+        i32::try_from(self.0).unwrap_or(i32::MAX)
+    }
+}

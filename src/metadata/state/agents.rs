@@ -1,0 +1,48 @@
+//! The agent registry (who serves Kafka, where, until when) and the cluster's id.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A Kafka-serving agent in the registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agent {
+    /// Its node id, which is also its Kafka broker id.
+    pub id: i32,
+    /// The address clients connect to (shared by agents behind one load balancer).
+    pub host: String,
+    pub port: i32,
+    pub zone: Option<String>,
+    /// Its Raft listener, where other agents forward requests for the groups it coordinates.
+    pub internal_addr: Option<String>,
+    /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
+    pub lease_expires_ms: i64,
+}
+
+/// The agents by id, and the cluster's name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registry {
+    agents: BTreeMap<i32, Agent>,
+    cluster_id: Option<String>,
+}
+
+impl Registry {
+    pub fn cluster_id(&self) -> Option<&str> {
+        self.cluster_id.as_deref()
+    }
+
+    /// Agents whose lease has not expired at `now_ms`.
+    pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
+        self.agents
+            .values()
+            .filter(move |a| a.lease_expires_ms > now_ms)
+    }
+
+    /// Names the cluster; only the first proposal counts.
+    pub(super) fn init_cluster(&mut self, id: String) {
+        self.cluster_id.get_or_insert(id);
+    }
+
+    pub(super) fn heartbeat(&mut self, agent: Agent) {
+        self.agents.insert(agent.id, agent);
+    }
+}

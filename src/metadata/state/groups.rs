@@ -1,0 +1,79 @@
+//! Consumer groups' committed offsets (membership is soft state on the coordinator).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupOffset {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<String>,
+    pub commit_timestamp: i64,
+}
+
+impl GroupOffset {
+    /// Records between this committed offset and a partition's high watermark.
+    pub fn lag(&self, high_watermark: i64) -> i64 {
+        (high_watermark - self.offset).max(0)
+    }
+}
+
+/// Committed offsets by group, then by (topic name, partition).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupOffsets {
+    by_group: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
+}
+
+impl GroupOffsets {
+    pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&GroupOffset> {
+        self.by_group
+            .get(group)
+            .and_then(|g| g.get(&(topic.to_string(), partition)))
+    }
+
+    /// The groups that have committed offsets.
+    pub fn groups(&self) -> impl Iterator<Item = &str> {
+        self.by_group.keys().map(String::as_str)
+    }
+
+    pub fn of(&self, group: &str) -> impl Iterator<Item = (&(String, i32), &GroupOffset)> {
+        self.by_group.get(group).into_iter().flat_map(|g| g.iter())
+    }
+
+    pub(super) fn commit(
+        &mut self,
+        group: String,
+        topic: String,
+        partition: i32,
+        offset: GroupOffset,
+    ) {
+        self.by_group
+            .entry(group)
+            .or_default()
+            .insert((topic, partition), offset);
+    }
+
+    /// Forgets the group's offsets (all, or the listed partitions); whether it had any.
+    pub(super) fn delete(&mut self, group: &str, partitions: Option<Vec<(String, i32)>>) -> bool {
+        match (self.by_group.get_mut(group), partitions) {
+            (None, _) => false,
+            (Some(_), None) => self.by_group.remove(group).is_some(),
+            (Some(offsets), Some(partitions)) => {
+                for key in &partitions {
+                    offsets.remove(key);
+                }
+                if offsets.is_empty() {
+                    self.by_group.remove(group);
+                }
+                true
+            }
+        }
+    }
+
+    /// Forgets every group's offsets on a deleted topic.
+    pub(super) fn forget_topic(&mut self, name: &str) {
+        for group in self.by_group.values_mut() {
+            group.retain(|(t, _), _| t != name);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! A partition's log: its offsets and the batch index (which byte ranges of which objects hold
+//! which offsets), and what an object commit says and answers.
+
+use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Where a run of consecutive batches of one partition lives: a byte range of one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchRef {
+    pub base_offset: i64,
+    /// One past the last offset of the run.
+    pub end_offset: i64,
+    pub object_key: ObjectKey,
+    pub byte_start: u64,
+    pub byte_len: u64,
+    pub max_timestamp: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionState {
+    pub log_start_offset: i64,
+    pub high_watermark: i64,
+    /// Ordered by offset, contiguous: each ref starts where the previous ends.
+    pub index: Vec<BatchRef>,
+}
+
+impl PartitionState {
+    /// Assigns the batch its offsets and indexes it, extending the previous ref when the batch
+    /// directly follows it in the same object (the common case: one ref per object and
+    /// partition). Returns the batch's base offset.
+    pub(super) fn append(&mut self, object_key: &ObjectKey, batch: &CommittedBatch) -> i64 {
+        let base_offset = self.high_watermark;
+        let end_offset = base_offset + batch.offset_count;
+        self.high_watermark = end_offset;
+        match self.index.last_mut() {
+            Some(last)
+                if last.object_key == *object_key
+                    && last.byte_start + last.byte_len == batch.byte_start
+                    && last.end_offset == base_offset =>
+            {
+                last.byte_len += batch.byte_len;
+                last.end_offset = end_offset;
+                last.max_timestamp = last.max_timestamp.max(batch.max_timestamp);
+            }
+            _ => self.index.push(BatchRef {
+                base_offset,
+                end_offset,
+                object_key: object_key.clone(),
+                byte_start: batch.byte_start,
+                byte_len: batch.byte_len,
+                max_timestamp: batch.max_timestamp,
+            }),
+        }
+        base_offset
+    }
+}
+
+/// One batch of an object, as the committer describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommittedBatch {
+    pub byte_start: u64,
+    pub byte_len: u64,
+    /// `last_offset_delta + 1`: how many offsets the batch takes.
+    pub offset_count: i64,
+    pub max_timestamp: i64,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+    pub base_sequence: i32,
+    pub last_sequence: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionBatches {
+    pub partition: TopicPartition,
+    pub batches: Vec<CommittedBatch>,
+}
+
+/// What happened to one batch of a `CommitObject`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BatchOutcome {
+    Appended {
+        base_offset: i64,
+    },
+    /// A retry of a batch already committed: answered with its original offset, not stored.
+    Duplicate {
+        base_offset: i64,
+    },
+    UnknownTopicOrPartition,
+    /// The producer's epoch is older than the current one: a newer instance fenced it.
+    InvalidProducerEpoch,
+    OutOfOrderSequence,
+    UnknownProducerId,
+}
+
+/// Object commits remembered for idempotent retries. A retry comes within the committer's
+/// retry deadline, during which far fewer objects than this are committed.
+pub const RECENT_COMMITS_MAX: usize = 4096;
+
+/// The outcomes of the most recent object commits, so that a commit retried after a lost
+/// response gets its original outcome instead of a second set of offsets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentCommits {
+    outcomes: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
+    /// Commit order of `outcomes`, oldest first (bounded by `RECENT_COMMITS_MAX`).
+    order: VecDeque<ObjectKey>,
+}
+
+impl RecentCommits {
+    pub(super) fn get(&self, key: &ObjectKey) -> Option<&Vec<Vec<BatchOutcome>>> {
+        self.outcomes.get(key)
+    }
+
+    pub(super) fn remember(&mut self, key: ObjectKey, outcomes: Vec<Vec<BatchOutcome>>) {
+        if self.order.len() == RECENT_COMMITS_MAX
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.outcomes.remove(&oldest);
+        }
+        self.order.push_back(key.clone());
+        self.outcomes.insert(key, outcomes);
+    }
+}

@@ -1,0 +1,284 @@
+//! The metadata state machine: pure and deterministic.
+//!
+//! `apply(command) -> outcome` with no I/O and no clock reads (time arrives inside commands).
+//! This is what the Raft quorum replicates, what snapshots serialize, and what every member
+//! applies. Every agent that applies the same commands in the same order holds the
+//! same state.
+//!
+//! Offsets are assigned here, at commit time: an object's batches get contiguous offsets per
+//! partition, the high watermark advances, and idempotent producers' sequences are checked
+//! (a retried duplicate gets its original offsets back and is not indexed twice).
+//!
+//! One file per noun, each a part of the state with its own rules: `topics` (names, ids,
+//! partition counts, configs), `index` (a partition's offsets and batch index, what an object
+//! commit says), `producers` (ids, epochs, sequence windows), `groups` (committed offsets),
+//! `agents` (the registry and the cluster id). `MetadataState` composes them; `apply` below
+//! is the single entry, and the only place where a command touches several parts.
+
+mod agents;
+mod groups;
+mod index;
+mod producers;
+mod topics;
+
+pub use agents::Agent;
+pub use groups::GroupOffset;
+pub use index::{
+    BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState, RECENT_COMMITS_MAX,
+};
+pub use producers::{InitProducerIdError, PRODUCER_BATCH_WINDOW};
+pub use topics::{Topic, TopicError};
+
+use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use agents::Registry;
+use groups::GroupOffsets;
+use index::RecentCommits;
+use producers::Producers;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use topics::Topics;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    CreateTopic {
+        name: String,
+        id: Uuid,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    },
+    DeleteTopic {
+        name: String,
+    },
+    CreatePartitions {
+        name: String,
+        total: i32,
+    },
+    AlterTopicConfigs {
+        name: String,
+        /// `None` removes the key.
+        changes: Vec<(String, Option<String>)>,
+    },
+    /// The commit point of produced data: the object is durable; assign its batches offsets.
+    CommitObject {
+        object_key: ObjectKey,
+        partitions: Vec<PartitionBatches>,
+    },
+    InitProducerId {
+        /// Set when the client re-initialises an id it holds (bumps the epoch).
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    },
+    OffsetCommit {
+        group: String,
+        topic: String,
+        partition: i32,
+        offset: GroupOffset,
+    },
+    /// Forgets a group's committed offsets: all of them (`partitions: None`, DeleteGroups) or
+    /// the listed ones (OffsetDelete).
+    DeleteGroupOffsets {
+        group: String,
+        partitions: Option<Vec<(String, i32)>>,
+    },
+    /// Names the cluster; only the first proposal counts (every voter proposes its own).
+    InitCluster {
+        id: String,
+    },
+    /// An agent (re)registers: it stays in Metadata answers until its lease expires.
+    AgentHeartbeat {
+        agent: Agent,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    Topic(Result<(), TopicError>),
+    /// Per partition, in command order; per batch, in partition order.
+    Committed(Vec<Vec<BatchOutcome>>),
+    ProducerId(Result<(ProducerId, ProducerEpoch), InitProducerIdError>),
+    OffsetCommitted(Result<(), TopicError>),
+    /// Whether the group had committed offsets to delete.
+    GroupOffsetsDeleted(bool),
+    AgentRegistered,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataState {
+    topics: Topics,
+    producers: Producers,
+    group_offsets: GroupOffsets,
+    registry: Registry,
+    recent_commits: RecentCommits,
+    /// Commands applied so far; a snapshot records it so replay knows where to resume.
+    applied: u64,
+}
+
+impl MetadataState {
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    pub fn topics(&self) -> impl Iterator<Item = &Topic> {
+        self.topics.iter()
+    }
+
+    /// The groups that have committed offsets.
+    pub fn groups(&self) -> impl Iterator<Item = &str> {
+        self.group_offsets.groups()
+    }
+
+    pub fn group_offset(&self, group: &str, topic: &str, partition: i32) -> Option<&GroupOffset> {
+        self.group_offsets.get(group, topic, partition)
+    }
+
+    pub fn group_offsets(
+        &self,
+        group: &str,
+    ) -> impl Iterator<Item = (&(String, i32), &GroupOffset)> {
+        self.group_offsets.of(group)
+    }
+
+    /// See `Topics::version`.
+    pub fn topics_version(&self) -> u64 {
+        self.topics.version()
+    }
+
+    pub fn topic(&self, name: &str) -> Option<&Topic> {
+        self.topics.get(name)
+    }
+
+    pub fn topic_by_id(&self, id: &Uuid) -> Option<&Topic> {
+        self.topics.by_id(id)
+    }
+
+    pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
+        self.topics.partition(tp)
+    }
+
+    /// A partition's high watermark, by topic name.
+    pub fn high_watermark(&self, topic: &str, partition: i32) -> Option<i64> {
+        let partition = usize::try_from(partition).ok()?;
+        Some(self.topic(topic)?.partitions.get(partition)?.high_watermark)
+    }
+
+    /// A group's lag: records between its committed offsets and the high watermarks
+    /// (offsets of partitions that no longer exist count nothing).
+    pub fn group_lag(&self, group: &str) -> i64 {
+        self.group_offsets
+            .of(group)
+            .filter_map(|((topic, partition), committed)| {
+                Some(committed.lag(self.high_watermark(topic, *partition)?))
+            })
+            .sum()
+    }
+
+    pub fn cluster_id(&self) -> Option<&str> {
+        self.registry.cluster_id()
+    }
+
+    /// Agents whose lease has not expired at `now_ms`.
+    pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
+        self.registry.live_agents(now_ms)
+    }
+
+    pub fn apply(&mut self, command: Command) -> Outcome {
+        self.applied += 1;
+        match command {
+            Command::CreateTopic {
+                name,
+                id,
+                partitions,
+                configs,
+            } => Outcome::Topic(self.topics.create(name, id, partitions, configs)),
+            Command::DeleteTopic { name } => Outcome::Topic(self.delete_topic(&name)),
+            Command::CreatePartitions { name, total } => {
+                Outcome::Topic(self.topics.create_partitions(&name, total))
+            }
+            Command::AlterTopicConfigs { name, changes } => {
+                Outcome::Topic(self.topics.alter_configs(&name, changes))
+            }
+            Command::CommitObject {
+                object_key,
+                partitions,
+            } => Outcome::Committed(self.commit_object(object_key, &partitions)),
+            Command::InitProducerId { existing } => {
+                Outcome::ProducerId(self.producers.init(existing))
+            }
+            Command::OffsetCommit {
+                group,
+                topic,
+                partition,
+                offset,
+            } => Outcome::OffsetCommitted(if self.topics.has_partition(&topic, partition) {
+                self.group_offsets.commit(group, topic, partition, offset);
+                Ok(())
+            } else {
+                Err(TopicError::NotFound)
+            }),
+            Command::DeleteGroupOffsets { group, partitions } => {
+                Outcome::GroupOffsetsDeleted(self.group_offsets.delete(&group, partitions))
+            }
+            Command::InitCluster { id } => {
+                self.registry.init_cluster(id);
+                Outcome::AgentRegistered
+            }
+            Command::AgentHeartbeat { agent } => {
+                self.registry.heartbeat(agent);
+                Outcome::AgentRegistered
+            }
+        }
+    }
+
+    /// A deleted topic takes its producers' sequence windows and its groups' offsets along.
+    fn delete_topic(&mut self, name: &str) -> Result<(), TopicError> {
+        let topic = self.topics.delete(name)?;
+        self.producers.forget_topic(topic.id);
+        self.group_offsets.forget_topic(name);
+        Ok(())
+    }
+
+    /// The commit point of produced data: each batch is checked against its producer's
+    /// sequence, then appended to its partition. A key seen recently gets its first outcome.
+    fn commit_object(
+        &mut self,
+        object_key: ObjectKey,
+        partitions: &[PartitionBatches],
+    ) -> Vec<Vec<BatchOutcome>> {
+        if let Some(previous) = self.recent_commits.get(&object_key) {
+            return previous.clone();
+        }
+        let outcomes: Vec<Vec<BatchOutcome>> = partitions
+            .iter()
+            .map(|p| self.commit_partition(&object_key, p))
+            .collect();
+        self.recent_commits.remember(object_key, outcomes.clone());
+        outcomes
+    }
+
+    fn commit_partition(
+        &mut self,
+        object_key: &ObjectKey,
+        batches: &PartitionBatches,
+    ) -> Vec<BatchOutcome> {
+        let tp = batches.partition;
+        let Some(partition) = self.topics.partition_mut(&tp) else {
+            return vec![BatchOutcome::UnknownTopicOrPartition; batches.batches.len()];
+        };
+        let mut outcomes = Vec::with_capacity(batches.batches.len());
+        for batch in &batches.batches {
+            let outcome = match self.producers.check_sequence(&tp, batch) {
+                Err(outcome) => outcome,
+                Ok(()) => {
+                    let base_offset = partition.append(object_key, batch);
+                    self.producers.remember(&tp, batch, base_offset);
+                    BatchOutcome::Appended { base_offset }
+                }
+            };
+            outcomes.push(outcome);
+        }
+        outcomes
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! Producer ids and epochs, and each idempotent producer's recent batches per partition.
+
+use super::index::{BatchOutcome, CommittedBatch};
+use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How many recent batches per producer and partition are remembered to answer retries
+/// (Kafka keeps 5, matching the clients' `max.in.flight.requests.per.connection` limit).
+pub const PRODUCER_BATCH_WINDOW: usize = 5;
+
+/// A batch the producer sent recently, remembered to recognise its retry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct SequencedBatch {
+    first_sequence: i32,
+    last_sequence: i32,
+    base_offset: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ProducerState {
+    epoch: ProducerEpoch,
+    partitions: BTreeMap<TopicPartition, VecDeque<SequencedBatch>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InitProducerIdError {
+    /// The id/epoch the client presented is not the current one.
+    InvalidProducerEpoch,
+}
+
+/// Every producer id issued, with its current epoch and recent batches.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Producers {
+    next_id: i64,
+    by_id: BTreeMap<ProducerId, ProducerState>,
+}
+
+impl Producers {
+    /// Drops every producer's sequence window on a deleted topic's partitions.
+    pub(super) fn forget_topic(&mut self, topic_id: uuid::Uuid) {
+        for producer in self.by_id.values_mut() {
+            producer.partitions.retain(|tp, _| tp.topic_id != topic_id);
+        }
+    }
+
+    /// A new producer id, or the next epoch of the one the client holds.
+    pub(super) fn init(
+        &mut self,
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    ) -> Result<(ProducerId, ProducerEpoch), InitProducerIdError> {
+        if let Some((id, epoch)) = existing
+            && let Some(state) = self.by_id.get_mut(&id)
+        {
+            if state.epoch != epoch {
+                return Err(InitProducerIdError::InvalidProducerEpoch);
+            }
+            // An exhausted epoch falls through to a fresh producer id, as in Kafka.
+            if state.epoch.0 < i16::MAX - 1 {
+                state.epoch = ProducerEpoch(state.epoch.0 + 1);
+                state.partitions.clear();
+                return Ok((id, state.epoch));
+            }
+        }
+        let id = ProducerId(self.next_id);
+        self.next_id += 1;
+        self.by_id.insert(
+            id,
+            ProducerState {
+                epoch: ProducerEpoch(0),
+                partitions: BTreeMap::new(),
+            },
+        );
+        Ok((id, ProducerEpoch(0)))
+    }
+
+    /// Kafka's idempotence rules, per producer and partition.
+    pub(super) fn check_sequence(
+        &self,
+        tp: &TopicPartition,
+        batch: &CommittedBatch,
+    ) -> Result<(), BatchOutcome> {
+        if !batch.producer_id.is_idempotent() {
+            return Ok(());
+        }
+        let Some(producer) = self.by_id.get(&batch.producer_id) else {
+            return Err(BatchOutcome::UnknownProducerId);
+        };
+        if batch.producer_epoch < producer.epoch {
+            return Err(BatchOutcome::InvalidProducerEpoch);
+        }
+        if batch.producer_epoch > producer.epoch {
+            // Only InitProducerId raises an epoch; a larger one was never issued.
+            return Err(BatchOutcome::InvalidProducerEpoch);
+        }
+        let Some(window) = producer.partitions.get(tp) else {
+            // The first batch of this producer on this partition must start a sequence.
+            return if batch.base_sequence == 0 {
+                Ok(())
+            } else {
+                Err(BatchOutcome::OutOfOrderSequence)
+            };
+        };
+        if let Some(seen) = window.iter().find(|s| {
+            s.first_sequence == batch.base_sequence && s.last_sequence == batch.last_sequence
+        }) {
+            return Err(BatchOutcome::Duplicate {
+                base_offset: seen.base_offset,
+            });
+        }
+        let last = window.back().map_or(-1, |s| s.last_sequence);
+        let expected = if last == i32::MAX { 0 } else { last + 1 };
+        if batch.base_sequence != expected {
+            return Err(BatchOutcome::OutOfOrderSequence);
+        }
+        Ok(())
+    }
+
+    /// Remembers an appended batch, to recognise its retry.
+    pub(super) fn remember(
+        &mut self,
+        tp: &TopicPartition,
+        batch: &CommittedBatch,
+        base_offset: i64,
+    ) {
+        if !batch.producer_id.is_idempotent() {
+            return;
+        }
+        if let Some(producer) = self.by_id.get_mut(&batch.producer_id) {
+            let window = producer.partitions.entry(*tp).or_default();
+            if window.len() == PRODUCER_BATCH_WINDOW {
+                window.pop_front();
+            }
+            window.push_back(SequencedBatch {
+                first_sequence: batch.base_sequence,
+                last_sequence: batch.last_sequence,
+                base_offset,
+            });
+        }
+    }
+}

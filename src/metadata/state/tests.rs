@@ -1,0 +1,355 @@
+//! The state machine's transitions, driven directly, and the determinism Raft relies on.
+
+use super::*;
+
+const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
+
+#[test]
+fn the_topics_version_moves_with_the_topics_only() {
+    let mut state = MetadataState::default();
+    let start = state.topics_version();
+    topic(&mut state, 1);
+    let created = state.topics_version();
+    assert_ne!(created, start);
+    state.apply(Command::OffsetCommit {
+        group: "g".into(),
+        topic: "t".into(),
+        partition: 0,
+        offset: GroupOffset {
+            offset: 1,
+            leader_epoch: -1,
+            metadata: None,
+            commit_timestamp: 0,
+        },
+    });
+    assert_eq!(state.topics_version(), created, "offsets are not topics");
+    state.apply(Command::CreatePartitions {
+        name: "t".into(),
+        total: 2,
+    });
+    let grown = state.topics_version();
+    assert_ne!(grown, created);
+    state.apply(Command::DeleteTopic { name: "t".into() });
+    assert_ne!(state.topics_version(), grown);
+    // The version is replicated: a restored copy has the same one for the same topics.
+    let bytes = postcard::to_stdvec(&state).unwrap();
+    let restored: MetadataState = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(restored.topics_version(), state.topics_version());
+}
+
+fn topic(state: &mut MetadataState, partitions: i32) -> Uuid {
+    let id = Uuid::from_u128(7);
+    let outcome = state.apply(Command::CreateTopic {
+        name: "t".into(),
+        id,
+        partitions,
+        configs: BTreeMap::new(),
+    });
+    assert_eq!(outcome, Outcome::Topic(Ok(())));
+    id
+}
+
+fn batch(
+    start: u64,
+    len: u64,
+    count: i64,
+    producer: (ProducerId, ProducerEpoch),
+    seq: i32,
+) -> CommittedBatch {
+    CommittedBatch {
+        byte_start: start,
+        byte_len: len,
+        offset_count: count,
+        max_timestamp: 10,
+        producer_id: producer.0,
+        producer_epoch: producer.1,
+        base_sequence: seq,
+        last_sequence: if !producer.0.is_idempotent() {
+            -1
+        } else {
+            seq + count as i32 - 1
+        },
+    }
+}
+
+fn commit(
+    state: &mut MetadataState,
+    key: &str,
+    tp: TopicPartition,
+    batches: Vec<CommittedBatch>,
+) -> Vec<BatchOutcome> {
+    // Every commit is a new object, as in production (keys never repeat).
+    match state.apply(Command::CommitObject {
+        object_key: ObjectKey::new(format!("{key}#{}", state.applied())),
+        partitions: vec![PartitionBatches {
+            partition: tp,
+            batches,
+        }],
+    }) {
+        Outcome::Committed(mut per_partition) => per_partition.remove(0),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn producer(state: &mut MetadataState) -> (ProducerId, ProducerEpoch) {
+    match state.apply(Command::InitProducerId { existing: None }) {
+        Outcome::ProducerId(Ok(p)) => p,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
+    let mut state = MetadataState::default();
+    let tp = TopicPartition {
+        topic_id: topic(&mut state, 2),
+        partition: 1,
+    };
+    let out = commit(
+        &mut state,
+        "a",
+        tp,
+        vec![
+            batch(0, 100, 3, NO_PRODUCER, -1),
+            batch(100, 50, 2, NO_PRODUCER, -1),
+        ],
+    );
+    assert_eq!(
+        out,
+        vec![
+            BatchOutcome::Appended { base_offset: 0 },
+            BatchOutcome::Appended { base_offset: 3 }
+        ]
+    );
+    let out = commit(&mut state, "b", tp, vec![batch(10, 20, 4, NO_PRODUCER, -1)]);
+    assert_eq!(out, vec![BatchOutcome::Appended { base_offset: 5 }]);
+    let p = state.partition(&tp).unwrap();
+    assert_eq!(p.high_watermark, 9);
+    assert_eq!(p.index.len(), 2);
+    assert_eq!(
+        (
+            p.index[0].base_offset,
+            p.index[0].end_offset,
+            p.index[0].byte_len
+        ),
+        (0, 5, 150)
+    );
+    assert_eq!(
+        (&p.index[1].object_key.as_str()[..1], p.index[1].base_offset),
+        ("b", 5)
+    );
+}
+
+#[test]
+fn a_retried_batch_gets_its_original_offset_and_is_not_indexed_twice() {
+    let mut state = MetadataState::default();
+    let tp = TopicPartition {
+        topic_id: topic(&mut state, 1),
+        partition: 0,
+    };
+    let p = producer(&mut state);
+    assert_eq!(
+        commit(&mut state, "a", tp, vec![batch(0, 10, 5, p, 0)]),
+        vec![BatchOutcome::Appended { base_offset: 0 }]
+    );
+    assert_eq!(
+        commit(&mut state, "b", tp, vec![batch(0, 10, 5, p, 0)]),
+        vec![BatchOutcome::Duplicate { base_offset: 0 }]
+    );
+    assert_eq!(
+        commit(&mut state, "b", tp, vec![batch(10, 10, 2, p, 5)]),
+        vec![BatchOutcome::Appended { base_offset: 5 }]
+    );
+    assert_eq!(state.partition(&tp).unwrap().high_watermark, 7);
+}
+
+#[test]
+fn only_the_last_five_batches_are_remembered() {
+    let mut state = MetadataState::default();
+    let tp = TopicPartition {
+        topic_id: topic(&mut state, 1),
+        partition: 0,
+    };
+    let p = producer(&mut state);
+    for i in 0..6 {
+        commit(&mut state, "a", tp, vec![batch(i * 10, 10, 1, p, i as i32)]);
+    }
+    // Sequence 0 fell out of the window: its retry can no longer be recognised.
+    assert_eq!(
+        commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 0)]),
+        vec![BatchOutcome::OutOfOrderSequence]
+    );
+    assert_eq!(
+        commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 1)]),
+        vec![BatchOutcome::Duplicate { base_offset: 1 }]
+    );
+}
+
+#[test]
+fn gaps_and_stale_epochs_are_rejected() {
+    let mut state = MetadataState::default();
+    let tp = TopicPartition {
+        topic_id: topic(&mut state, 1),
+        partition: 0,
+    };
+    let p = producer(&mut state);
+    assert_eq!(
+        commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 3)]),
+        vec![BatchOutcome::OutOfOrderSequence]
+    );
+    commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 0)]);
+    assert_eq!(
+        commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 2)]),
+        vec![BatchOutcome::OutOfOrderSequence]
+    );
+    // Re-initialising bumps the epoch and fences the old one.
+    let bumped = match state.apply(Command::InitProducerId { existing: Some(p) }) {
+        Outcome::ProducerId(Ok(b)) => b,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(bumped, (p.0, ProducerEpoch(1)));
+    assert_eq!(
+        commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 1)]),
+        vec![BatchOutcome::InvalidProducerEpoch]
+    );
+    assert_eq!(
+        commit(&mut state, "a", tp, vec![batch(0, 10, 1, bumped, 0)]),
+        vec![BatchOutcome::Appended { base_offset: 1 }]
+    );
+    assert_eq!(
+        commit(
+            &mut state,
+            "a",
+            tp,
+            vec![batch(0, 10, 1, (ProducerId(99), ProducerEpoch(0)), 0)]
+        ),
+        vec![BatchOutcome::UnknownProducerId]
+    );
+}
+
+#[test]
+fn unknown_partitions_are_refused_and_replay_is_deterministic() {
+    let mut state = MetadataState::default();
+    let id = topic(&mut state, 1);
+    let missing = TopicPartition {
+        topic_id: id,
+        partition: 5,
+    };
+    assert_eq!(
+        commit(
+            &mut state,
+            "a",
+            missing,
+            vec![batch(0, 1, 1, NO_PRODUCER, -1)]
+        ),
+        vec![BatchOutcome::UnknownTopicOrPartition]
+    );
+    let bytes = postcard::to_stdvec(&state).unwrap();
+    let restored: MetadataState = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(restored, state);
+}
+
+mod determinism {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn command(kind: u8, a: u8, b: u8) -> Command {
+        let topic = format!("t{}", a % 3);
+        match kind % 8 {
+            0 => Command::CreateTopic {
+                name: topic,
+                id: Uuid::from_u128(u128::from(a % 3) + 1),
+                partitions: i32::from(b % 4) + 1,
+                configs: BTreeMap::new(),
+            },
+            1 => Command::InitProducerId {
+                existing: b
+                    .is_multiple_of(2)
+                    .then_some((ProducerId(i64::from(a % 4)), ProducerEpoch(0))),
+            },
+            2 | 3 => Command::CommitObject {
+                object_key: ObjectKey::new(format!("o{}", b % 16)),
+                partitions: vec![PartitionBatches {
+                    partition: TopicPartition {
+                        topic_id: Uuid::from_u128(u128::from(a % 3) + 1),
+                        partition: i32::from(b % 4),
+                    },
+                    batches: vec![CommittedBatch {
+                        byte_start: 16,
+                        byte_len: 100,
+                        offset_count: i64::from(b % 5) + 1,
+                        max_timestamp: i64::from(a),
+                        producer_id: ProducerId(i64::from(a % 5) - 1),
+                        producer_epoch: ProducerEpoch(0),
+                        base_sequence: i32::from(b % 3),
+                        last_sequence: i32::from(b % 3) + i32::from(b % 5),
+                    }],
+                }],
+            },
+            4 => Command::OffsetCommit {
+                group: "g".into(),
+                topic,
+                partition: i32::from(b % 4),
+                offset: GroupOffset {
+                    offset: i64::from(b),
+                    leader_epoch: 0,
+                    metadata: None,
+                    commit_timestamp: 1,
+                },
+            },
+            6 => Command::DeleteGroupOffsets {
+                group: "g".into(),
+                partitions: b
+                    .is_multiple_of(2)
+                    .then(|| vec![(topic.clone(), i32::from(b % 4))]),
+            },
+            5 => Command::AgentHeartbeat {
+                agent: Agent {
+                    id: i32::from(a % 3),
+                    host: "127.0.0.1".into(),
+                    port: 9092 + i32::from(a % 3),
+                    zone: b.is_multiple_of(2).then(|| "z".to_string()),
+                    internal_addr: None,
+                    lease_expires_ms: i64::from(b),
+                },
+            },
+            _ => Command::CreatePartitions {
+                name: topic,
+                total: i32::from(b % 6) + 1,
+            },
+        }
+    }
+
+    proptest! {
+        /// The same command log applied twice gives byte-identical snapshots: what makes the
+        /// state machine safe to replicate and to rebuild from a log.
+        #[test]
+        fn the_same_log_gives_identical_snapshots(log in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..200)) {
+            let commands: Vec<Command> = log.iter().map(|&(k, a, b)| command(k, a, b)).collect();
+            let mut first = MetadataState::default();
+            let mut second = MetadataState::default();
+            let outcomes_first: Vec<Outcome> = commands.iter().cloned().map(|c| first.apply(c)).collect();
+            let outcomes_second: Vec<Outcome> = commands.into_iter().map(|c| second.apply(c)).collect();
+            prop_assert_eq!(outcomes_first, outcomes_second);
+            prop_assert_eq!(postcard::to_stdvec(&first).unwrap(), postcard::to_stdvec(&second).unwrap());
+            // And a snapshot round trip loses nothing.
+            let restored: MetadataState = postcard::from_bytes(&postcard::to_stdvec(&first).unwrap()).unwrap();
+            prop_assert_eq!(restored, first);
+        }
+    }
+
+    #[test]
+    fn a_retried_object_commit_returns_its_original_outcome() {
+        let mut state = MetadataState::default();
+        state.apply(command(0, 0, 0));
+        let commit = command(2, 0, 4);
+        let first = state.apply(commit.clone());
+        let high_watermark = state.topic("t0").unwrap().partitions[0].high_watermark;
+        assert_eq!(state.apply(commit), first, "same outcome again");
+        assert_eq!(
+            state.topic("t0").unwrap().partitions[0].high_watermark,
+            high_watermark,
+            "no new offsets"
+        );
+    }
+}

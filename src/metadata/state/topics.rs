@@ -1,0 +1,134 @@
+//! Topics: names and ids, partition counts, configs, and the version that moves with them.
+
+use super::index::PartitionState;
+use crate::ids::TopicPartition;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topic {
+    pub name: String,
+    pub id: Uuid,
+    pub partitions: Vec<PartitionState>,
+    pub configs: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TopicError {
+    AlreadyExists,
+    NotFound,
+    InvalidPartitions,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topics {
+    by_name: BTreeMap<String, Topic>,
+    names: BTreeMap<Uuid, String>,
+    /// Moves whenever topics or their partition counts change: views derived from the topics
+    /// (consumer groups' resolved subscriptions) are cached under it. Replicated like the
+    /// rest, so every node has the same version for the same topics.
+    version: u64,
+}
+
+impl Topics {
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Topic> {
+        self.by_name.get(name)
+    }
+
+    pub fn by_id(&self, id: &Uuid) -> Option<&Topic> {
+        self.names.get(id).and_then(|n| self.by_name.get(n))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Topic> {
+        self.by_name.values()
+    }
+
+    pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
+        let topic = self.by_id(&tp.topic_id)?;
+        usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
+    }
+
+    pub(super) fn partition_mut(&mut self, tp: &TopicPartition) -> Option<&mut PartitionState> {
+        let name = self.names.get(&tp.topic_id)?;
+        let topic = self.by_name.get_mut(name)?;
+        usize::try_from(tp.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get_mut(p))
+    }
+
+    /// Whether `partition` of the topic named `name` exists.
+    pub fn has_partition(&self, name: &str, partition: i32) -> bool {
+        self.get(name)
+            .is_some_and(|t| usize::try_from(partition).is_ok_and(|p| p < t.partitions.len()))
+    }
+
+    pub(super) fn create(
+        &mut self,
+        name: String,
+        id: Uuid,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<(), TopicError> {
+        if self.by_name.contains_key(&name) || self.names.contains_key(&id) {
+            return Err(TopicError::AlreadyExists);
+        }
+        if partitions < 1 {
+            return Err(TopicError::InvalidPartitions);
+        }
+        self.names.insert(id, name.clone());
+        self.version += 1;
+        self.by_name.insert(
+            name.clone(),
+            Topic {
+                name,
+                id,
+                partitions: vec![PartitionState::default(); partitions as usize],
+                configs,
+            },
+        );
+        Ok(())
+    }
+
+    /// Removes the topic and returns it (its id: what else refers to it is cleaned up by the
+    /// caller).
+    pub(super) fn delete(&mut self, name: &str) -> Result<Topic, TopicError> {
+        let topic = self.by_name.remove(name).ok_or(TopicError::NotFound)?;
+        self.version += 1;
+        self.names.remove(&topic.id);
+        Ok(topic)
+    }
+
+    pub(super) fn create_partitions(&mut self, name: &str, total: i32) -> Result<(), TopicError> {
+        let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
+        let total = usize::try_from(total).map_err(|_| TopicError::InvalidPartitions)?;
+        if total <= topic.partitions.len() {
+            return Err(TopicError::InvalidPartitions);
+        }
+        topic.partitions.resize(total, PartitionState::default());
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Sets (`Some`) or removes (`None`) configs.
+    pub(super) fn alter_configs(
+        &mut self,
+        name: &str,
+        changes: Vec<(String, Option<String>)>,
+    ) -> Result<(), TopicError> {
+        let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
+        for (key, value) in changes {
+            match value {
+                Some(v) => topic.configs.insert(key, v),
+                None => topic.configs.remove(&key),
+            };
+        }
+        Ok(())
+    }
+}

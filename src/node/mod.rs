@@ -1,0 +1,207 @@
+//! The process root: builds every part of a node, then starts its listeners and chores.
+//!
+//! ```text
+//! start(config)
+//!   1. object store (ObjectClient: probe at start)    ┐
+//!   2. internal listener bound (Raft + forwarding)    │ built in this order, each handed
+//!   3. metadata quorum member (MetadataStore)         │ what it needs: nothing is bound late
+//!   4. Broker { pipeline, cache, groups, clock, rng } ┘
+//!   5. listeners: Kafka (server::serve) · admin HTTP (admin::serve)
+//!                 · internal (quorum RPCs + server::forwarded, the requests other agents forward)
+//!   6. chores: agent registration (registration), learner upkeep on voters (quorum::learners)
+//! ```
+//! The clock and the random generator are made here, once, and handed to every part.
+
+pub mod registration;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::metadata::MetadataStore;
+use crate::metadata::quorum::QuorumError;
+use crate::produce::ProducePipeline;
+use crate::produce::pipeline::PipelineConfig;
+use crate::random::Rng;
+use crate::server::broker::Broker;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("cannot start the metadata quorum member")]
+    Metadata(#[from] QuorumError),
+    #[error(transparent)]
+    ObjectStore(#[from] crate::object::store::OpenError),
+    #[error("cannot listen on {addr}")]
+    Listen {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("data directory {path}")]
+    DataDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A started node: its bound addresses, the broker, and the task accepting Kafka connections.
+pub struct Running {
+    pub local_addr: SocketAddr,
+    pub admin_addr: Option<SocketAddr>,
+    pub broker: Arc<Broker>,
+    pub task: JoinHandle<()>,
+}
+
+/// Builds the node's parts and serves until the returned tasks are dropped with the runtime.
+pub async fn start(config: Config) -> Result<Running, StartError> {
+    config.validate().map_err(StartError::Config)?;
+    let clock = Clock::system();
+    let rng = config.seed.map_or_else(Rng::from_entropy, Rng::seeded);
+    let data_dir = config.data_dir.clone();
+    std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir {
+        path: data_dir.display().to_string(),
+        source,
+    })?;
+    let store = Arc::new(
+        crate::object::store::open(&config.object_store, &data_dir, clock.clone(), rng.clone())
+            .await?,
+    );
+    tracing::info!(store = store.description(), "object store ready");
+
+    // Bound before the quorum starts, so peers that reach this node early queue instead of
+    // being refused; served once the broker exists (step 5).
+    let internal = match config.quorum.listen_addr() {
+        Some(addr) => Some(bind(&addr).await?),
+        None => None,
+    };
+    let metadata =
+        MetadataStore::open(&data_dir.join("meta"), config.quorum.clone(), clock.clone()).await?;
+    let id_path = data_dir.join("cluster-id");
+    let local_cluster_id =
+        registration::local_cluster_id(&id_path, &rng).map_err(|source| StartError::DataDir {
+            path: id_path.display().to_string(),
+            source,
+        })?;
+    let kafka = bind(&config.kafka_addr).await?;
+    let local_addr = kafka.local_addr().map_err(|source| StartError::Listen {
+        addr: config.kafka_addr.clone(),
+        source,
+    })?;
+    let mut config = config;
+    if config.advertised_addr.is_empty() {
+        config.advertised_addr = local_addr.to_string();
+    }
+    let broker = Arc::new(build_broker(
+        config,
+        metadata,
+        store,
+        local_cluster_id,
+        clock,
+        rng,
+    ));
+
+    if let Some(listener) = internal {
+        let routes = broker
+            .metadata
+            .quorum()
+            .routes()
+            .merge(crate::server::forwarded::routes(broker.clone()));
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, routes).await {
+                tracing::error!(error = %e, "the internal listener stopped");
+            }
+        });
+    }
+    let admin_addr = match &broker.config.admin_addr {
+        None => None,
+        Some(addr) => {
+            let listener = bind(addr).await?;
+            let bound = listener.local_addr().ok();
+            tokio::spawn(crate::admin::serve(listener, broker.clone()));
+            bound
+        }
+    };
+    tokio::spawn(registration::keep_registered(broker.clone()));
+    if broker.config.quorum.voter && !broker.config.quorum.voters.is_empty() {
+        tokio::spawn(crate::metadata::quorum::learners::follow_registry(
+            broker.metadata.quorum().clone(),
+            broker.config.remove_departed_agents_after,
+            broker.clock.clone(),
+        ));
+    }
+    let task = tokio::spawn(crate::server::serve(kafka, broker.clone()));
+    Ok(Running {
+        local_addr,
+        admin_addr,
+        broker,
+        task,
+    })
+}
+
+fn build_broker(
+    config: Config,
+    metadata: MetadataStore,
+    store: Arc<crate::object::ObjectClient>,
+    local_cluster_id: String,
+    clock: Clock,
+    rng: Rng,
+) -> Broker {
+    let cache = Arc::new(crate::object::cache::ObjectCache::new(
+        config.object_cache_bytes_max,
+    ));
+    let pipeline = ProducePipeline::start(
+        PipelineConfig {
+            flush_interval: config.flush_interval,
+            object_bytes_max: config.object_bytes_max,
+            buffer_bytes_max: config.produce_buffer_bytes_max,
+            uploads_in_flight_max: config.uploads_in_flight_max,
+        },
+        store.clone(),
+        cache.clone(),
+        metadata.clone(),
+        clock.clone(),
+        rng.clone(),
+    );
+    let groups = crate::groups::Coordinator::start(
+        crate::groups::coordinator::CoordinatorSettings {
+            initial_delay: config.group_initial_rebalance_delay,
+            consumer: crate::groups::consumer::ConsumerGroupSettings {
+                heartbeat_interval_ms: config.group_consumer_heartbeat_interval.as_millis() as i32,
+                session_timeout_ms: config.group_consumer_session_timeout.as_millis() as i64,
+                max_size: config.group_consumer_max_size,
+            },
+        },
+        clock.clone(),
+        rng.clone(),
+    );
+    Broker {
+        request_budget: Arc::new(tokio::sync::Semaphore::new(
+            config.request_bytes_in_flight_max,
+        )),
+        metrics: Arc::new(crate::telemetry::BrokerMetrics::default()),
+        started: clock.now(),
+        groups,
+        config,
+        metadata,
+        pipeline,
+        store,
+        cache,
+        local_cluster_id,
+        clock,
+        rng,
+    }
+}
+
+async fn bind(addr: &str) -> Result<TcpListener, StartError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartError::Listen {
+            addr: addr.to_string(),
+            source,
+        })
+}

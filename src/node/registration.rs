@@ -1,0 +1,49 @@
+//! This agent's place in the registry: the cluster id it proposes, and the heartbeats that
+//! keep it in Metadata answers.
+
+use crate::random::Rng;
+use crate::server::broker::Broker;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Keeps this agent in the registry: a heartbeat every third of the lease. A missed heartbeat
+/// (no leader for a moment) is retried at the next tick; only a lease that runs out drops the
+/// agent from Metadata answers.
+pub async fn keep_registered(broker: Arc<Broker>) {
+    let lease = broker.config.agent_lease;
+    let mut failing = false;
+    let mut named = false;
+    loop {
+        if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
+            named = broker
+                .metadata
+                .init_cluster(broker.local_cluster_id.clone())
+                .await
+                .is_ok();
+        }
+        let expires = broker.clock.now_ms() + lease.as_millis() as i64;
+        match broker.metadata.agent_heartbeat(broker.agent(expires)).await {
+            Ok(()) => failing = false,
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "agent registration failed; retrying");
+            }
+            Err(_) => {}
+        }
+        broker.clock.sleep(lease / 3).await;
+    }
+}
+
+/// This node's cluster id (the file at `path`, created with the data directory); the first
+/// one the quorum applies names the cluster.
+pub fn local_cluster_id(path: &Path, rng: &Rng) -> std::io::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(id) => Ok(id.trim().to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = rng.uuid().simple().to_string();
+            std::fs::write(path, &id)?;
+            Ok(id)
+        }
+        Err(e) => Err(e),
+    }
+}

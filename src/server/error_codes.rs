@@ -1,0 +1,65 @@
+//! Which failure becomes which Kafka error code: the one mapping every handler uses for a
+//! metadata write that did not complete, and for a state machine's refusal of a topic change.
+//!
+//! A failed write is retriable whatever went wrong; what the client should do next depends on
+//! the role the request addressed, as in Kafka:
+//!
+//! | failure | `Role::Partition` (Produce) | `Role::Coordinator` (groups, InitProducerId) | `Role::Controller` (topics, configs) |
+//! | --- | --- | --- | --- |
+//! | no leader in time, not applied here in time, Raft failed on this node | `REQUEST_TIMED_OUT` | `COORDINATOR_NOT_AVAILABLE` | `REQUEST_TIMED_OUT` |
+//! | the quorum answered another command's outcome (a bug) | `UNKNOWN_SERVER_ERROR` | `UNKNOWN_SERVER_ERROR` | `UNKNOWN_SERVER_ERROR` |
+
+use crate::metadata::MetadataError;
+use crate::metadata::quorum::WriteError;
+use crate::metadata::state::TopicError;
+use crate::protocol::ErrorCode;
+use crate::telemetry::ErrorChain;
+
+/// The part a Kafka broker plays for a request, which decides how a client retries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The partition's leader (Produce): the client retries the same request.
+    Partition,
+    /// A group or transaction coordinator: the client looks the coordinator up again.
+    Coordinator,
+    /// The controller (topic and config changes): the admin client retries or reports.
+    Controller,
+}
+
+/// A metadata write that did not complete, handled by a request's handler: logged here, once,
+/// and answered with `metadata_error`'s code.
+pub fn failed_write(error: &MetadataError, role: Role) -> ErrorCode {
+    tracing::warn!(error = %ErrorChain(error), ?role, "metadata write failed");
+    metadata_error(error, role)
+}
+
+/// The code for a metadata write that did not complete (the table above).
+pub fn metadata_error(error: &MetadataError, role: Role) -> ErrorCode {
+    match error {
+        MetadataError::Write(
+            WriteError::Unavailable { .. } | WriteError::NotApplied { .. } | WriteError::Failed(_),
+        ) => match role {
+            Role::Partition | Role::Controller => ErrorCode::RequestTimedOut,
+            Role::Coordinator => ErrorCode::CoordinatorNotAvailable,
+        },
+        MetadataError::MismatchedOutcome { .. } => ErrorCode::UnknownServerError,
+    }
+}
+
+/// The code for the state machine's refusal of a topic change.
+pub fn topic_error(error: TopicError) -> ErrorCode {
+    match error {
+        TopicError::AlreadyExists => ErrorCode::TopicAlreadyExists,
+        TopicError::NotFound => ErrorCode::UnknownTopicOrPartition,
+        TopicError::InvalidPartitions => ErrorCode::InvalidPartitions,
+    }
+}
+
+/// `Ok(())` → NONE; a refusal or a failed write → its code.
+pub fn topic_change(result: Result<Result<(), TopicError>, MetadataError>) -> ErrorCode {
+    match result {
+        Ok(Ok(())) => ErrorCode::None,
+        Ok(Err(e)) => topic_error(e),
+        Err(e) => failed_write(&e, Role::Controller),
+    }
+}

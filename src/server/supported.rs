@@ -1,0 +1,37 @@
+//! The APIs and versions floe serves: what ApiVersions advertises and the router accepts.
+
+use crate::protocol::ApiKey;
+use crate::protocol::api_versions::ApiRange;
+
+const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
+    ApiRange { api_key, min, max }
+}
+
+/// The APIs and versions floe serves (never beyond what the handlers implement).
+pub const SUPPORTED: &[ApiRange] = &[
+    range(ApiKey::Produce, 3, 11),
+    range(ApiKey::Fetch, 4, 12),
+    range(ApiKey::ListOffsets, 1, 7),
+    range(ApiKey::Metadata, 0, 12),
+    range(ApiKey::OffsetCommit, 2, 9),
+    range(ApiKey::OffsetFetch, 1, 9),
+    range(ApiKey::FindCoordinator, 0, 4),
+    range(ApiKey::JoinGroup, 0, 9),
+    range(ApiKey::Heartbeat, 0, 4),
+    range(ApiKey::LeaveGroup, 0, 5),
+    range(ApiKey::SyncGroup, 0, 5),
+    range(ApiKey::DescribeGroups, 0, 5),
+    range(ApiKey::ListGroups, 0, 5),
+    range(ApiKey::DeleteGroups, 0, 2),
+    range(ApiKey::OffsetDelete, 0, 0),
+    range(ApiKey::ApiVersions, 0, 4),
+    range(ApiKey::CreateTopics, 2, 7),
+    range(ApiKey::DeleteTopics, 1, 6),
+    range(ApiKey::InitProducerId, 0, 4),
+    range(ApiKey::DescribeConfigs, 1, 4),
+    range(ApiKey::CreatePartitions, 0, 3),
+    range(ApiKey::IncrementalAlterConfigs, 0, 1),
+    range(ApiKey::DescribeCluster, 0, 1),
+    range(ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    range(ApiKey::ConsumerGroupDescribe, 0, 1),
+];
