@@ -29,6 +29,8 @@ if [ -d "$specs" ]; then
 fi
 
 cargo fmt --all -- --check
+# Dependencies between the files and folders of src/ point one way (docs/architecture.md).
+python3 scripts/module_cycles.py src
 cargo clippy -q --all-targets -- -D warnings
 cargo build -q --release --bin floe
 log=$(mktemp)
