@@ -10,6 +10,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use floe::clock::Clock;
+use floe::ids::NodeId;
 use floe::metadata::quorum::{Quorum, QuorumConfig};
 use floe::metadata::state::{Agent, Command};
 use hdrhistogram::Histogram;
@@ -103,7 +104,7 @@ fn main() {
         let single = Arc::new(
             Quorum::start(
                 &dir.path().join("single"),
-                QuorumConfig::single(1),
+                QuorumConfig::single(NodeId(1)),
                 Clock::system(),
             )
             .await
@@ -114,15 +115,15 @@ fn main() {
         concurrent("1 voter", single.clone()).await;
         single.shutdown().await;
 
-        let voters: BTreeMap<u64, String> = (1..=3)
-            .map(|id| (id, format!("127.0.0.1:{}", free_port())))
+        let voters: BTreeMap<NodeId, String> = (1..=3)
+            .map(|id| (NodeId(id), format!("127.0.0.1:{}", free_port())))
             .collect();
         let mut nodes = Vec::new();
         let mut listeners = Vec::new();
         for id in 1..=3u64 {
             let config = QuorumConfig {
                 voters: voters.clone(),
-                ..QuorumConfig::single(id)
+                ..QuorumConfig::single(NodeId(id))
             };
             let node = Quorum::start(
                 &dir.path().join(format!("node-{id}")),

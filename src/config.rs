@@ -77,7 +77,7 @@ impl Config {
             uploads_in_flight_max: 16,
             connection_requests_in_flight_max: 32,
             request_bytes_in_flight_max: 256 * 1024 * 1024,
-            quorum: QuorumConfig::single(0),
+            quorum: QuorumConfig::single(crate::ids::NodeId(0)),
             zone: None,
             agent_lease: Duration::from_secs(4),
             group_initial_rebalance_delay: Duration::from_secs(3),
@@ -109,7 +109,7 @@ impl Config {
         if self.uploads_in_flight_max == 0 || self.connection_requests_in_flight_max == 0 {
             return Err("in-flight limits must be at least 1".into());
         }
-        if self.quorum.node_id > i32::MAX as u64 {
+        if self.quorum.node_id.0 > i32::MAX as u64 {
             return Err("the node id must fit a Kafka broker id (at most 2147483647)".into());
         }
         if self.group_consumer_heartbeat_interval.is_zero()
@@ -125,6 +125,6 @@ impl Config {
 
     /// This node's Kafka broker id.
     pub fn node_id(&self) -> i32 {
-        self.quorum.node_id as i32
+        self.quorum.node_id.broker_id()
     }
 }

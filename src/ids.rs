@@ -53,13 +53,34 @@ impl ProducerId {
 pub struct ProducerEpoch(pub i16);
 
 /// A node of the cluster: its Raft member id, which is also its Kafka broker id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct NodeId(pub u64);
 
 impl NodeId {
-    /// The Kafka broker id clients know the node by.
+    /// The Kafka broker id clients know the node by (`Config::validate` keeps node ids
+    /// within `i32`).
     pub fn broker_id(self) -> i32 {
         i32::try_from(self.0).unwrap_or(i32::MAX)
+    }
+
+    /// The node an agent of the registry runs on (`None` for a negative broker id).
+    pub fn of_broker(broker_id: i32) -> Option<NodeId> {
+        u64::try_from(broker_id).ok().map(NodeId)
+    }
+}
+
+/// openraft's storage test suite makes node ids from integers.
+impl From<u64> for NodeId {
+    fn from(id: u64) -> NodeId {
+        NodeId(id)
+    }
+}
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }

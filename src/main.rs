@@ -6,6 +6,7 @@ use floe::bench::load::LoadSpec;
 use floe::bench::sweep::SweepSpec;
 use floe::config::Config;
 use floe::cost::PriceProfile;
+use floe::ids::NodeId;
 use floe::object::chaos::{FaultPlan, LatencyModel};
 use floe::object::retry::RetryPolicy;
 use floe::object::store::ObjectStoreConfig;
@@ -258,7 +259,7 @@ struct ServeArgs {
 }
 
 /// Parses `1=host:port,2=host:port`.
-fn parse_meta_peers(text: &str) -> anyhow::Result<std::collections::BTreeMap<u64, String>> {
+fn parse_meta_peers(text: &str) -> anyhow::Result<std::collections::BTreeMap<NodeId, String>> {
     let mut peers = std::collections::BTreeMap::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (id, addr) = part
@@ -271,7 +272,7 @@ fn parse_meta_peers(text: &str) -> anyhow::Result<std::collections::BTreeMap<u64
         if !addr.contains(':') {
             anyhow::bail!("--meta-peers entry {part:?}: {addr:?} is not host:port");
         }
-        if peers.insert(id, addr.trim().to_string()).is_some() {
+        if peers.insert(NodeId(id), addr.trim().to_string()).is_some() {
             anyhow::bail!("--meta-peers names node {id} twice");
         }
     }
@@ -358,7 +359,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         raft_addr: args.raft_addr,
         voter: parse_roles(&args.roles)?,
         snapshot_every: args.snapshot_every,
-        ..floe::metadata::quorum::QuorumConfig::single(args.node_id)
+        ..floe::metadata::quorum::QuorumConfig::single(NodeId(args.node_id))
     };
 
     let runtime = tokio::runtime::Runtime::new()?;

@@ -86,13 +86,13 @@ async fn ready(State(broker): State<Arc<Broker>>) -> Response {
 
 #[derive(serde::Deserialize)]
 struct LearnerRequest {
-    id: u64,
+    id: crate::ids::NodeId,
     raft_addr: String,
 }
 
 #[derive(serde::Deserialize)]
 struct VotersRequest {
-    voters: std::collections::BTreeSet<u64>,
+    voters: std::collections::BTreeSet<crate::ids::NodeId>,
 }
 
 /// Membership changes run on the leader; elsewhere the answer names it.

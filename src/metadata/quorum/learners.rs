@@ -82,7 +82,7 @@ pub async fn follow_registry(quorum: Arc<Quorum>, grace: Duration, clock: Clock)
             machine
                 .state
                 .live_agents(now)
-                .filter_map(|a| Some((u64::try_from(a.id).ok()?, a.internal_addr.clone()?)))
+                .filter_map(|a| Some((NodeId::of_broker(a.id)?, a.internal_addr.clone()?)))
                 .collect()
         });
         let plan = plan(&members, &learners, &live, &mut missing_since, now, grace);
@@ -102,10 +102,10 @@ pub async fn follow_registry(quorum: Arc<Quorum>, grace: Duration, clock: Clock)
                 .await
             {
                 Ok(Ok(())) => {
-                    tracing::info!(id, %addr, "a live agent rejoined the metadata quorum")
+                    tracing::info!(%id, %addr, "a live agent rejoined the metadata quorum")
                 }
-                Ok(Err(e)) => tracing::warn!(id, error = %e, "adding a live agent back failed"),
-                Err(_) => tracing::warn!(id, "adding a live agent back timed out"),
+                Ok(Err(e)) => tracing::warn!(%id, error = %e, "adding a live agent back failed"),
+                Err(_) => tracing::warn!(%id, "adding a live agent back timed out"),
             }
         }
     }
@@ -115,13 +115,13 @@ pub async fn follow_registry(quorum: Arc<Quorum>, grace: Duration, clock: Clock)
 mod tests {
     use super::*;
 
-    fn set(ids: &[NodeId]) -> BTreeSet<NodeId> {
-        ids.iter().copied().collect()
+    fn set(ids: &[u64]) -> BTreeSet<NodeId> {
+        ids.iter().copied().map(NodeId).collect()
     }
 
-    fn live(ids: &[NodeId]) -> BTreeMap<NodeId, String> {
+    fn live(ids: &[u64]) -> BTreeMap<NodeId, String> {
         ids.iter()
-            .map(|id| (*id, format!("10.0.0.{id}:7000")))
+            .map(|id| (NodeId(*id), format!("10.0.0.{id}:7000")))
             .collect()
     }
 

@@ -356,12 +356,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::NodeId;
     use crate::metadata::quorum::types::Commands;
     use openraft::{CommittedLeaderId, EntryPayload};
 
     fn entry(term: u64, index: u64) -> Entry {
         Entry {
-            log_id: LogId::new(CommittedLeaderId::new(term, 1), index),
+            log_id: LogId::new(CommittedLeaderId::new(term, NodeId(1)), index),
             payload: EntryPayload::Normal(Commands::default()),
         }
     }
@@ -379,7 +380,7 @@ mod tests {
             log.append((1..=10).map(|i| entry(1, i)).collect()).unwrap();
             log.truncate(8).unwrap();
             log.append(vec![entry(2, 8)]).unwrap();
-            log.purge(LogId::new(CommittedLeaderId::new(1, 1), 3))
+            log.purge(LogId::new(CommittedLeaderId::new(1, NodeId(1)), 3))
                 .unwrap();
         }
         // A crash mid-write leaves half a record behind.
@@ -397,7 +398,7 @@ mod tests {
         // Purging most of the log compacts the file; it stays appendable and reopens the same.
         store
             .lock()
-            .purge(LogId::new(CommittedLeaderId::new(1, 1), 7))
+            .purge(LogId::new(CommittedLeaderId::new(1, NodeId(1)), 7))
             .unwrap();
         store.lock().append(vec![entry(2, 9)]).unwrap();
         drop(store);

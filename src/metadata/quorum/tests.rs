@@ -3,6 +3,7 @@
 
 use super::node::{Quorum, QuorumConfig};
 use crate::clock::Clock;
+use crate::ids::NodeId;
 use crate::metadata::state::{Agent, Command};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -48,7 +49,7 @@ impl Drop for Member {
     }
 }
 
-async fn start(dir: &Path, id: u64, voters: &BTreeMap<u64, String>) -> Member {
+async fn start(dir: &Path, id: NodeId, voters: &BTreeMap<NodeId, String>) -> Member {
     let config = QuorumConfig {
         voters: voters.clone(),
         snapshot_every: 50,
@@ -65,7 +66,7 @@ async fn start(dir: &Path, id: u64, voters: &BTreeMap<u64, String>) -> Member {
     Member { quorum, listener }
 }
 
-async fn leader_of(nodes: &BTreeMap<u64, Member>) -> u64 {
+async fn leader_of(nodes: &BTreeMap<NodeId, Member>) -> NodeId {
     for _ in 0..400 {
         if let Some((id, _)) = nodes.iter().find(|(_, n)| n.is_leader()) {
             return *id;
@@ -76,7 +77,7 @@ async fn leader_of(nodes: &BTreeMap<u64, Member>) -> u64 {
 }
 
 /// Each member's copy of the state, once all have applied up to `index`.
-async fn states(nodes: &BTreeMap<u64, Member>, index: u64) -> Vec<Vec<u8>> {
+async fn states(nodes: &BTreeMap<NodeId, Member>, index: u64) -> Vec<Vec<u8>> {
     let mut copies = Vec::new();
     for node in nodes.values() {
         node.wait_applied(index).await.expect("applied");
@@ -91,11 +92,11 @@ async fn states(nodes: &BTreeMap<u64, Member>, index: u64) -> Vec<Vec<u8>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_survive_leader_loss_and_a_restarted_member_catches_up_by_snapshot() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let voters: BTreeMap<u64, String> = (1..=3)
-        .map(|id| (id, format!("127.0.0.1:{}", free_port())))
+    let voters: BTreeMap<NodeId, String> = (1..=3)
+        .map(|id| (NodeId(id), format!("127.0.0.1:{}", free_port())))
         .collect();
     let mut nodes = BTreeMap::new();
-    for id in 1..=3 {
+    for id in (1..=3).map(NodeId) {
         nodes.insert(id, start(dir.path(), id, &voters).await);
     }
     let leader = leader_of(&nodes).await;

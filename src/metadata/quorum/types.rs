@@ -21,14 +21,14 @@ openraft::declare_raft_types!(
     pub TypeConfig:
         D = Commands,
         R = Applied,
-        NodeId = u64,
+        NodeId = NodeId,
         Node = openraft::BasicNode,
         Entry = openraft::Entry<TypeConfig>,
         SnapshotData = Cursor<Vec<u8>>,
         AsyncRuntime = openraft::TokioRuntime,
 );
 
-pub type NodeId = u64;
+pub use crate::ids::NodeId;
 pub type Node = openraft::BasicNode;
 pub type Raft = openraft::Raft<TypeConfig>;
 pub type Entry = openraft::Entry<TypeConfig>;
