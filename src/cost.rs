@@ -60,7 +60,7 @@ impl PriceProfile {
 
     /// `auto` picks the profile named like the latency model (`s3-express` prices for the
     /// `s3-express` model), S3 Standard otherwise; any other value goes to `load`.
-    pub fn resolve(name_or_path: &str, latency_model: &str) -> Result<PriceProfile, String> {
+    pub fn resolve(name_or_path: &str, latency_model: &str) -> Result<PriceProfile, PriceError> {
         match (name_or_path, latency_model) {
             ("auto", "s3-express") => Ok(Self::s3_express()),
             ("auto", _) => Ok(Self::s3_standard()),
@@ -69,17 +69,39 @@ impl PriceProfile {
     }
 
     /// A built-in profile by name, or a JSON file with every field.
-    pub fn load(name_or_path: &str) -> Result<PriceProfile, String> {
+    pub fn load(name_or_path: &str) -> Result<PriceProfile, PriceError> {
         match name_or_path {
             "s3-standard" => Ok(Self::s3_standard()),
             "s3-express" => Ok(Self::s3_express()),
             path => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("price profile '{path}': not s3-standard, s3-express or a readable file: {e}"))?;
-                serde_json::from_str(&text).map_err(|e| format!("price profile '{path}': {e}"))
+                let text = std::fs::read_to_string(path).map_err(|cause| PriceError::Read {
+                    path: path.to_string(),
+                    cause,
+                })?;
+                serde_json::from_str(&text).map_err(|cause| PriceError::Parse {
+                    path: path.to_string(),
+                    cause,
+                })
             }
         }
     }
+}
+
+/// Why a price profile could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceError {
+    #[error("price profile '{path}': not s3-standard, s3-express or a readable file")]
+    Read {
+        path: String,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error("price profile '{path}' is not a valid profile")]
+    Parse {
+        path: String,
+        #[source]
+        cause: serde_json::Error,
+    },
 }
 
 /// Measured object-store activity per second.

@@ -470,7 +470,7 @@ async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
         args.out.join("sweep.csv"),
         floe::bench::sweep::csv(&reports),
     )?;
-    floe::bench::sweep::plot(&reports, &args.out.join("sweep.png")).map_err(anyhow::Error::msg)?;
+    floe::bench::sweep::plot(&reports, &args.out.join("sweep.png"))?;
     println!(
         "wrote {} and {}",
         args.out.join("sweep.csv").display(),

@@ -122,12 +122,12 @@ pub async fn run_embedded(
     config.default_partitions = spec.partitions;
     config.object_store = ObjectStoreConfig {
         url: broker.object_store.clone(),
-        latency: LatencyModel::parse(&broker.latency_model).map_err(BenchError::Broker)?,
+        latency: LatencyModel::parse(&broker.latency_model)?,
         ..Default::default()
     };
     let running = crate::node::start(config)
         .await
-        .map_err(|e| BenchError::Broker(format!("embedded broker: {e}")))?;
+        .map_err(BenchError::Embedded)?;
     spec.bootstrap = running.local_addr.to_string();
     let counters = |r: &crate::node::Running| {
         let m = r.broker.store.metrics();

@@ -88,6 +88,12 @@ pub enum BenchError {
     Client(#[from] ClientError),
     #[error("{0}")]
     Broker(String),
+    #[error("the embedded broker did not start")]
+    Embedded(#[source] crate::node::StartError),
+    #[error("bad latency model")]
+    LatencyModel(#[from] crate::object::chaos::SpecError),
+    #[error(transparent)]
+    Prices(#[from] crate::cost::PriceError),
 }
 
 fn histogram() -> Histogram<u64> {

@@ -42,8 +42,7 @@ pub async fn run(
                     "sweep-{}",
                     crate::random::Rng::from_entropy().uuid().simple()
                 );
-                let profile =
-                    PriceProfile::resolve(price_profile, model).map_err(BenchError::Broker)?;
+                let profile = PriceProfile::resolve(price_profile, model)?;
                 let report = run_embedded(&broker, spec, &profile, retention_hours).await?;
                 progress(&report);
                 reports.push(report);
@@ -81,14 +80,26 @@ pub fn csv(reports: &[ExperimentReport]) -> String {
     out
 }
 
+/// The plot could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot plot {}", path.display())]
+pub struct PlotError {
+    pub path: std::path::PathBuf,
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync>,
+}
+
 /// Produce latency (p50 and p99) against projected dollars per month, one point per run,
 /// labelled by flush interval; a dashed line marks classic Kafka's cross-zone bill.
-pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
+pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), PlotError> {
     // Registering twice is harmless; the first registration wins.
     let _ = register_font("sans-serif", FontStyle::Normal, FONT);
-    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let err = |e: Box<dyn std::error::Error + Send + Sync>| PlotError {
+        path: path.to_path_buf(),
+        cause: e,
+    };
     let root = BitMapBackend::new(path, (1000, 640)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+    root.fill(&WHITE).map_err(|e| err(e.into()))?;
     let cost_max = reports
         .iter()
         .map(|r| {
@@ -111,7 +122,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
         .x_label_area_size(50)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..cost_max, 0.0..latency_max)
-        .map_err(|e| err(&e))?;
+        .map_err(|e| err(e.into()))?;
     chart
         .configure_mesh()
         .x_desc("projected object-store cost, $/month (at the measured rate)")
@@ -119,7 +130,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()
-        .map_err(|e| err(&e))?;
+        .map_err(|e| err(e.into()))?;
     for (label, color, pick) in [
         (
             "p50",
@@ -136,7 +147,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
             .collect();
         chart
             .draw_series(points.iter().map(|&p| Circle::new(p, 6, color.filled())))
-            .map_err(|e| err(&e))?
+            .map_err(|e| err(e.into()))?
             .label(label)
             .legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
         chart
@@ -152,7 +163,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
                     ("sans-serif", 13).into_font(),
                 )
             }))
-            .map_err(|e| err(&e))?;
+            .map_err(|e| err(e.into()))?;
     }
     if let Some(kafka) = reports
         .first()
@@ -165,7 +176,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
                 6,
                 BLACK.stroke_width(2),
             ))
-            .map_err(|e| err(&e))?
+            .map_err(|e| err(e.into()))?
             .label(format!("classic Kafka cross-zone: ${kafka:.2}/month"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     }
@@ -175,7 +186,7 @@ pub fn plot(reports: &[ExperimentReport], path: &Path) -> Result<(), String> {
         .background_style(WHITE.mix(0.9))
         .label_font(("sans-serif", 15))
         .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
+        .map_err(|e| err(e.into()))?;
+    root.present().map_err(|e| err(e.into()))?;
     Ok(())
 }

@@ -96,7 +96,7 @@ impl LatencyModel {
     }
 
     /// `none`, `s3-standard`, `s3-express`, or `p50=20ms,p99=200ms[,bandwidth=100MB/s]`.
-    pub fn parse(text: &str) -> Result<Option<LatencyModel>, String> {
+    pub fn parse(text: &str) -> Result<Option<LatencyModel>, SpecError> {
         match text.trim() {
             "" | "none" => Ok(None),
             "s3-standard" => Ok(Some(LatencyModel {
@@ -140,22 +140,28 @@ impl LatencyModel {
                     bandwidth: 0.0,
                 };
                 for part in explicit.split(',') {
-                    let (key, value) = part.split_once('=').ok_or_else(|| {
-                        format!("latency model: expected key=value, got '{part}'")
-                    })?;
+                    let (key, value) =
+                        part.split_once('=').ok_or_else(|| SpecError::NotKeyValue {
+                            spec: "latency model",
+                            part: part.to_string(),
+                        })?;
                     match key.trim() {
                         "p50" => profile.p50 = parse_duration(value)?,
                         "p99" => profile.p99 = parse_duration(value)?,
                         "bandwidth" => profile.bandwidth = parse_rate(value)?,
                         other => {
-                            return Err(format!(
-                                "latency model: unknown key '{other}' (p50, p99, bandwidth)"
-                            ));
+                            return Err(SpecError::UnknownKey {
+                                spec: "latency model",
+                                key: other.to_string(),
+                                known: "p50, p99, bandwidth",
+                            });
                         }
                     }
                 }
                 if profile.p99 < profile.p50 {
-                    return Err("latency model: p99 must be at least p50".into());
+                    return Err(SpecError::Invalid(
+                        "latency model: p99 must be at least p50",
+                    ));
                 }
                 Ok(Some(LatencyModel {
                     put: profile,
@@ -170,12 +176,50 @@ impl LatencyModel {
     }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim()).map_err(|e| format!("bad duration '{text}': {e}"))
+/// Why a latency model or fault plan given on the command line does not parse.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SpecError {
+    #[error("{spec}: expected key=value, got '{part}'")]
+    NotKeyValue { spec: &'static str, part: String },
+    #[error("{spec}: unknown key '{key}' ({known})")]
+    UnknownKey {
+        spec: &'static str,
+        key: String,
+        known: &'static str,
+    },
+    #[error("bad duration '{text}'")]
+    Duration {
+        text: String,
+        #[source]
+        cause: humantime::DurationError,
+    },
+    #[error("bad bandwidth '{text}' (e.g. 100MB/s)")]
+    Bandwidth {
+        text: String,
+        #[source]
+        cause: std::num::ParseFloatError,
+    },
+    #[error("faults: bad rate '{text}'")]
+    Rate {
+        text: String,
+        #[source]
+        cause: std::num::ParseFloatError,
+    },
+    #[error("faults: unknown kind '{0}' (500, 503, timeout, reset, lost-put, short-get)")]
+    UnknownFault(String),
+    #[error("{0}")]
+    Invalid(&'static str),
+}
+
+fn parse_duration(text: &str) -> Result<Duration, SpecError> {
+    humantime::parse_duration(text.trim()).map_err(|cause| SpecError::Duration {
+        text: text.to_string(),
+        cause,
+    })
 }
 
 /// `100MB/s`, `1GB/s`, `500KB/s` (decimal units).
-fn parse_rate(text: &str) -> Result<f64, String> {
+fn parse_rate(text: &str) -> Result<f64, SpecError> {
     let t = text.trim().trim_end_matches("/s");
     let (number, scale) = if let Some(n) = t.strip_suffix("GB") {
         (n, 1e9)
@@ -190,7 +234,10 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         .trim()
         .parse::<f64>()
         .map(|n| n * scale)
-        .map_err(|_| format!("bad bandwidth '{text}'"))
+        .map_err(|cause| SpecError::Bandwidth {
+            text: text.to_string(),
+            cause,
+        })
 }
 
 /// A fault to inject into one request.
@@ -252,7 +299,7 @@ pub struct FaultPlan {
 
 impl FaultPlan {
     /// `rate=0.1[,kinds=500+503+timeout+reset+lost-put+short-get][,hang=200ms]`; kinds default to all.
-    pub fn parse(text: &str) -> Result<Option<FaultPlan>, String> {
+    pub fn parse(text: &str) -> Result<Option<FaultPlan>, SpecError> {
         let text = text.trim();
         if text.is_empty() || text == "none" {
             return Ok(None);
@@ -263,17 +310,18 @@ impl FaultPlan {
             timeout_hang: ms(200),
         };
         for part in text.split(',') {
-            let (key, value) = part
-                .split_once('=')
-                .ok_or_else(|| format!("faults: expected key=value, got '{part}'"))?;
+            let (key, value) = part.split_once('=').ok_or_else(|| SpecError::NotKeyValue {
+                spec: "faults",
+                part: part.to_string(),
+            })?;
             match key.trim() {
                 "rate" => {
-                    plan.rate = value
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("faults: bad rate '{value}'"))?;
+                    plan.rate = value.trim().parse().map_err(|cause| SpecError::Rate {
+                        text: value.to_string(),
+                        cause,
+                    })?;
                     if !(0.0..=1.0).contains(&plan.rate) {
-                        return Err("faults: rate must be between 0 and 1".into());
+                        return Err(SpecError::Invalid("faults: rate must be between 0 and 1"));
                     }
                 }
                 "kinds" => {
@@ -283,12 +331,18 @@ impl FaultPlan {
                             Fault::ALL
                                 .into_iter()
                                 .find(|f| f.name() == k.trim())
-                                .ok_or_else(|| format!("faults: unknown kind '{k}' (500, 503, timeout, reset, lost-put, short-get)"))
+                                .ok_or_else(|| SpecError::UnknownFault(k.to_string()))
                         })
                         .collect::<Result<_, _>>()?;
                 }
                 "hang" => plan.timeout_hang = parse_duration(value)?,
-                other => return Err(format!("faults: unknown key '{other}' (rate, kinds, hang)")),
+                other => {
+                    return Err(SpecError::UnknownKey {
+                        spec: "faults",
+                        key: other.to_string(),
+                        known: "rate, kinds, hang",
+                    });
+                }
             }
         }
         Ok(Some(plan))
@@ -316,7 +370,7 @@ mod tests {
 
     #[test]
     fn named_models_parse_and_explicit_values_are_checked() {
-        assert_eq!(LatencyModel::parse("none"), Ok(None));
+        assert!(matches!(LatencyModel::parse("none"), Ok(None)));
         assert!(LatencyModel::parse("s3-standard").unwrap().is_some());
         let m = LatencyModel::parse("p50=20ms,p99=200ms,bandwidth=100MB/s")
             .unwrap()
