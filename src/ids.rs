@@ -14,6 +14,50 @@ pub struct TopicPartition {
     pub partition: i32,
 }
 
+/// A position in a partition's log: a record's offset, or one past the last (a high
+/// watermark, an end offset). Offsets grow by record counts (`+ i64`); the distance between
+/// two is a record count (`-`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Offset(pub i64);
+
+impl Offset {
+    /// Kafka's "no offset" (-1), as responses carry it.
+    pub const NONE: Offset = Offset(-1);
+}
+
+impl std::ops::Add<i64> for Offset {
+    type Output = Offset;
+
+    fn add(self, records: i64) -> Offset {
+        Offset(self.0 + records)
+    }
+}
+
+impl std::ops::Sub<i64> for Offset {
+    type Output = Offset;
+
+    fn sub(self, records: i64) -> Offset {
+        Offset(self.0 - records)
+    }
+}
+
+impl std::ops::Sub for Offset {
+    type Output = i64;
+
+    fn sub(self, earlier: Offset) -> i64 {
+        self.0 - earlier.0
+    }
+}
+
+impl std::fmt::Display for Offset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// An object's key in the store (see `object::key` for the schema).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -66,8 +66,8 @@ pub fn topics(broker: &Broker) -> Value {
                     .enumerate()
                     .map(|(i, p)| PartitionView {
                         partition: i,
-                        log_start_offset: p.log_start_offset,
-                        high_watermark: p.high_watermark,
+                        log_start_offset: p.log_start_offset.0,
+                        high_watermark: p.high_watermark.0,
                         index_entries: p.index.len(),
                     })
                     .collect();

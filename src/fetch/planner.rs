@@ -5,22 +5,23 @@
 //! budget lasts; the first run is always taken, so a batch larger than the budget still makes
 //! progress (Kafka's "at least one batch" rule). The reader trims to whole batches.
 
+use crate::ids::Offset;
 use crate::metadata::state::{BatchRef, PartitionState};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub enum FetchPlan {
     /// Nothing at or after the offset yet (`offset == high watermark`): wait or answer empty.
     Empty,
     OutOfRange,
     Read(Vec<BatchRef>),
 }
 
-pub fn plan_fetch(partition: &PartitionState, offset: i64, max_bytes: u64) -> Plan {
+pub fn plan_fetch(partition: &PartitionState, offset: Offset, max_bytes: u64) -> FetchPlan {
     if offset < partition.log_start_offset || offset > partition.high_watermark {
-        return Plan::OutOfRange;
+        return FetchPlan::OutOfRange;
     }
     if offset == partition.high_watermark {
-        return Plan::Empty;
+        return FetchPlan::Empty;
     }
     let first = partition.index.partition_point(|r| r.end_offset <= offset);
     let mut reads = Vec::new();
@@ -36,16 +37,16 @@ pub fn plan_fetch(partition: &PartitionState, offset: i64, max_bytes: u64) -> Pl
         }
     }
     if reads.is_empty() {
-        Plan::Empty
+        FetchPlan::Empty
     } else {
-        Plan::Read(reads)
+        FetchPlan::Read(reads)
     }
 }
 
 /// The offset ListOffsets answers for a timestamp: the first run whose newest record is at or
 /// after it (batches are not decompressed, so the answer is a batch boundary at or before the
 /// exact record, which consumers then skip past), or the high watermark if none is.
-pub fn offset_for_timestamp(partition: &PartitionState, timestamp: i64) -> (i64, i64) {
+pub fn offset_for_timestamp(partition: &PartitionState, timestamp: i64) -> (Offset, i64) {
     partition
         .index
         .iter()
@@ -59,13 +60,13 @@ pub fn offset_for_timestamp(partition: &PartitionState, timestamp: i64) -> (i64,
 }
 
 /// The last offset of the run holding the largest timestamp, with that timestamp.
-pub fn offset_of_max_timestamp(partition: &PartitionState) -> (i64, i64) {
+pub fn offset_of_max_timestamp(partition: &PartitionState) -> (Offset, i64) {
     partition
         .index
         .iter()
         .filter(|r| r.end_offset > partition.log_start_offset)
         .max_by_key(|r| r.max_timestamp)
-        .map_or((-1, -1), |r| (r.end_offset - 1, r.max_timestamp))
+        .map_or((Offset::NONE, -1), |r| (r.end_offset - 1, r.max_timestamp))
 }
 
 #[cfg(test)]
@@ -74,8 +75,8 @@ mod tests {
 
     fn run(base: i64, end: i64, len: u64, ts: i64) -> BatchRef {
         BatchRef {
-            base_offset: base,
-            end_offset: end,
+            base_offset: Offset(base),
+            end_offset: Offset(end),
             object_key: crate::ids::ObjectKey::new(format!("o{base}")),
             byte_start: 16,
             byte_len: len,
@@ -85,8 +86,8 @@ mod tests {
 
     fn partition() -> PartitionState {
         PartitionState {
-            log_start_offset: 0,
-            high_watermark: 30,
+            log_start_offset: Offset(0),
+            high_watermark: Offset(30),
             index: vec![
                 run(0, 10, 100, 5),
                 run(10, 20, 100, 50),
@@ -98,39 +99,42 @@ mod tests {
     #[test]
     fn starts_at_the_run_holding_the_offset_and_respects_the_budget() {
         let p = partition();
-        let Plan::Read(reads) = plan_fetch(&p, 12, 150) else {
+        let FetchPlan::Read(reads) = plan_fetch(&p, Offset(12), 150) else {
             panic!()
         };
         assert_eq!(
             reads.iter().map(|r| r.base_offset).collect::<Vec<_>>(),
-            vec![10]
+            vec![Offset(10)]
         );
-        let Plan::Read(reads) = plan_fetch(&p, 0, 1000) else {
+        let FetchPlan::Read(reads) = plan_fetch(&p, Offset(0), 1000) else {
             panic!()
         };
         assert_eq!(reads.len(), 3);
         // One run always comes back, however small the budget.
-        let Plan::Read(reads) = plan_fetch(&p, 29, 1) else {
+        let FetchPlan::Read(reads) = plan_fetch(&p, Offset(29), 1) else {
             panic!()
         };
-        assert_eq!(reads[0].base_offset, 20);
+        assert_eq!(reads[0].base_offset, Offset(20));
     }
 
     #[test]
     fn edges() {
         let p = partition();
-        assert_eq!(plan_fetch(&p, 30, 100), Plan::Empty);
-        assert_eq!(plan_fetch(&p, 31, 100), Plan::OutOfRange);
-        assert_eq!(plan_fetch(&p, -1, 100), Plan::OutOfRange);
-        assert_eq!(plan_fetch(&PartitionState::default(), 0, 100), Plan::Empty);
+        assert_eq!(plan_fetch(&p, Offset(30), 100), FetchPlan::Empty);
+        assert_eq!(plan_fetch(&p, Offset(31), 100), FetchPlan::OutOfRange);
+        assert_eq!(plan_fetch(&p, Offset(-1), 100), FetchPlan::OutOfRange);
+        assert_eq!(
+            plan_fetch(&PartitionState::default(), Offset(0), 100),
+            FetchPlan::Empty
+        );
     }
 
     #[test]
     fn timestamps() {
         let p = partition();
-        assert_eq!(offset_for_timestamp(&p, 6), (10, 50));
-        assert_eq!(offset_for_timestamp(&p, 0), (0, 5));
-        assert_eq!(offset_for_timestamp(&p, 51), (30, -1));
-        assert_eq!(offset_of_max_timestamp(&p), (19, 50));
+        assert_eq!(offset_for_timestamp(&p, 6), (Offset(10), 50));
+        assert_eq!(offset_for_timestamp(&p, 0), (Offset(0), 5));
+        assert_eq!(offset_for_timestamp(&p, 51), (Offset(30), -1));
+        assert_eq!(offset_of_max_timestamp(&p), (Offset(19), 50));
     }
 }

@@ -5,7 +5,7 @@
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
 //! decompressed or re-checksummed.
 
-use crate::ids::ObjectKey;
+use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::BatchRef;
 use crate::object::cache::ObjectCache;
 use crate::object::{ObjectClient, ObjectStoreError};
@@ -38,7 +38,7 @@ pub async fn read_batches(
     store: &ObjectClient,
     cache: &ObjectCache,
     runs: &[BatchRef],
-    fetch_offset: i64,
+    fetch_offset: Offset,
     max_bytes: usize,
     leader_epoch: i32,
 ) -> Result<ReadBatches, ReadError> {
@@ -66,7 +66,7 @@ pub async fn read_batches(
                 }
                 let start = out.len();
                 out.extend_from_slice(batch.as_bytes());
-                set_base_offset(&mut out[start..], base);
+                set_base_offset(&mut out[start..], base.0);
                 set_partition_leader_epoch(&mut out[start..], leader_epoch);
                 records += batch.record_count().max(0) as u64;
             }

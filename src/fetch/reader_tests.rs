@@ -2,7 +2,7 @@
 //! encoder are read back with committed offsets patched in.
 
 use super::read_batches;
-use crate::ids::TopicPartition;
+use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::BatchRef;
 use crate::object::ObjectClient;
 use crate::object::cache::ObjectCache;
@@ -40,8 +40,8 @@ async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
     let first = layout[0].batches[0];
     let last = layout[0].batches[2];
     let run = BatchRef {
-        base_offset: 100,
-        end_offset: 109,
+        base_offset: Offset(100),
+        end_offset: Offset(109),
         object_key: crate::ids::ObjectKey::new("o1"),
         byte_start: first.0,
         byte_len: last.0 + last.1 - first.0,
@@ -57,7 +57,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         &store,
         &ObjectCache::new(0),
         std::slice::from_ref(&run),
-        100,
+        Offset(100),
         1 << 20,
         7,
     )
@@ -73,10 +73,17 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(&store, &ObjectCache::new(0), &[run], 104, 1 << 20, 7)
-        .await
-        .unwrap()
-        .bytes;
+    let tail = read_batches(
+        &store,
+        &ObjectCache::new(0),
+        &[run],
+        Offset(104),
+        1 << 20,
+        7,
+    )
+    .await
+    .unwrap()
+    .bytes;
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -94,7 +101,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         &store,
         &ObjectCache::new(0),
         std::slice::from_ref(&run),
-        100,
+        Offset(100),
         1,
         0,
     )
@@ -106,7 +113,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         &store,
         &ObjectCache::new(0),
         &[run],
-        100,
+        Offset(100),
         sizes[0] + sizes[1],
         0,
     )
@@ -127,7 +134,7 @@ async fn the_cache_serves_reads_without_the_store() {
         .unwrap();
     cache.insert("o1", object);
     store.delete("o1").await.unwrap();
-    let all = read_batches(&store, &cache, &[run], 100, 1 << 20, 0)
+    let all = read_batches(&store, &cache, &[run], Offset(100), 1 << 20, 0)
         .await
         .unwrap()
         .bytes;

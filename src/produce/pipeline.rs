@@ -41,7 +41,7 @@ pub enum ProduceError {
 pub type BatchResult = Result<BatchOutcome, ProduceError>;
 
 /// One accepted batch waiting for its object to be committed.
-struct Pending {
+struct AwaitingCommit {
     batch: RecordBatch,
     reply: oneshot::Sender<BatchResult>,
     /// Produce-buffer bytes held until the batch is answered.
@@ -50,7 +50,7 @@ struct Pending {
 
 #[derive(Clone)]
 pub struct ProducePipeline {
-    intake: mpsc::Sender<(TopicPartition, Pending)>,
+    intake: mpsc::Sender<(TopicPartition, AwaitingCommit)>,
     buffer: Arc<Semaphore>,
     buffer_bytes_max: usize,
     metrics: Arc<PipelineMetrics>,
@@ -64,7 +64,7 @@ pub struct PipelineConfig {
 }
 
 type Upload = JoinHandle<(
-    Sealed<Pending>,
+    Sealed<AwaitingCommit>,
     ObjectKey,
     Result<Vec<object::ChunkLayout>, ProduceError>,
 )>;
@@ -117,7 +117,7 @@ impl ProducePipeline {
             let _ = reply.send(Err(ProduceError::ShuttingDown));
             return rx;
         };
-        let pending = Pending {
+        let pending = AwaitingCommit {
             batch,
             reply,
             _permit: permit,
@@ -133,7 +133,7 @@ impl ProducePipeline {
 
 async fn run_batcher(
     config: PipelineConfig,
-    mut intake: mpsc::Receiver<(TopicPartition, Pending)>,
+    mut intake: mpsc::Receiver<(TopicPartition, AwaitingCommit)>,
     uploads: mpsc::Sender<Upload>,
     store: Storage,
 ) {
@@ -185,7 +185,7 @@ struct Storage {
     metrics: Arc<PipelineMetrics>,
 }
 
-fn start_upload(sealed: Sealed<Pending>, store: Storage) -> Upload {
+fn start_upload(sealed: Sealed<AwaitingCommit>, store: Storage) -> Upload {
     store.metrics.object_sealed(sealed.reason, sealed.bytes);
     tokio::spawn(async move {
         let created_ms = store.clock.now_ms();
@@ -234,7 +234,7 @@ async fn run_committer(
     }
 }
 
-fn fail_all(sealed: Sealed<Pending>, error: ProduceError) {
+fn fail_all(sealed: Sealed<AwaitingCommit>, error: ProduceError) {
     for (_, batches) in sealed.chunks {
         for (_, pending) in batches {
             let _ = pending.reply.send(Err(error.clone()));
@@ -243,7 +243,7 @@ fn fail_all(sealed: Sealed<Pending>, error: ProduceError) {
 }
 
 async fn commit(
-    sealed: Sealed<Pending>,
+    sealed: Sealed<AwaitingCommit>,
     key: ObjectKey,
     layouts: Vec<object::ChunkLayout>,
     metadata: &MetadataStore,

@@ -11,7 +11,8 @@
 
 use crate::metadata::MetadataError;
 use crate::metadata::quorum::WriteError;
-use crate::metadata::state::TopicError;
+use crate::metadata::state::{BatchOutcome, TopicError};
+use crate::produce::ProduceError;
 use crate::protocol::ErrorCode;
 use crate::telemetry::ErrorChain;
 
@@ -43,6 +44,28 @@ pub fn metadata_error(error: &MetadataError, role: Role) -> ErrorCode {
             Role::Coordinator => ErrorCode::CoordinatorNotAvailable,
         },
         MetadataError::MismatchedOutcome { .. } => ErrorCode::UnknownServerError,
+    }
+}
+
+/// The code for a batch the state machine did not append (`Appended` and `Duplicate` are
+/// successes and answer NONE).
+pub fn batch_refused(outcome: BatchOutcome) -> ErrorCode {
+    match outcome {
+        BatchOutcome::Appended { .. } | BatchOutcome::Duplicate { .. } => ErrorCode::None,
+        BatchOutcome::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
+        BatchOutcome::InvalidProducerEpoch => ErrorCode::InvalidProducerEpoch,
+        BatchOutcome::OutOfOrderSequence => ErrorCode::OutOfOrderSequenceNumber,
+        BatchOutcome::UnknownProducerId => ErrorCode::UnknownProducerId,
+    }
+}
+
+/// The code for a batch the produce pipeline could not commit; nothing was committed for
+/// it, so the producer may retry it safely. (Logged by the committer, once per object.)
+pub fn produce_error(error: &ProduceError) -> ErrorCode {
+    match error {
+        ProduceError::Storage(_) => ErrorCode::KafkaStorageError,
+        ProduceError::Metadata(e) => metadata_error(e, Role::Partition),
+        ProduceError::ShuttingDown => ErrorCode::RequestTimedOut,
     }
 }
 

@@ -1,11 +1,12 @@
 //! Consumer groups' committed offsets (membership is soft state on the coordinator).
 
+use crate::ids::Offset;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupOffset {
-    pub offset: i64,
+    pub offset: Offset,
     pub leader_epoch: i32,
     pub metadata: Option<String>,
     pub commit_timestamp: i64,
@@ -13,7 +14,7 @@ pub struct GroupOffset {
 
 impl GroupOffset {
     /// Records between this committed offset and a partition's high watermark.
-    pub fn lag(&self, high_watermark: i64) -> i64 {
+    pub fn lag(&self, high_watermark: Offset) -> i64 {
         (high_watermark - self.offset).max(0)
     }
 }

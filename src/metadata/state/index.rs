@@ -1,16 +1,16 @@
 //! A partition's log: its offsets and the batch index (which byte ranges of which objects hold
 //! which offsets), and what an object commit says and answers.
 
-use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Where a run of consecutive batches of one partition lives: a byte range of one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchRef {
-    pub base_offset: i64,
+    pub base_offset: Offset,
     /// One past the last offset of the run.
-    pub end_offset: i64,
+    pub end_offset: Offset,
     pub object_key: ObjectKey,
     pub byte_start: u64,
     pub byte_len: u64,
@@ -19,8 +19,8 @@ pub struct BatchRef {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionState {
-    pub log_start_offset: i64,
-    pub high_watermark: i64,
+    pub log_start_offset: Offset,
+    pub high_watermark: Offset,
     /// Ordered by offset, contiguous: each ref starts where the previous ends.
     pub index: Vec<BatchRef>,
 }
@@ -29,7 +29,7 @@ impl PartitionState {
     /// Assigns the batch its offsets and indexes it, extending the previous ref when the batch
     /// directly follows it in the same object (the common case: one ref per object and
     /// partition). Returns the batch's base offset.
-    pub(super) fn append(&mut self, object_key: &ObjectKey, batch: &CommittedBatch) -> i64 {
+    pub(super) fn append(&mut self, object_key: &ObjectKey, batch: &CommittedBatch) -> Offset {
         let base_offset = self.high_watermark;
         let end_offset = base_offset + batch.offset_count;
         self.high_watermark = end_offset;
@@ -80,11 +80,11 @@ pub struct PartitionBatches {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BatchOutcome {
     Appended {
-        base_offset: i64,
+        base_offset: Offset,
     },
     /// A retry of a batch already committed: answered with its original offset, not stored.
     Duplicate {
-        base_offset: i64,
+        base_offset: Offset,
     },
     UnknownTopicOrPartition,
     /// The producer's epoch is older than the current one: a newer instance fenced it.

@@ -29,7 +29,7 @@ pub use index::{
 pub use producers::{InitProducerIdError, PRODUCER_BATCH_WINDOW};
 pub use topics::{Topic, TopicError};
 
-use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use agents::Registry;
 use groups::GroupOffsets;
 use index::RecentCommits;
@@ -156,7 +156,7 @@ impl MetadataState {
     }
 
     /// A partition's high watermark, by topic name.
-    pub fn high_watermark(&self, topic: &str, partition: i32) -> Option<i64> {
+    pub fn high_watermark(&self, topic: &str, partition: i32) -> Option<Offset> {
         let partition = usize::try_from(partition).ok()?;
         Some(self.topic(topic)?.partitions.get(partition)?.high_watermark)
     }

@@ -1,7 +1,7 @@
 //! Producer ids and epochs, and each idempotent producer's recent batches per partition.
 
 use super::index::{BatchOutcome, CommittedBatch};
-use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -14,7 +14,7 @@ pub const PRODUCER_BATCH_WINDOW: usize = 5;
 struct SequencedBatch {
     first_sequence: i32,
     last_sequence: i32,
-    base_offset: i64,
+    base_offset: Offset,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +121,7 @@ impl Producers {
         &mut self,
         tp: &TopicPartition,
         batch: &CommittedBatch,
-        base_offset: i64,
+        base_offset: Offset,
     ) {
         if !batch.producer_id.is_idempotent() {
             return;

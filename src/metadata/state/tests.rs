@@ -16,7 +16,7 @@ fn the_topics_version_moves_with_the_topics_only() {
         topic: "t".into(),
         partition: 0,
         offset: GroupOffset {
-            offset: 1,
+            offset: Offset(1),
             leader_epoch: -1,
             metadata: None,
             commit_timestamp: 0,
@@ -117,14 +117,23 @@ fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
     assert_eq!(
         out,
         vec![
-            BatchOutcome::Appended { base_offset: 0 },
-            BatchOutcome::Appended { base_offset: 3 }
+            BatchOutcome::Appended {
+                base_offset: Offset(0)
+            },
+            BatchOutcome::Appended {
+                base_offset: Offset(3)
+            }
         ]
     );
     let out = commit(&mut state, "b", tp, vec![batch(10, 20, 4, NO_PRODUCER, -1)]);
-    assert_eq!(out, vec![BatchOutcome::Appended { base_offset: 5 }]);
+    assert_eq!(
+        out,
+        vec![BatchOutcome::Appended {
+            base_offset: Offset(5)
+        }]
+    );
     let p = state.partition(&tp).unwrap();
-    assert_eq!(p.high_watermark, 9);
+    assert_eq!(p.high_watermark, Offset(9));
     assert_eq!(p.index.len(), 2);
     assert_eq!(
         (
@@ -132,11 +141,11 @@ fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
             p.index[0].end_offset,
             p.index[0].byte_len
         ),
-        (0, 5, 150)
+        (Offset(0), Offset(5), 150)
     );
     assert_eq!(
         (&p.index[1].object_key.as_str()[..1], p.index[1].base_offset),
-        ("b", 5)
+        ("b", Offset(5))
     );
 }
 
@@ -150,17 +159,23 @@ fn a_retried_batch_gets_its_original_offset_and_is_not_indexed_twice() {
     let p = producer(&mut state);
     assert_eq!(
         commit(&mut state, "a", tp, vec![batch(0, 10, 5, p, 0)]),
-        vec![BatchOutcome::Appended { base_offset: 0 }]
+        vec![BatchOutcome::Appended {
+            base_offset: Offset(0)
+        }]
     );
     assert_eq!(
         commit(&mut state, "b", tp, vec![batch(0, 10, 5, p, 0)]),
-        vec![BatchOutcome::Duplicate { base_offset: 0 }]
+        vec![BatchOutcome::Duplicate {
+            base_offset: Offset(0)
+        }]
     );
     assert_eq!(
         commit(&mut state, "b", tp, vec![batch(10, 10, 2, p, 5)]),
-        vec![BatchOutcome::Appended { base_offset: 5 }]
+        vec![BatchOutcome::Appended {
+            base_offset: Offset(5)
+        }]
     );
-    assert_eq!(state.partition(&tp).unwrap().high_watermark, 7);
+    assert_eq!(state.partition(&tp).unwrap().high_watermark, Offset(7));
 }
 
 #[test]
@@ -181,7 +196,9 @@ fn only_the_last_five_batches_are_remembered() {
     );
     assert_eq!(
         commit(&mut state, "b", tp, vec![batch(0, 10, 1, p, 1)]),
-        vec![BatchOutcome::Duplicate { base_offset: 1 }]
+        vec![BatchOutcome::Duplicate {
+            base_offset: Offset(1)
+        }]
     );
 }
 
@@ -214,7 +231,9 @@ fn gaps_and_stale_epochs_are_rejected() {
     );
     assert_eq!(
         commit(&mut state, "a", tp, vec![batch(0, 10, 1, bumped, 0)]),
-        vec![BatchOutcome::Appended { base_offset: 1 }]
+        vec![BatchOutcome::Appended {
+            base_offset: Offset(1)
+        }]
     );
     assert_eq!(
         commit(
@@ -291,7 +310,7 @@ mod determinism {
                 topic,
                 partition: i32::from(b % 4),
                 offset: GroupOffset {
-                    offset: i64::from(b),
+                    offset: Offset(i64::from(b)),
                     leader_epoch: 0,
                     metadata: None,
                     commit_timestamp: 1,

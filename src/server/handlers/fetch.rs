@@ -7,8 +7,9 @@
 //! When less than `min_bytes` is available the request waits, up to `max_wait_ms`, for a commit
 //! to make more visible: it sleeps on the metadata store's change signal, not in a polling loop.
 
-use crate::fetch::planner::{Plan, plan_fetch};
+use crate::fetch::planner::{FetchPlan, plan_fetch};
 use crate::fetch::reader::read_batches;
+use crate::ids::Offset;
 use crate::metadata::state::PartitionState;
 use crate::placement;
 use crate::protocol::ErrorCode;
@@ -119,7 +120,7 @@ async fn fetch_once(
                     .map(|(t, state): (_, &PartitionState)| {
                         let plan = match redirect.preferred(&t.id, p.partition) {
                             Some(agent) => Err(agent),
-                            None => Ok(plan_fetch(state, p.fetch_offset, budget as u64)),
+                            None => Ok(plan_fetch(state, Offset(p.fetch_offset), budget as u64)),
                         };
                         (state.high_watermark, state.log_start_offset, plan)
                     })
@@ -138,9 +139,9 @@ async fn fetch_once(
                 out.partitions.push(data);
                 continue;
             };
-            data.high_watermark = high_watermark;
-            data.last_stable_offset = high_watermark;
-            data.log_start_offset = log_start_offset;
+            data.high_watermark = high_watermark.0;
+            data.last_stable_offset = high_watermark.0;
+            data.log_start_offset = log_start_offset.0;
             let plan = match plan {
                 Ok(plan) => plan,
                 Err(agent) => {
@@ -151,12 +152,12 @@ async fn fetch_once(
                 }
             };
             match plan {
-                Plan::OutOfRange => {
+                FetchPlan::OutOfRange => {
                     data.error_code = ErrorCode::OffsetOutOfRange.code();
                     data.records = None;
                 }
-                Plan::Empty => {}
-                Plan::Read(runs) if budget > 0 || planned_bytes == 0 => {
+                FetchPlan::Empty => {}
+                FetchPlan::Read(runs) if budget > 0 || planned_bytes == 0 => {
                     let run_bytes: u64 = runs.iter().map(|r| r.byte_len).sum();
                     planned_bytes += (run_bytes as usize).min(budget);
                     reads.push(PlannedRead {
@@ -167,7 +168,7 @@ async fn fetch_once(
                         budget: budget.max(1),
                     });
                 }
-                Plan::Read(_) => {}
+                FetchPlan::Read(_) => {}
             }
             out.partitions.push(data);
         }
@@ -179,7 +180,7 @@ async fn fetch_once(
             broker.store.as_ref(),
             broker.cache.as_ref(),
             &r.runs,
-            r.fetch_offset,
+            Offset(r.fetch_offset),
             r.budget,
             LEADER_EPOCH,
         )

@@ -41,12 +41,13 @@ pub fn handle(broker: &Broker, request: ListOffsetsRequest, version: i16) -> Lis
                         match partition {
                             None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
                             Some(part) => {
-                                (out.offset, out.timestamp) = match p.timestamp {
+                                let (offset, timestamp) = match p.timestamp {
                                     LATEST => (part.high_watermark, -1),
                                     EARLIEST => (part.log_start_offset, -1),
                                     MAX_TIMESTAMP => offset_of_max_timestamp(part),
                                     ts => offset_for_timestamp(part, ts),
                                 };
+                                (out.offset, out.timestamp) = (offset.0, timestamp);
                             }
                         }
                         out

@@ -87,7 +87,7 @@ pub async fn handle(
                     topic: topic.name.clone(),
                     partition: p.partition_index,
                     offset: GroupOffset {
-                        offset: p.committed_offset,
+                        offset: crate::ids::Offset(p.committed_offset),
                         leader_epoch: p.committed_leader_epoch,
                         metadata: p.committed_metadata.clone(),
                         commit_timestamp: now_ms,

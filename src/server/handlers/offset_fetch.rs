@@ -119,7 +119,7 @@ fn committed(
     let entry = |p: i32, c: Option<&GroupOffset>| -> Committed {
         (
             p,
-            c.map_or(-1, |c| c.offset),
+            c.map_or(-1, |c| c.offset.0),
             c.map_or(-1, |c| c.leader_epoch),
             c.and_then(|c| c.metadata.clone()).unwrap_or_default(),
         )

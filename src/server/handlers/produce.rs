@@ -3,7 +3,7 @@
 //! Each batch is checked (magic 2, framing, CRC-32C, size) before it is accepted; a bad batch
 //! fails its partition with the matching Kafka error and never reaches the object store.
 
-use crate::ids::TopicPartition;
+use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::BatchOutcome;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
@@ -12,6 +12,7 @@ use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
 use crate::server::broker::Broker;
+use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
 use tokio::sync::oneshot;
 
@@ -97,7 +98,7 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     let mut response = ProduceResponse::default();
     for (name, index, pending) in enqueued.partitions {
         let (error, base_offset) = match pending {
-            Pending::Failed(code) => (code, -1),
+            Pending::Failed(code) => (code, Offset::NONE),
             Pending::Queued(receivers) => wait(receivers).await,
         };
         let log_start_offset = if error == ErrorCode::None {
@@ -108,15 +109,15 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
                         .and_then(|t| t.partitions.get(index as usize))
                         .map(|p| p.log_start_offset)
                 })
-                .unwrap_or(-1)
+                .unwrap_or(Offset::NONE)
         } else {
-            -1
+            Offset::NONE
         };
         let partition = PartitionProduceResponse {
             index,
             error_code: error.code(),
-            base_offset,
-            log_start_offset,
+            base_offset: base_offset.0,
+            log_start_offset: log_start_offset.0,
             ..Default::default()
         };
         match response.responses.iter_mut().find(|t| t.name == name) {
@@ -159,26 +160,16 @@ fn validate(records: bytes::Bytes, batch_bytes_max: usize) -> Result<Vec<RecordB
 }
 
 /// The partition's result: its first batch's offset, or the first error.
-async fn wait(receivers: Vec<oneshot::Receiver<BatchResult>>) -> (ErrorCode, i64) {
-    let mut base_offset = -1;
+async fn wait(receivers: Vec<oneshot::Receiver<BatchResult>>) -> (ErrorCode, Offset) {
+    let mut base_offset = Offset::NONE;
     for (i, receiver) in receivers.into_iter().enumerate() {
         let outcome = receiver.await.unwrap_or(Err(ProduceError::ShuttingDown));
         let offset = match outcome {
             Ok(BatchOutcome::Appended { base_offset })
             | Ok(BatchOutcome::Duplicate { base_offset }) => base_offset,
-            Ok(BatchOutcome::UnknownTopicOrPartition) => {
-                return (ErrorCode::UnknownTopicOrPartition, -1);
-            }
-            Ok(BatchOutcome::InvalidProducerEpoch) => return (ErrorCode::InvalidProducerEpoch, -1),
-            Ok(BatchOutcome::OutOfOrderSequence) => {
-                return (ErrorCode::OutOfOrderSequenceNumber, -1);
-            }
-            Ok(BatchOutcome::UnknownProducerId) => return (ErrorCode::UnknownProducerId, -1),
+            Ok(refused) => return (error_codes::batch_refused(refused), Offset::NONE),
             // Nothing was committed: the producer may retry the same batch safely.
-            Err(ProduceError::Storage(_)) => return (ErrorCode::KafkaStorageError, -1),
-            Err(ProduceError::Metadata(_)) | Err(ProduceError::ShuttingDown) => {
-                return (ErrorCode::RequestTimedOut, -1);
-            }
+            Err(e) => return (error_codes::produce_error(&e), Offset::NONE),
         };
         if i == 0 {
             base_offset = offset;
