@@ -183,9 +183,13 @@ struct ServeArgs {
     /// Injected object-store faults: none, or rate=0.1[,kinds=500+503+timeout+reset+lost-put+short-get][,hang=200ms].
     #[arg(long, env = "FLOE_OBJECT_STORE_FAULTS", default_value = "none")]
     object_store_faults: String,
-    /// Seed for injected latency, faults and retry jitter.
+    /// Seed for injected latency and faults.
     #[arg(long, env = "FLOE_OBJECT_STORE_SEED", default_value_t = 1)]
     object_store_seed: u64,
+    /// Seed of the node's random generator (object keys, member ids, retry jitter); drawn from
+    /// the operating system when not given.
+    #[arg(long, env = "FLOE_SEED")]
+    seed: Option<u64>,
     /// Attempts per object-store request, the first included.
     #[arg(long, env = "FLOE_OBJECT_STORE_ATTEMPTS", default_value_t = 8)]
     object_store_attempts: u32,
@@ -354,6 +358,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
     config.remove_departed_agents_after = args.remove_departed_agents_after;
+    config.seed = args.seed;
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,
