@@ -1,8 +1,8 @@
 //! Identifiers and positions that cross modules, as types of their own so that an `i32`
 //! partition, an `i64` offset and a producer id cannot be swapped.
 //!
-//! Every type here serializes as the value it wraps (`serde(transparent)`), so the Raft log
-//! and snapshots read the same bytes as before the types existed.
+//! Every type here serializes as the value it wraps (`serde(transparent)`), so Raft log
+//! entries read the same bytes as before the types existed.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

@@ -2,8 +2,11 @@
 //! and installs snapshots of it.
 //!
 //! ```text
-//! raft/snapshot   postcard(SnapshotMeta, postcard(Machine)), replaced atomically
+//! raft/snapshot   postcard(SnapshotMeta, MACHINE_FORMAT ++ postcard(Machine)), replaced atomically
 //! ```
+//! A snapshot's data without the `MACHINE_FORMAT` tag is in the state's first layout
+//! (`state::legacy`) and is converted as it is read.
+//!
 //! The machine is shared with the broker (`Shared`): handlers read it under a read lock, so a
 //! lookup never leaves the process. On restart the machine starts from the last snapshot and
 //! Raft re-applies the committed entries after it.
@@ -55,6 +58,35 @@ impl Shared {
     }
 }
 
+/// Tags a snapshot's data as the current layout of `Machine`. Data without it is the first
+/// layout: postcard is not self-describing, so the layout must be named, not guessed.
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v2\0";
+
+/// The machine in its first layout (the state before it was split by noun).
+#[derive(Deserialize)]
+struct MachineV1 {
+    state: crate::metadata::state::legacy::MetadataStateV1,
+    last_applied: Option<LogId>,
+    membership: StoredMembership,
+}
+
+pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Error> {
+    let mut data = MACHINE_FORMAT.to_vec();
+    data.extend(postcard::to_stdvec(machine)?);
+    Ok(data)
+}
+
+pub(super) fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
+    match data.strip_prefix(MACHINE_FORMAT) {
+        Some(current) => postcard::from_bytes(current),
+        None => postcard::from_bytes::<MachineV1>(data).map(|old| Machine {
+            state: old.state.into(),
+            last_applied: old.last_applied,
+            membership: old.membership,
+        }),
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct SnapshotFile {
     meta: SnapshotMeta,
@@ -82,7 +114,7 @@ impl StateMachine {
     pub fn open(dir: &Path, clock: Clock) -> std::io::Result<StateMachine> {
         std::fs::create_dir_all(dir)?;
         let machine = match read_snapshot(dir)? {
-            Some(file) => postcard::from_bytes(&file.data).map_err(|e| {
+            Some(file) => decode_machine(&file.data).map_err(|e| {
                 std::io::Error::other(format!("{}/snapshot is corrupt: {e}", dir.display()))
             })?,
             None => Machine::default(),
@@ -120,9 +152,7 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
         // Serialise under the read lock: the copy is consistent with `last_applied`.
         let (data, last_applied, membership) = self
             .shared
-            .read(|m| {
-                postcard::to_stdvec(m).map(|data| (data, m.last_applied, m.membership.clone()))
-            })
+            .read(|m| encode_machine(m).map(|data| (data, m.last_applied, m.membership.clone())))
             .map_err(snapshot_error)?;
         let snapshot_id = match last_applied {
             Some(l) => format!("{}-{}-{}", l.leader_id.term, l.index, self.clock.now_ms()),
@@ -200,7 +230,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         snapshot: Box<Cursor<Vec<u8>>>,
     ) -> Result<(), StorageError> {
         let data = snapshot.into_inner();
-        let machine: Machine = postcard::from_bytes(&data).map_err(sm_error)?;
+        let machine = decode_machine(&data).map_err(sm_error)?;
         let file = SnapshotFile {
             meta: meta.clone(),
             data,

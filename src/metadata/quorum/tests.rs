@@ -208,3 +208,196 @@ mod storage_suite {
         }
     }
 }
+
+mod snapshot_layout {
+    //! Snapshots written before the state was split by noun still load, with the same content.
+
+    use super::super::state_machine::{Machine, decode_machine, encode_machine};
+    use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
+    use crate::metadata::MetadataState;
+    use crate::metadata::state::{Agent, Command, CommittedBatch, GroupOffset, PartitionBatches};
+    use std::collections::BTreeMap;
+    use uuid::Uuid;
+
+    /// Written by floe before the split (commit 8e4cc41) from `commands()` below.
+    const V1: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/machine-v1.postcard"
+    ));
+
+    fn batch(start: u64, count: i64, producer: i64, seq: i32) -> CommittedBatch {
+        CommittedBatch {
+            byte_start: start,
+            byte_len: 100,
+            offset_count: count,
+            max_timestamp: 1000 + start as i64,
+            producer_id: ProducerId(producer),
+            producer_epoch: ProducerEpoch(if producer < 0 { -1 } else { 0 }),
+            base_sequence: seq,
+            last_sequence: if producer < 0 {
+                -1
+            } else {
+                seq + count as i32 - 1
+            },
+        }
+    }
+
+    fn commands() -> Vec<Command> {
+        let (orders, logs) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let tp = |topic_id, partition| TopicPartition {
+            topic_id,
+            partition,
+        };
+        vec![
+            Command::CreateTopic {
+                name: "orders".into(),
+                id: orders,
+                partitions: 3,
+                configs: BTreeMap::from([("cleanup.policy".into(), "delete".into())]),
+            },
+            Command::CreateTopic {
+                name: "logs".into(),
+                id: logs,
+                partitions: 1,
+                configs: BTreeMap::new(),
+            },
+            Command::InitProducerId { existing: None },
+            Command::CommitObject {
+                object_key: ObjectKey::new("v1/0000000000001-a.floe"),
+                partitions: vec![
+                    PartitionBatches {
+                        partition: tp(orders, 0),
+                        batches: vec![batch(16, 5, 0, 0), batch(116, 5, 0, 5)],
+                    },
+                    PartitionBatches {
+                        partition: tp(orders, 2),
+                        batches: vec![batch(216, 3, -1, -1)],
+                    },
+                    PartitionBatches {
+                        partition: tp(logs, 0),
+                        batches: vec![batch(316, 2, -1, -1)],
+                    },
+                ],
+            },
+            Command::OffsetCommit {
+                group: "g1".into(),
+                topic: "orders".into(),
+                partition: 0,
+                offset: GroupOffset {
+                    offset: Offset(7),
+                    leader_epoch: 0,
+                    metadata: Some("m".into()),
+                    commit_timestamp: 100,
+                },
+            },
+            Command::OffsetCommit {
+                group: "g2".into(),
+                topic: "logs".into(),
+                partition: 0,
+                offset: GroupOffset {
+                    offset: Offset(1),
+                    leader_epoch: -1,
+                    metadata: None,
+                    commit_timestamp: 101,
+                },
+            },
+            Command::AgentHeartbeat {
+                agent: Agent {
+                    id: 1,
+                    host: "10.0.0.1".into(),
+                    port: 9092,
+                    zone: Some("a".into()),
+                    internal_addr: Some("10.0.0.1:7000".into()),
+                    lease_expires_ms: 5000,
+                },
+            },
+            Command::InitCluster { id: "c1".into() },
+            Command::CreatePartitions {
+                name: "orders".into(),
+                total: 4,
+            },
+            Command::DeleteTopic {
+                name: "logs".into(),
+            },
+            Command::CommitObject {
+                object_key: ObjectKey::new("v1/0000000000002-b.floe"),
+                partitions: vec![PartitionBatches {
+                    partition: tp(orders, 3),
+                    batches: vec![batch(16, 4, 0, 0)],
+                }],
+            },
+        ]
+    }
+
+    /// Everything a reader of the state can see, and what the next commands answer.
+    fn observed(mut state: MetadataState) -> impl std::fmt::Debug + PartialEq {
+        let topics: Vec<_> = state.topics().cloned().collect();
+        let offsets: Vec<_> = state
+            .groups()
+            .map(|g| {
+                (
+                    g.to_string(),
+                    state
+                        .group_offsets(g)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let agents: Vec<_> = state.live_agents(0).cloned().collect();
+        let seen = (
+            topics,
+            offsets,
+            agents,
+            state.cluster_id().map(str::to_string),
+            state.applied(),
+        );
+        let orders = state.topic("orders").map(|t| t.id).unwrap_or_default();
+        // A retried object commit gets its first outcome; a retried batch its first offset;
+        // the next producer id follows the old one.
+        let retried = state.apply(commands().swap_remove(10));
+        let duplicate = state.apply(Command::CommitObject {
+            object_key: ObjectKey::new("v1/0000000000003-c.floe"),
+            partitions: vec![PartitionBatches {
+                partition: TopicPartition {
+                    topic_id: orders,
+                    partition: 0,
+                },
+                batches: vec![batch(116, 5, 0, 5)],
+            }],
+        });
+        let next_producer = state.apply(Command::InitProducerId { existing: None });
+        (seen, retried, duplicate, next_producer)
+    }
+
+    #[test]
+    fn a_snapshot_in_the_first_layout_loads_with_the_same_content() {
+        let machine = decode_machine(V1).expect("the first layout decodes");
+        assert_eq!(machine.last_applied.map(|l| l.index), Some(11));
+        let mut replayed = MetadataState::default();
+        for command in commands() {
+            replayed.apply(command);
+        }
+        let expected = observed(replayed);
+        assert_eq!(observed(machine.state), expected);
+    }
+
+    #[test]
+    fn snapshots_are_written_in_the_current_layout_and_read_back() {
+        let mut state = MetadataState::default();
+        for command in commands() {
+            state.apply(command);
+        }
+        let machine = Machine {
+            state,
+            ..Default::default()
+        };
+        let encoded = encode_machine(&machine).expect("encodes");
+        let decoded = decode_machine(&encoded).expect("decodes");
+        assert_eq!(decoded.state, machine.state);
+        assert_eq!(
+            decoded.state.topics_version(),
+            machine.state.topics_version()
+        );
+    }
+}

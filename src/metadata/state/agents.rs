@@ -21,8 +21,8 @@ pub struct Agent {
 /// The agents by id, and the cluster's name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registry {
-    agents: BTreeMap<i32, Agent>,
-    cluster_id: Option<String>,
+    pub(super) agents: BTreeMap<i32, Agent>,
+    pub(super) cluster_id: Option<String>,
 }
 
 impl Registry {

@@ -22,7 +22,7 @@ impl GroupOffset {
 /// Committed offsets by group, then by (topic name, partition).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupOffsets {
-    by_group: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
+    pub(super) by_group: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
 }
 
 impl GroupOffsets {

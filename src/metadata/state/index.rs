@@ -101,9 +101,9 @@ pub const RECENT_COMMITS_MAX: usize = 4096;
 /// response gets its original outcome instead of a second set of offsets.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecentCommits {
-    outcomes: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
+    pub(super) outcomes: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
     /// Commit order of `outcomes`, oldest first (bounded by `RECENT_COMMITS_MAX`).
-    order: VecDeque<ObjectKey>,
+    pub(super) order: VecDeque<ObjectKey>,
 }
 
 impl RecentCommits {

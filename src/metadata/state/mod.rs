@@ -18,6 +18,7 @@
 mod agents;
 mod groups;
 mod index;
+pub mod legacy;
 mod producers;
 mod topics;
 

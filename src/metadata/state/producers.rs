@@ -11,14 +11,14 @@ pub const PRODUCER_BATCH_WINDOW: usize = 5;
 
 /// A batch the producer sent recently, remembered to recognise its retry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct SequencedBatch {
+pub(super) struct SequencedBatch {
     first_sequence: i32,
     last_sequence: i32,
     base_offset: Offset,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ProducerState {
+pub(super) struct ProducerState {
     epoch: ProducerEpoch,
     partitions: BTreeMap<TopicPartition, VecDeque<SequencedBatch>>,
 }
@@ -32,8 +32,8 @@ pub enum InitProducerIdError {
 /// Every producer id issued, with its current epoch and recent batches.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Producers {
-    next_id: i64,
-    by_id: BTreeMap<ProducerId, ProducerState>,
+    pub(super) next_id: i64,
+    pub(super) by_id: BTreeMap<ProducerId, ProducerState>,
 }
 
 impl Producers {

@@ -23,12 +23,12 @@ pub enum TopicError {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topics {
-    by_name: BTreeMap<String, Topic>,
-    names: BTreeMap<Uuid, String>,
+    pub(super) by_name: BTreeMap<String, Topic>,
+    pub(super) names: BTreeMap<Uuid, String>,
     /// Moves whenever topics or their partition counts change: views derived from the topics
     /// (consumer groups' resolved subscriptions) are cached under it. Replicated like the
     /// rest, so every node has the same version for the same topics.
-    version: u64,
+    pub(super) version: u64,
 }
 
 impl Topics {
