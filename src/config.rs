@@ -53,8 +53,10 @@ pub struct Config {
     pub group_consumer_max_size: usize,
     /// An agent whose registration lapsed this long ago leaves the Raft membership.
     pub remove_departed_agents_after: Duration,
-    /// Seed of the node's random generator (object keys, member ids, retry jitter); `None`
-    /// seeds it from the operating system. Set it to make a run repeat exactly.
+    /// Seed of the node's random generator (topic ids, object keys, member ids, retry
+    /// jitter); `None`, as in production, seeds it from the operating system. For tests and
+    /// simulations only: ids drawn from it must be unique across the cluster and its history,
+    /// so every start of every node needs a seed no other start used (the node id is mixed in).
     pub seed: Option<u64>,
 }
 

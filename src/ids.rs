@@ -96,12 +96,17 @@ impl ProducerId {
 #[serde(transparent)]
 pub struct ProducerEpoch(pub i16);
 
-/// A node of the cluster: its Raft member id, which is also its Kafka broker id.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+/// A node of the cluster: its Raft member id, which is also its Kafka broker id. (`Debug`
+/// shows the bare number, as operators see ids in messages and logs.)
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NodeId(pub u64);
+
+impl std::fmt::Debug for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl NodeId {
     /// The Kafka broker id clients know the node by (`Config::validate` keeps node ids

@@ -186,10 +186,6 @@ struct ServeArgs {
     /// Seed for injected latency and faults.
     #[arg(long, env = "FLOE_OBJECT_STORE_SEED", default_value_t = 1)]
     object_store_seed: u64,
-    /// Seed of the node's random generator (object keys, member ids, retry jitter); drawn from
-    /// the operating system when not given.
-    #[arg(long, env = "FLOE_SEED")]
-    seed: Option<u64>,
     /// Attempts per object-store request, the first included.
     #[arg(long, env = "FLOE_OBJECT_STORE_ATTEMPTS", default_value_t = 8)]
     object_store_attempts: u32,
@@ -358,7 +354,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
     config.remove_departed_agents_after = args.remove_departed_agents_after;
-    config.seed = args.seed;
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,
@@ -369,7 +364,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let running = floe::node::start(config).await?;
+        let mut running = floe::node::start(config).await?;
         tracing::info!(addr = %running.local_addr, "floe is serving Kafka");
         if let Some(admin) = running.admin_addr {
             tracing::info!(addr = %admin, "admin HTTP is serving");
@@ -377,7 +372,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let store = running.broker.store.clone();
         tokio::select! {
             _ = shutdown_signal() => tracing::info!("shutting down"),
-            result = running.task => {
+            result = &mut running.task => {
                 if let Err(e) = result {
                     anyhow::bail!("the listener stopped: {e}");
                 }

@@ -53,10 +53,18 @@ impl Rng {
         Rng(Arc::new(Mutex::new(SplitMix64::new(seed))))
     }
 
+    /// Node `node`'s generator in a run seeded with `seed`: nodes of one run draw different
+    /// sequences.
+    pub fn seeded_for(seed: u64, node: crate::ids::NodeId) -> Rng {
+        Rng::seeded(seed ^ SplitMix64::new(node.0).next_u64())
+    }
+
     /// Seeded from the operating system, for a node given no seed.
     #[allow(clippy::disallowed_methods)] // the one draw on real entropy
     pub fn from_entropy() -> Rng {
-        Rng::seeded(Uuid::new_v4().as_u64_pair().0)
+        // A v4 uuid has 122 random bits; folding its halves leaves every bit random.
+        let (high, low) = Uuid::new_v4().as_u64_pair();
+        Rng::seeded(high ^ low)
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut SplitMix64) -> T) -> T {
@@ -79,12 +87,6 @@ impl Rng {
     pub fn uuid(&self) -> Uuid {
         self.with(SplitMix64::uuid)
     }
-
-    /// An independent generator drawn from this one (deterministic for a given seed), for a
-    /// part that must not share a sequence with others (a fault plan, say).
-    pub fn fork(&self) -> SplitMix64 {
-        SplitMix64::new(self.next_u64())
-    }
 }
 
 #[cfg(test)]
@@ -99,5 +101,10 @@ mod tests {
         assert_ne!(a.uuid(), Rng::seeded(43).uuid());
         let id = a.uuid();
         assert_eq!(id.get_version_num(), 4, "{id}");
+        let (node1, node2) = (crate::ids::NodeId(1), crate::ids::NodeId(2));
+        assert_ne!(
+            Rng::seeded_for(7, node1).uuid(),
+            Rng::seeded_for(7, node2).uuid()
+        );
     }
 }

@@ -16,6 +16,7 @@ mod views;
 
 use crate::cost::PriceProfile;
 use crate::server::broker::Broker;
+use crate::telemetry::ErrorChain;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -71,7 +72,7 @@ async fn ready(State(broker): State<Arc<Broker>>) -> Response {
         .await
     {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Err(e)) => Err(ErrorChain(&e).to_string()),
         Err(_) => Err(format!("no answer within {READY_PROBE_TIMEOUT:?}")),
     };
     match store {

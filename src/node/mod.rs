@@ -50,18 +50,33 @@ pub enum StartError {
 }
 
 /// A started node: its bound addresses, the broker, and the task accepting Kafka connections.
+/// Dropping it stops the node's listeners and chores.
 pub struct Running {
     pub local_addr: SocketAddr,
     pub admin_addr: Option<SocketAddr>,
     pub broker: Arc<Broker>,
     pub task: JoinHandle<()>,
+    /// The internal and admin listeners, registration, learner upkeep.
+    others: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+        for task in &self.others {
+            task.abort();
+        }
+    }
 }
 
 /// Builds the node's parts and serves until the returned tasks are dropped with the runtime.
 pub async fn start(config: Config) -> Result<Running, StartError> {
     config.validate().map_err(StartError::Config)?;
     let clock = Clock::system();
-    let rng = config.seed.map_or_else(Rng::from_entropy, Rng::seeded);
+    let rng = match config.seed {
+        Some(seed) => Rng::seeded_for(seed, config.quorum.node_id),
+        None => Rng::from_entropy(),
+    };
     let data_dir = config.data_dir.clone();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir {
         path: data_dir.display().to_string(),
@@ -105,33 +120,36 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         rng,
     ));
 
+    let mut others = Vec::new();
     if let Some(listener) = internal {
         let routes = broker
             .metadata
             .quorum()
             .routes()
             .merge(crate::server::forwarded::routes(broker.clone()));
-        tokio::spawn(async move {
+        others.push(tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, routes).await {
                 tracing::error!(error = %e, "the internal listener stopped");
             }
-        });
+        }));
     }
     let admin_addr = match &broker.config.admin_addr {
         None => None,
         Some(addr) => {
             let listener = bind(addr).await?;
             let bound = listener.local_addr().ok();
-            tokio::spawn(crate::admin::serve(listener, broker.clone()));
+            others.push(tokio::spawn(crate::admin::serve(listener, broker.clone())));
             bound
         }
     };
-    tokio::spawn(registration::keep_registered(broker.clone()));
+    others.push(tokio::spawn(registration::keep_registered(broker.clone())));
     if broker.config.quorum.voter && !broker.config.quorum.voters.is_empty() {
-        tokio::spawn(crate::metadata::quorum::learners::follow_registry(
-            broker.metadata.quorum().clone(),
-            broker.config.remove_departed_agents_after,
-            broker.clock.clone(),
+        others.push(tokio::spawn(
+            crate::metadata::quorum::learners::follow_registry(
+                broker.metadata.quorum().clone(),
+                broker.config.remove_departed_agents_after,
+                broker.clock.clone(),
+            ),
         ));
     }
     let task = tokio::spawn(crate::server::serve(kafka, broker.clone()));
@@ -140,6 +158,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         admin_addr,
         broker,
         task,
+        others,
     })
 }
 

@@ -3,6 +3,7 @@
 
 use crate::random::Rng;
 use crate::server::broker::Broker;
+use crate::telemetry::ErrorChain;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ pub async fn keep_registered(broker: Arc<Broker>) {
             Ok(()) => failing = false,
             Err(e) if !failing => {
                 failing = true;
-                tracing::warn!(error = %e, "agent registration failed; retrying");
+                tracing::warn!(error = %ErrorChain(&e), "agent registration failed; retrying");
             }
             Err(_) => {}
         }

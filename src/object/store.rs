@@ -236,7 +236,7 @@ async fn create_bucket(
         match sent {
             Ok(response) => break response,
             Err(e) if clock.now() + backoff < deadline => {
-                tracing::info!(error = %e, "the object store is not answering yet; retrying");
+                tracing::info!(error = %crate::telemetry::ErrorChain(&e), "the object store is not answering yet; retrying");
                 clock.sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }

@@ -71,7 +71,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     Ok(Some(frame)) => frame,
                     Ok(None) => break,
                     Err(e) => {
-                        tracing::warn!(%peer, error = %e, "closing connection: bad frame");
+                        tracing::warn!(%peer, error = %ErrorChain(&e), "closing connection: bad frame");
                         in_flight.push_back(Box::pin(async move { Err(RequestFailed::Frame(e)) }));
                         reading = false;
                         buf.clear();

@@ -11,6 +11,7 @@ use crate::protocol::frame::{RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, ResponseBody};
 use crate::protocol::wire::Message;
 use crate::protocol::{ApiKey, DecodeError, EncodeError};
+use crate::telemetry::ErrorChain;
 use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
@@ -100,7 +101,9 @@ pub async fn route(
             // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this
             // agent does not coordinate the group) and the client looks for the coordinator
             // again; committed offsets are read from this agent's copy.
-            Err(e) => tracing::warn!(%target, error = %e, "forwarding failed; answering here"),
+            Err(e) => {
+                tracing::warn!(%target, error = %ErrorChain(&e), "forwarding failed; answering here")
+            }
         }
     }
     let client_id = frame.header.client_id.clone();

@@ -1,5 +1,5 @@
 //! Raft RPCs between nodes: HTTP/1 POSTs with postcard bodies to `http://<peer>/raft/<rpc>`
-//! (served by `quorum::service`). The same transport forwards writes to the leader.
+//! (served by `service`). The same transport forwards writes to the leader.
 
 use super::types::{NodeId, TypeConfig};
 use openraft::error::{

@@ -242,7 +242,8 @@ impl Quorum {
         }
     }
 
-    /// This node's Raft listener address, when it has one (not in a one-voter quorum).
+    /// This node's internal listener address (Raft and forwarding), when it has one (not in
+    /// a one-voter quorum).
     pub fn listen_addr(&self) -> Option<String> {
         self.config.listen_addr()
     }
@@ -369,7 +370,8 @@ impl Quorum {
             .map_err(|e| WriteRefused::Failed(e.to_string()))
     }
 
-    /// Stops Raft (the caller closes the listener it serves `routes()` on).
+    /// Stops Raft (the listener serving `routes()` belongs to the caller: `node::Running`
+    /// closes it when dropped).
     pub async fn shutdown(&self) {
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "Raft shutdown");

@@ -1,4 +1,4 @@
-//! The Raft listener: peer RPCs (`append`, `vote`, `snapshot`), writes forwarded by nodes that
+//! The Raft routes of the internal listener: peer RPCs (`append`, `vote`, `snapshot`), writes forwarded by nodes that
 //! are not the leader (`write`), and agents asking to follow the log (`join`).
 //!
 //! Bodies are postcard; every reply is a postcard `Result`, so a peer can tell a refusal (not

@@ -12,7 +12,8 @@ pub struct Agent {
     pub host: String,
     pub port: i32,
     pub zone: Option<String>,
-    /// Its Raft listener, where other agents forward requests for the groups it coordinates.
+    /// Its internal listener (Raft, and requests other agents forward for the groups it
+    /// coordinates).
     pub internal_addr: Option<String>,
     /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
     pub lease_expires_ms: i64,

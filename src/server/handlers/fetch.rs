@@ -18,6 +18,7 @@ use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::BrokerMetrics;
+use crate::telemetry::ErrorChain;
 use std::time::Duration;
 
 /// A long poll never waits longer than this, whatever the client asks.
@@ -198,7 +199,7 @@ async fn fetch_once(
                 data.records = Some(read.bytes);
             }
             Err(e) => {
-                tracing::warn!(error = %e, topic = %topic.topic, partition = data.partition_index, "fetch read failed");
+                tracing::warn!(error = %ErrorChain(&e), topic = %topic.topic, partition = data.partition_index, "fetch read failed");
                 data.error_code = ErrorCode::KafkaStorageError.code();
                 data.records = None;
             }

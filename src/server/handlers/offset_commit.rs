@@ -14,7 +14,7 @@ use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use crate::server::broker::Broker;
-use crate::server::error_codes::{Role, failed_write};
+use crate::server::error_codes::{Role, failed_write, topic_error};
 
 /// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
 const OFFSET_METADATA_BYTES_MAX: usize = 4096;
@@ -109,7 +109,7 @@ pub async fn handle(
                 Err(code) => *code,
                 Ok(iter) => match iter.next() {
                     Some(Ok(())) => ErrorCode::None,
-                    Some(Err(e)) => crate::server::error_codes::topic_error(*e),
+                    Some(Err(e)) => topic_error(*e),
                     None => ErrorCode::UnknownServerError,
                 },
             },
