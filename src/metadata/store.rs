@@ -11,8 +11,8 @@
 
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
-    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, MetadataState, Outcome,
-    PartitionBatches, TopicError,
+    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, MetadataState,
+    OffsetCommitError, Outcome, PartitionBatches, RegistryError, TopicError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId};
@@ -156,7 +156,7 @@ impl MetadataStore {
     pub async fn offset_commit(
         &self,
         offsets: Vec<OffsetToCommit>,
-    ) -> Result<Vec<Result<(), TopicError>>, MetadataError> {
+    ) -> Result<Vec<Result<(), OffsetCommitError>>, MetadataError> {
         let commands = offsets
             .into_iter()
             .map(|o| Command::OffsetCommit {
@@ -193,15 +193,21 @@ impl MetadataStore {
     }
 
     /// Proposes this node's cluster id; the first one applied names the cluster.
-    pub async fn init_cluster(&self, id: String) -> Result<(), MetadataError> {
+    pub async fn init_cluster(
+        &self,
+        id: String,
+    ) -> Result<Result<(), RegistryError>, MetadataError> {
         let outcome = self.apply_one(Command::InitCluster { id }).await?;
-        expect_outcome!("InitCluster", outcome, Outcome::AgentRegistered => ())
+        expect_outcome!("InitCluster", outcome, Outcome::Registered(result) => result)
     }
 
     /// Renews this agent's registration until `agent.lease_expires_ms`.
-    pub async fn agent_heartbeat(&self, agent: Agent) -> Result<(), MetadataError> {
+    pub async fn agent_heartbeat(
+        &self,
+        agent: Agent,
+    ) -> Result<Result<(), RegistryError>, MetadataError> {
         let outcome = self.apply_one(Command::AgentHeartbeat { agent }).await?;
-        expect_outcome!("AgentHeartbeat", outcome, Outcome::AgentRegistered => ())
+        expect_outcome!("AgentHeartbeat", outcome, Outcome::Registered(result) => result)
     }
 
     /// Commits the commands (durable on a majority), waits until this node has applied

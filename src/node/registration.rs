@@ -16,15 +16,27 @@ pub async fn keep_registered(broker: Arc<Broker>) {
     let mut named = false;
     loop {
         if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
-            named = broker
+            named = match broker
                 .metadata
                 .init_cluster(broker.local_cluster_id.clone())
                 .await
-                .is_ok();
+            {
+                Ok(Ok(())) => true,
+                Ok(Err(refused)) => {
+                    tracing::error!(?refused, id = %broker.local_cluster_id, "the quorum refused this node's cluster id");
+                    true
+                }
+                Err(_) => false,
+            };
         }
         let expires = broker.clock.now_ms() + lease.as_millis() as i64;
         match broker.metadata.agent_heartbeat(broker.agent(expires)).await {
-            Ok(()) => failing = false,
+            Ok(Ok(())) => failing = false,
+            Ok(Err(refused)) if !failing => {
+                failing = true;
+                tracing::error!(?refused, "the quorum refused this agent's registration");
+            }
+            Ok(Err(_)) => {}
             Err(e) if !failing => {
                 failing = true;
                 tracing::warn!(error = %ErrorChain(&e), "agent registration failed; retrying");

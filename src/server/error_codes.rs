@@ -11,7 +11,7 @@
 
 use crate::metadata::MetadataError;
 use crate::metadata::quorum::WriteError;
-use crate::metadata::state::{BatchOutcome, TopicError};
+use crate::metadata::state::{BatchOutcome, OffsetCommitError, TopicError};
 use crate::produce::ProduceError;
 use crate::protocol::ErrorCode;
 use crate::telemetry::ErrorChain;
@@ -56,6 +56,7 @@ pub fn batch_refused(outcome: BatchOutcome) -> ErrorCode {
         BatchOutcome::InvalidProducerEpoch => ErrorCode::InvalidProducerEpoch,
         BatchOutcome::OutOfOrderSequence => ErrorCode::OutOfOrderSequenceNumber,
         BatchOutcome::UnknownProducerId => ErrorCode::UnknownProducerId,
+        BatchOutcome::Malformed => ErrorCode::CorruptMessage,
     }
 }
 
@@ -75,6 +76,20 @@ pub fn topic_error(error: TopicError) -> ErrorCode {
         TopicError::AlreadyExists => ErrorCode::TopicAlreadyExists,
         TopicError::NotFound => ErrorCode::UnknownTopicOrPartition,
         TopicError::InvalidPartitions => ErrorCode::InvalidPartitions,
+        TopicError::InvalidName => ErrorCode::InvalidTopicException,
+        TopicError::TooManyPartitions => ErrorCode::PolicyViolation,
+        TopicError::InvalidConfig => ErrorCode::InvalidConfig,
+    }
+}
+
+/// The code for the state machine's refusal of an offset commit.
+pub fn offset_commit_error(error: OffsetCommitError) -> ErrorCode {
+    match error {
+        OffsetCommitError::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
+        OffsetCommitError::InvalidGroupId => ErrorCode::InvalidGroupId,
+        OffsetCommitError::MetadataTooLarge => ErrorCode::OffsetMetadataTooLarge,
+        // Kafka has no code for a full offsets store; the client retries later.
+        OffsetCommitError::TooManyGroups => ErrorCode::CoordinatorNotAvailable,
     }
 }
 

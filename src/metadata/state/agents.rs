@@ -1,5 +1,6 @@
 //! The agent registry (who serves Kafka, where, until when) and the cluster's id.
 
+use super::limits::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,15 @@ pub struct Agent {
     pub internal_addr: Option<String>,
     /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
     pub lease_expires_ms: i64,
+}
+
+/// Why a registration was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RegistryError {
+    /// A new agent while `Limits::agents_max` are registered.
+    TooManyAgents,
+    /// A host, zone, address or cluster id longer than `Limits::name_bytes_max`.
+    NameTooLong,
 }
 
 /// The agents by id, and the cluster's name.
@@ -39,11 +49,31 @@ impl Registry {
     }
 
     /// Names the cluster; only the first proposal counts.
-    pub(super) fn init_cluster(&mut self, id: String) {
+    pub(super) fn init_cluster(
+        &mut self,
+        id: String,
+        limits: &Limits,
+    ) -> Result<(), RegistryError> {
+        if !limits.name_allows(&id) {
+            return Err(RegistryError::NameTooLong);
+        }
         self.cluster_id.get_or_insert(id);
+        Ok(())
     }
 
-    pub(super) fn heartbeat(&mut self, agent: Agent) {
+    pub(super) fn heartbeat(&mut self, agent: Agent, limits: &Limits) -> Result<(), RegistryError> {
+        let names = [
+            Some(&agent.host),
+            agent.zone.as_ref(),
+            agent.internal_addr.as_ref(),
+        ];
+        if !names.into_iter().flatten().all(|n| limits.name_allows(n)) {
+            return Err(RegistryError::NameTooLong);
+        }
+        if !self.agents.contains_key(&agent.id) && self.agents.len() >= limits.agents_max as usize {
+            return Err(RegistryError::TooManyAgents);
+        }
         self.agents.insert(agent.id, agent);
+        Ok(())
     }
 }

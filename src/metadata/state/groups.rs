@@ -1,5 +1,6 @@
 //! Consumer groups' committed offsets (membership is soft state on the coordinator).
 
+use super::limits::Limits;
 use crate::ids::Offset;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,6 +18,18 @@ impl GroupOffset {
     pub fn lag(&self, high_watermark: Offset) -> i64 {
         (high_watermark - self.offset).max(0)
     }
+}
+
+/// Why an offset commit was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OffsetCommitError {
+    UnknownTopicOrPartition,
+    /// Empty, or longer than `Limits::group_id_bytes_max`.
+    InvalidGroupId,
+    /// Longer than `Limits::offset_metadata_bytes_max`.
+    MetadataTooLarge,
+    /// A new group while `Limits::groups_max` groups have offsets.
+    TooManyGroups,
 }
 
 /// Committed offsets by group, then by (topic name, partition).
@@ -41,17 +54,25 @@ impl GroupOffsets {
         self.by_group.get(group).into_iter().flat_map(|g| g.iter())
     }
 
+    /// Stores the offset; the caller has checked that the partition exists (so a group holds
+    /// at most one offset per partition of the cluster).
     pub(super) fn commit(
         &mut self,
         group: String,
         topic: String,
         partition: i32,
         offset: GroupOffset,
-    ) {
+        limits: &Limits,
+    ) -> Result<(), OffsetCommitError> {
+        if !self.by_group.contains_key(&group) && self.by_group.len() >= limits.groups_max as usize
+        {
+            return Err(OffsetCommitError::TooManyGroups);
+        }
         self.by_group
             .entry(group)
             .or_default()
             .insert((topic, partition), offset);
+        Ok(())
     }
 
     /// Forgets the group's offsets (all, or the listed partitions); whether it had any.

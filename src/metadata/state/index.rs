@@ -28,10 +28,15 @@ pub struct PartitionState {
 impl PartitionState {
     /// Assigns the batch its offsets and indexes it, extending the previous ref when the batch
     /// directly follows it in the same object (the common case: one ref per object and
-    /// partition). Returns the batch's base offset.
-    pub(super) fn append(&mut self, object_key: &ObjectKey, batch: &CommittedBatch) -> Offset {
+    /// partition). Returns the batch's base offset, or `None` (nothing changed) if the
+    /// partition's offsets would overflow.
+    pub(super) fn append(
+        &mut self,
+        object_key: &ObjectKey,
+        batch: &CommittedBatch,
+    ) -> Option<Offset> {
         let base_offset = self.high_watermark;
-        let end_offset = base_offset + batch.offset_count;
+        let end_offset = Offset(base_offset.0.checked_add(batch.offset_count)?);
         self.high_watermark = end_offset;
         match self.index.last_mut() {
             Some(last)
@@ -52,7 +57,7 @@ impl PartitionState {
                 max_timestamp: batch.max_timestamp,
             }),
         }
-        base_offset
+        Some(base_offset)
     }
 }
 
@@ -68,6 +73,16 @@ pub struct CommittedBatch {
     pub producer_epoch: ProducerEpoch,
     pub base_sequence: i32,
     pub last_sequence: i32,
+}
+
+impl CommittedBatch {
+    /// What a batch that passed the produce path's checks looks like: it takes between one
+    /// and 2^31 offsets (Kafka's last offset delta is an `i32`) and a byte range that exists.
+    pub fn is_well_formed(&self) -> bool {
+        (1..=1i64 << 31).contains(&self.offset_count)
+            && self.byte_len > 0
+            && self.byte_start.checked_add(self.byte_len).is_some()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +106,9 @@ pub enum BatchOutcome {
     InvalidProducerEpoch,
     OutOfOrderSequence,
     UnknownProducerId,
+    /// Not a batch the produce path could have described (see `CommittedBatch::is_well_formed`),
+    /// or an object key longer than `Limits::object_key_bytes_max`: refused, nothing stored.
+    Malformed,
 }
 
 /// Object commits remembered for idempotent retries. A retry comes within the committer's

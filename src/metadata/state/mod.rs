@@ -19,14 +19,16 @@ mod agents;
 mod groups;
 mod index;
 pub mod legacy;
+pub mod limits;
 mod producers;
 mod topics;
 
-pub use agents::Agent;
-pub use groups::GroupOffset;
+pub use agents::{Agent, RegistryError};
+pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{
     BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState, RECENT_COMMITS_MAX,
 };
+pub use limits::Limits;
 pub use producers::{InitProducerIdError, PRODUCER_BATCH_WINDOW};
 pub use topics::{Topic, TopicError};
 
@@ -97,10 +99,10 @@ pub enum Outcome {
     /// Per partition, in command order; per batch, in partition order.
     Committed(Vec<Vec<BatchOutcome>>),
     ProducerId(Result<(ProducerId, ProducerEpoch), InitProducerIdError>),
-    OffsetCommitted(Result<(), TopicError>),
+    OffsetCommitted(Result<(), OffsetCommitError>),
     /// Whether the group had committed offsets to delete.
     GroupOffsetsDeleted(bool),
-    AgentRegistered,
+    Registered(Result<(), RegistryError>),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +112,7 @@ pub struct MetadataState {
     group_offsets: GroupOffsets,
     registry: Registry,
     recent_commits: RecentCommits,
+    limits: Limits,
     /// Commands applied so far; a snapshot records it so replay knows where to resume.
     applied: u64,
 }
@@ -177,6 +180,11 @@ impl MetadataState {
         self.registry.cluster_id()
     }
 
+    /// What the state refuses to hold (see `limits`).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Agents whose lease has not expired at `now_ms`.
     pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
         self.registry.live_agents(now_ms)
@@ -190,13 +198,16 @@ impl MetadataState {
                 id,
                 partitions,
                 configs,
-            } => Outcome::Topic(self.topics.create(name, id, partitions, configs)),
+            } => Outcome::Topic(
+                self.topics
+                    .create(name, id, partitions, configs, &self.limits),
+            ),
             Command::DeleteTopic { name } => Outcome::Topic(self.delete_topic(&name)),
             Command::CreatePartitions { name, total } => {
-                Outcome::Topic(self.topics.create_partitions(&name, total))
+                Outcome::Topic(self.topics.create_partitions(&name, total, &self.limits))
             }
             Command::AlterTopicConfigs { name, changes } => {
-                Outcome::Topic(self.topics.alter_configs(&name, changes))
+                Outcome::Topic(self.topics.alter_configs(&name, changes, &self.limits))
             }
             Command::CommitObject {
                 object_key,
@@ -210,24 +221,40 @@ impl MetadataState {
                 topic,
                 partition,
                 offset,
-            } => Outcome::OffsetCommitted(if self.topics.has_partition(&topic, partition) {
-                self.group_offsets.commit(group, topic, partition, offset);
-                Ok(())
-            } else {
-                Err(TopicError::NotFound)
-            }),
+            } => Outcome::OffsetCommitted(self.offset_commit(group, topic, partition, offset)),
             Command::DeleteGroupOffsets { group, partitions } => {
                 Outcome::GroupOffsetsDeleted(self.group_offsets.delete(&group, partitions))
             }
             Command::InitCluster { id } => {
-                self.registry.init_cluster(id);
-                Outcome::AgentRegistered
+                Outcome::Registered(self.registry.init_cluster(id, &self.limits))
             }
             Command::AgentHeartbeat { agent } => {
-                self.registry.heartbeat(agent);
-                Outcome::AgentRegistered
+                Outcome::Registered(self.registry.heartbeat(agent, &self.limits))
             }
         }
+    }
+
+    fn offset_commit(
+        &mut self,
+        group: String,
+        topic: String,
+        partition: i32,
+        offset: GroupOffset,
+    ) -> Result<(), OffsetCommitError> {
+        if !self.limits.group_id_allows(&group) {
+            return Err(OffsetCommitError::InvalidGroupId);
+        }
+        if !self
+            .limits
+            .offset_metadata_allows(offset.metadata.as_deref())
+        {
+            return Err(OffsetCommitError::MetadataTooLarge);
+        }
+        if !self.topics.has_partition(&topic, partition) {
+            return Err(OffsetCommitError::UnknownTopicOrPartition);
+        }
+        self.group_offsets
+            .commit(group, topic, partition, offset, &self.limits)
     }
 
     /// A deleted topic takes its producers' sequence windows and its groups' offsets along.
@@ -248,6 +275,12 @@ impl MetadataState {
         if let Some(previous) = self.recent_commits.get(&object_key) {
             return previous.clone();
         }
+        if object_key.as_str().len() > self.limits.object_key_bytes_max as usize {
+            return partitions
+                .iter()
+                .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
+                .collect();
+        }
         let outcomes: Vec<Vec<BatchOutcome>> = partitions
             .iter()
             .map(|p| self.commit_partition(&object_key, p))
@@ -267,13 +300,19 @@ impl MetadataState {
         };
         let mut outcomes = Vec::with_capacity(batches.batches.len());
         for batch in &batches.batches {
+            if !batch.is_well_formed() {
+                outcomes.push(BatchOutcome::Malformed);
+                continue;
+            }
             let outcome = match self.producers.check_sequence(&tp, batch) {
                 Err(outcome) => outcome,
-                Ok(()) => {
-                    let base_offset = partition.append(object_key, batch);
-                    self.producers.remember(&tp, batch, base_offset);
-                    BatchOutcome::Appended { base_offset }
-                }
+                Ok(()) => match partition.append(object_key, batch) {
+                    Some(base_offset) => {
+                        self.producers.remember(&tp, batch, base_offset);
+                        BatchOutcome::Appended { base_offset }
+                    }
+                    None => BatchOutcome::Malformed,
+                },
             };
             outcomes.push(outcome);
         }

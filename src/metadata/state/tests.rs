@@ -268,6 +268,199 @@ fn unknown_partitions_are_refused_and_replay_is_deterministic() {
     assert_eq!(restored, state);
 }
 
+/// Commands that are out of bounds are refused by `apply` itself, so an entry already in a
+/// log (written by a client the handlers did not stop, or by a forged write) is harmless.
+mod limits {
+    use super::*;
+
+    fn create(state: &mut MetadataState, name: &str, partitions: i32) -> Outcome {
+        let id = Uuid::from_u128(u128::from(state.applied()) + 100);
+        state.apply(Command::CreateTopic {
+            name: name.into(),
+            id,
+            partitions,
+            configs: BTreeMap::new(),
+        })
+    }
+
+    #[test]
+    fn partition_counts_are_bounded_per_topic_and_per_cluster() {
+        let mut state = MetadataState::default();
+        assert_eq!(
+            create(&mut state, "huge", 2_000_000_000),
+            Outcome::Topic(Err(TopicError::InvalidPartitions))
+        );
+        assert_eq!(create(&mut state, "t", 1), Outcome::Topic(Ok(())));
+        // The request that used to abort every node, and abort it again on every replay.
+        assert_eq!(
+            state.apply(Command::CreatePartitions {
+                name: "t".into(),
+                total: 2_000_000_000,
+            }),
+            Outcome::Topic(Err(TopicError::InvalidPartitions))
+        );
+        assert_eq!(state.topic("t").unwrap().partitions.len(), 1);
+        for i in 0..19 {
+            assert_eq!(
+                create(&mut state, &format!("big{i}"), 10_000),
+                Outcome::Topic(Ok(()))
+            );
+        }
+        assert_eq!(create(&mut state, "last", 9_999), Outcome::Topic(Ok(())));
+        // The cluster holds 200,000 partitions now, its limit.
+        assert_eq!(
+            create(&mut state, "one-more", 1),
+            Outcome::Topic(Err(TopicError::TooManyPartitions))
+        );
+        assert_eq!(
+            state.apply(Command::CreatePartitions {
+                name: "t".into(),
+                total: 2,
+            }),
+            Outcome::Topic(Err(TopicError::TooManyPartitions))
+        );
+    }
+
+    #[test]
+    fn names_configs_and_offset_commits_are_bounded() {
+        let mut state = MetadataState::default();
+        assert_eq!(
+            create(&mut state, &"x".repeat(250), 1),
+            Outcome::Topic(Err(TopicError::InvalidName))
+        );
+        assert_eq!(
+            create(&mut state, "a b", 1),
+            Outcome::Topic(Err(TopicError::InvalidName))
+        );
+        let configs: BTreeMap<String, String> =
+            (0..300).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert_eq!(
+            state.apply(Command::CreateTopic {
+                name: "c".into(),
+                id: Uuid::from_u128(9),
+                partitions: 1,
+                configs,
+            }),
+            Outcome::Topic(Err(TopicError::InvalidConfig))
+        );
+        assert_eq!(create(&mut state, "t", 1), Outcome::Topic(Ok(())));
+        assert_eq!(
+            state.apply(Command::AlterTopicConfigs {
+                name: "t".into(),
+                changes: vec![("k".into(), Some("v".repeat(1 << 20)))],
+            }),
+            Outcome::Topic(Err(TopicError::InvalidConfig))
+        );
+        let commit = |group: String, metadata: Option<String>| Command::OffsetCommit {
+            group,
+            topic: "t".into(),
+            partition: 0,
+            offset: GroupOffset {
+                offset: Offset(1),
+                leader_epoch: -1,
+                metadata,
+                commit_timestamp: 0,
+            },
+        };
+        assert_eq!(
+            state.apply(commit("g".into(), Some("m".repeat(4097)))),
+            Outcome::OffsetCommitted(Err(OffsetCommitError::MetadataTooLarge))
+        );
+        assert_eq!(
+            state.apply(commit("g".repeat(1025), None)),
+            Outcome::OffsetCommitted(Err(OffsetCommitError::InvalidGroupId))
+        );
+        assert_eq!(
+            state.apply(commit(String::new(), None)),
+            Outcome::OffsetCommitted(Err(OffsetCommitError::InvalidGroupId))
+        );
+        assert_eq!(
+            state.apply(commit("g".into(), Some("m".repeat(4096)))),
+            Outcome::OffsetCommitted(Ok(()))
+        );
+        assert_eq!(state.groups().count(), 1);
+    }
+
+    #[test]
+    fn malformed_batches_and_keys_are_refused_without_moving_offsets() {
+        let mut state = MetadataState::default();
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
+        let mut huge = batch(0, 10, 1, NO_PRODUCER, -1);
+        huge.offset_count = i64::MAX;
+        let mut empty = batch(0, 0, 1, NO_PRODUCER, -1);
+        empty.byte_len = 0;
+        assert_eq!(
+            commit(
+                &mut state,
+                "a",
+                tp,
+                vec![huge, empty, batch(0, 10, 0, NO_PRODUCER, -1)]
+            ),
+            vec![BatchOutcome::Malformed; 3]
+        );
+        assert_eq!(
+            state.apply(Command::CommitObject {
+                object_key: ObjectKey::new("k".repeat(1025)),
+                partitions: vec![PartitionBatches {
+                    partition: tp,
+                    batches: vec![batch(0, 10, 1, NO_PRODUCER, -1)],
+                }],
+            }),
+            Outcome::Committed(vec![vec![BatchOutcome::Malformed]])
+        );
+        assert_eq!(state.partition(&tp).unwrap().high_watermark, Offset(0));
+    }
+
+    #[test]
+    fn registrations_are_bounded() {
+        let mut state = MetadataState::default();
+        let agent = |id: i32, host: String| Agent {
+            id,
+            host,
+            port: 9092,
+            zone: None,
+            internal_addr: None,
+            lease_expires_ms: 1,
+        };
+        assert_eq!(
+            state.apply(Command::AgentHeartbeat {
+                agent: agent(1, "h".repeat(1025)),
+            }),
+            Outcome::Registered(Err(RegistryError::NameTooLong))
+        );
+        assert_eq!(
+            state.apply(Command::InitCluster {
+                id: "c".repeat(1025),
+            }),
+            Outcome::Registered(Err(RegistryError::NameTooLong))
+        );
+        for id in 0..10_000 {
+            assert_eq!(
+                state.apply(Command::AgentHeartbeat {
+                    agent: agent(id, "h".into()),
+                }),
+                Outcome::Registered(Ok(()))
+            );
+        }
+        assert_eq!(
+            state.apply(Command::AgentHeartbeat {
+                agent: agent(10_000, "h".into()),
+            }),
+            Outcome::Registered(Err(RegistryError::TooManyAgents))
+        );
+        assert_eq!(
+            state.apply(Command::AgentHeartbeat {
+                agent: agent(7, "renewed".into()),
+            }),
+            Outcome::Registered(Ok(())),
+            "a known agent renews whatever the count"
+        );
+    }
+}
+
 mod determinism {
     use super::*;
     use proptest::prelude::*;

@@ -1,6 +1,7 @@
 //! Topics: names and ids, partition counts, configs, and the version that moves with them.
 
 use super::index::PartitionState;
+use super::limits::{Limits, topic_name_is_legal};
 use crate::ids::TopicPartition;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,7 +19,14 @@ pub struct Topic {
 pub enum TopicError {
     AlreadyExists,
     NotFound,
+    /// Fewer than one, no more than the topic has, or more than a topic may have.
     InvalidPartitions,
+    /// Not a legal Kafka topic name.
+    InvalidName,
+    /// More partitions than the cluster may hold.
+    TooManyPartitions,
+    /// Too many configs, or a key or value too long.
+    InvalidConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +71,14 @@ impl Topics {
             .and_then(|p| topic.partitions.get_mut(p))
     }
 
+    /// Partitions of all topics together.
+    pub fn partition_count(&self) -> u64 {
+        self.by_name
+            .values()
+            .map(|t| t.partitions.len() as u64)
+            .sum()
+    }
+
     /// Whether `partition` of the topic named `name` exists.
     pub fn has_partition(&self, name: &str, partition: i32) -> bool {
         self.get(name)
@@ -75,12 +91,23 @@ impl Topics {
         id: Uuid,
         partitions: i32,
         configs: BTreeMap<String, String>,
+        limits: &Limits,
     ) -> Result<(), TopicError> {
+        if !topic_name_is_legal(&name) {
+            return Err(TopicError::InvalidName);
+        }
         if self.by_name.contains_key(&name) || self.names.contains_key(&id) {
             return Err(TopicError::AlreadyExists);
         }
-        if partitions < 1 {
+        if !limits.partitions_per_topic_allow(i64::from(partitions)) {
             return Err(TopicError::InvalidPartitions);
+        }
+        if !limits.partitions_allow(self.partition_count(), partitions as u64) {
+            return Err(TopicError::TooManyPartitions);
+        }
+        let entries = configs.iter().map(|(k, v)| (k.as_str(), Some(v.as_str())));
+        if !limits.configs_allow(configs.len(), entries) {
+            return Err(TopicError::InvalidConfig);
         }
         self.names.insert(id, name.clone());
         self.version += 1;
@@ -105,11 +132,21 @@ impl Topics {
         Ok(topic)
     }
 
-    pub(super) fn create_partitions(&mut self, name: &str, total: i32) -> Result<(), TopicError> {
+    pub(super) fn create_partitions(
+        &mut self,
+        name: &str,
+        total: i32,
+        limits: &Limits,
+    ) -> Result<(), TopicError> {
+        let all = self.partition_count();
         let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
-        let total = usize::try_from(total).map_err(|_| TopicError::InvalidPartitions)?;
-        if total <= topic.partitions.len() {
+        let current = topic.partitions.len();
+        if i64::from(total) <= current as i64 || !limits.partitions_per_topic_allow(total.into()) {
             return Err(TopicError::InvalidPartitions);
+        }
+        let total = total as usize;
+        if !limits.partitions_allow(all, (total - current) as u64) {
+            return Err(TopicError::TooManyPartitions);
         }
         topic.partitions.resize(total, PartitionState::default());
         self.version += 1;
@@ -121,8 +158,17 @@ impl Topics {
         &mut self,
         name: &str,
         changes: Vec<(String, Option<String>)>,
+        limits: &Limits,
     ) -> Result<(), TopicError> {
         let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
+        let entries = changes.iter().map(|(k, v)| (k.as_str(), v.as_deref()));
+        let added = changes
+            .iter()
+            .filter(|(k, v)| v.is_some() && !topic.configs.contains_key(k))
+            .count();
+        if !limits.configs_allow(topic.configs.len().saturating_add(added), entries) {
+            return Err(TopicError::InvalidConfig);
+        }
         for (key, value) in changes {
             match value {
                 Some(v) => topic.configs.insert(key, v),

@@ -10,15 +10,34 @@ use crate::server::error_codes::topic_change;
 pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
-        let current = broker
-            .metadata
-            .read(|s| s.topic(&topic.name).map(|t| t.partitions.len() as i32));
+        let (current, limits, cluster_partitions) = broker.metadata.read(|s| {
+            (
+                s.topic(&topic.name).map(|t| t.partitions.len() as i64),
+                s.limits().clone(),
+                s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
+            )
+        });
+        let count = i64::from(topic.count);
         let (code, message) = match current {
             None => (ErrorCode::UnknownTopicOrPartition, None),
-            Some(n) if topic.count <= n => (
+            Some(n) if count <= n => (
                 ErrorCode::InvalidPartitions,
                 Some(format!(
                     "topic has {n} partitions; the new count must be larger"
+                )),
+            ),
+            Some(_) if !limits.partitions_per_topic_allow(count) => (
+                ErrorCode::InvalidPartitions,
+                Some(format!(
+                    "a topic has at most {} partitions",
+                    limits.partitions_per_topic_max
+                )),
+            ),
+            Some(n) if !limits.partitions_allow(cluster_partitions, (count - n) as u64) => (
+                ErrorCode::PolicyViolation,
+                Some(format!(
+                    "the cluster has {cluster_partitions} partitions and holds at most {}",
+                    limits.partitions_max
                 )),
             ),
             Some(_) if request.validate_only => (ErrorCode::None, None),

@@ -8,9 +8,6 @@ use crate::protocol::messages::create_topics_response::CreatableTopicResult;
 use crate::server::broker::{Broker, validate_topic_name};
 use std::collections::BTreeMap;
 
-/// More partitions than this in one topic is almost certainly a typo.
-const PARTITIONS_MAX: i32 = 10_000;
-
 pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
@@ -24,16 +21,41 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             .iter()
             .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
             .collect();
-        let exists = broker.metadata.read(|s| s.topic(&topic.name).is_some());
+        let (exists, limits, cluster_partitions) = broker.metadata.read(|s| {
+            (
+                s.topic(&topic.name).is_some(),
+                s.limits().clone(),
+                s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
+            )
+        });
+        let config_entries = configs.iter().map(|(k, v)| (k.as_str(), Some(v.as_str())));
         let result = if let Err(code) = validate_topic_name(&topic.name) {
             Err((
                 code,
                 "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string(),
             ))
-        } else if !(1..=PARTITIONS_MAX).contains(&partitions) {
+        } else if !limits.partitions_per_topic_allow(partitions.into()) {
             Err((
                 ErrorCode::InvalidPartitions,
-                format!("partitions must be 1..={PARTITIONS_MAX}"),
+                format!("partitions must be 1..={}", limits.partitions_per_topic_max),
+            ))
+        } else if !limits.partitions_allow(cluster_partitions, partitions as u64) {
+            Err((
+                ErrorCode::PolicyViolation,
+                format!(
+                    "the cluster has {cluster_partitions} partitions and holds at most {}",
+                    limits.partitions_max
+                ),
+            ))
+        } else if !limits.configs_allow(configs.len(), config_entries) {
+            Err((
+                ErrorCode::InvalidConfig,
+                format!(
+                    "at most {} configs, keys of at most {} bytes, values of at most {}",
+                    limits.topic_configs_max,
+                    limits.config_key_bytes_max,
+                    limits.config_value_bytes_max
+                ),
             ))
         } else if exists {
             Err((

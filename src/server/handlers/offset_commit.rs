@@ -14,10 +14,7 @@ use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use crate::server::broker::Broker;
-use crate::server::error_codes::{Role, failed_write, topic_error};
-
-/// Largest metadata string stored with an offset (Kafka's offset.metadata.max.bytes).
-const OFFSET_METADATA_BYTES_MAX: usize = 4096;
+use crate::server::error_codes::{Role, failed_write, offset_commit_error};
 
 pub async fn handle(
     broker: &Broker,
@@ -58,15 +55,13 @@ pub async fn handle(
             code => code,
         }
     };
+    let limits = broker.metadata.read(|s| s.limits().clone());
     let mut commands = Vec::new();
     let mut results = Vec::new();
     for topic in &request.topics {
         for p in &topic.partitions {
-            let too_large = p
-                .committed_metadata
-                .as_ref()
-                .is_some_and(|m| m.len() > OFFSET_METADATA_BYTES_MAX);
-            if request.group_id.is_empty() {
+            let too_large = !limits.offset_metadata_allows(p.committed_metadata.as_deref());
+            if !limits.group_id_allows(&request.group_id) {
                 results.push((
                     topic.name.clone(),
                     p.partition_index,
@@ -109,7 +104,7 @@ pub async fn handle(
                 Err(code) => *code,
                 Ok(iter) => match iter.next() {
                     Some(Ok(())) => ErrorCode::None,
-                    Some(Err(e)) => topic_error(*e),
+                    Some(Err(e)) => offset_commit_error(*e),
                     None => ErrorCode::UnknownServerError,
                 },
             },
