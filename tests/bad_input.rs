@@ -296,3 +296,34 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
     let batches: Vec<_> = floe::protocol::record_batch::Batches::new(records).collect();
     assert_eq!(batches.len(), 1);
 }
+
+#[test]
+fn hostile_admin_requests_get_errors_and_the_log_replays_cleanly() {
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let mut floe = Floe::start(&data, &[] as &[&str]);
+    let out = support::run_client(
+        "python3",
+        &[
+            "tests/clients/kafka_python_hostile_admin.py",
+            &floe.bootstrap(),
+            "hostile",
+        ],
+    );
+    assert!(out.ends_with("ok\n"), "{out}");
+    still_serving(&floe);
+    // A restart replays every entry those requests left in the Raft log.
+    floe.stop();
+    let floe = Floe::start_at(&data, floe.addr, floe.admin, &[] as &[&str]);
+    still_serving(&floe);
+    let topics = support::http_json(floe.admin, "/v1/topics");
+    let hostile = topics["topics"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "hostile"))
+        .unwrap_or_else(|| panic!("no topic 'hostile' in {topics}"));
+    assert_eq!(
+        hostile["partitions"].as_array().map(Vec::len),
+        Some(1),
+        "{hostile}"
+    );
+}
