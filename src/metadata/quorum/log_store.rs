@@ -9,7 +9,8 @@
 //! thousand entries and the log is purged behind it), so they are also kept in memory: reads
 //! never touch the disk. Truncation (a follower dropping a conflicting suffix) cuts the file at
 //! the first removed record; purging rewrites the file once the dead prefix outweighs the rest.
-//! A torn final record (a crash mid-write) is cut off on open: it was never acknowledged.
+//! A torn tail (a crash mid-append) is cut off on open: it was never acknowledged. A damaged
+//! record with valid records after it is not a torn tail: opening fails, naming the byte.
 
 use super::types::{Entry, LogId, StorageError, TypeConfig, Vote};
 use openraft::storage::{LogFlushed, RaftLogStorage};
@@ -66,7 +67,8 @@ impl LogStore {
             .open(&path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let (records, valid_len) = decode_records(&bytes);
+        let (records, valid_len) = decode_records(&bytes)
+            .map_err(|e| io_error(format!("Raft log {}: {e}", path.display())))?;
         if valid_len < bytes.len() {
             tracing::warn!(
                 path = %path.display(),
@@ -248,28 +250,50 @@ pub(super) fn write_atomically<T: serde::Serialize>(
     File::open(dir)?.sync_all()
 }
 
+/// The record at `at`, if one starts there: its entry and its length on disk.
+fn record_at(bytes: &[u8], at: usize) -> Option<(Entry, usize)> {
+    let header = bytes.get(at..at + 8)?;
+    let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    if len > RECORD_BYTES_MAX {
+        return None;
+    }
+    let payload = bytes.get(at + 8..at + 8 + len as usize)?;
+    if crc32c::crc32c(payload) != crc {
+        return None;
+    }
+    let entry = postcard::from_bytes(payload).ok()?;
+    Some((entry, 8 + len as usize))
+}
+
+/// A record that is damaged while valid records follow it: not a torn write (appends only
+/// ever tear at the end), so dropping it and what follows would lose acknowledged entries.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the record at byte {at} is damaged but a valid record follows at byte {next}: \
+     refusing to cut the log (restore the node from its peers or a backup)"
+)]
+struct DamagedRecord {
+    at: usize,
+    next: usize,
+}
+
 /// Decodes whole, checksummed records with their offsets; returns them and the length of the
-/// valid prefix.
-fn decode_records(bytes: &[u8]) -> (Vec<(u64, Entry)>, usize) {
+/// valid prefix. What follows the valid prefix must be a torn tail: if any valid record can
+/// be found after a bad one, the log is damaged and nothing is returned.
+fn decode_records(bytes: &[u8]) -> Result<(Vec<(u64, Entry)>, usize), DamagedRecord> {
     let mut records = Vec::new();
     let mut at = 0;
-    while bytes.len() - at >= 8 {
-        let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-        let crc = u32::from_le_bytes([bytes[at + 4], bytes[at + 5], bytes[at + 6], bytes[at + 7]]);
-        if len > RECORD_BYTES_MAX || bytes.len() - at - 8 < len as usize {
-            break;
-        }
-        let payload = &bytes[at + 8..at + 8 + len as usize];
-        if crc32c::crc32c(payload) != crc {
-            break;
-        }
-        match postcard::from_bytes(payload) {
-            Ok(entry) => records.push((at as u64, entry)),
-            Err(_) => break,
-        }
-        at += 8 + len as usize;
+    while let Some((entry, len)) = record_at(bytes, at) {
+        records.push((at as u64, entry));
+        at += len;
     }
-    (records, at)
+    // A bad length hides where the next record starts, so every later byte is tried (only
+    // on this rare path, over the short log kept since the last snapshot).
+    if let Some(next) = (at + 1..bytes.len()).find(|&next| record_at(bytes, next).is_some()) {
+        return Err(DamagedRecord { at, next });
+    }
+    Ok((records, at))
 }
 
 impl RaftLogReader<TypeConfig> for LogStore {
@@ -404,5 +428,60 @@ mod tests {
         drop(store);
         let store = LogStore::open(dir.path()).unwrap();
         assert_eq!(indexes(&store), vec![8, 9]);
+    }
+
+    /// Ten records, and the offset of each.
+    fn ten_records(dir: &Path) -> Vec<u64> {
+        let store = LogStore::open(dir).unwrap();
+        store
+            .lock()
+            .append((1..=10).map(|i| entry(1, i)).collect())
+            .unwrap();
+        let offsets = store.lock().entries.values().map(|(_, at)| *at).collect();
+        offsets
+    }
+
+    #[test]
+    fn a_damaged_record_followed_by_valid_ones_refuses_to_open_naming_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let offsets = ten_records(dir.path());
+        let path = dir.path().join("log");
+        let mut bytes = std::fs::read(&path).unwrap();
+        // One byte of record 3's payload flips.
+        let third = offsets[2] as usize;
+        bytes[third + 8] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let error = LogStore::open(dir.path()).err().expect("refused");
+        let message = error.to_string();
+        assert!(message.contains(&format!("byte {third}")), "{message}");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing was cut");
+        // A damaged length hides the next record's start; it is found anyway.
+        bytes[third + 8] ^= 0x40;
+        bytes[third] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(LogStore::open(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_torn_or_zero_filled_tail_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let offsets = ten_records(dir.path());
+        let path = dir.path().join("log");
+        let whole = std::fs::read(&path).unwrap();
+        // The last append tore: half of record 10 reached the disk.
+        let tenth = offsets[9] as usize;
+        std::fs::write(&path, &whole[..tenth + 5]).unwrap();
+        let store = LogStore::open(dir.path()).unwrap();
+        assert_eq!(indexes(&store), (1..=9).collect::<Vec<_>>());
+        drop(store);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), tenth as u64);
+        // The file grew but the last records' bytes are zeros (a crash before the data).
+        let mut zeroed = whole.clone();
+        let ninth = offsets[8] as usize;
+        zeroed[ninth..].fill(0);
+        std::fs::write(&path, &zeroed).unwrap();
+        let store = LogStore::open(dir.path()).unwrap();
+        assert_eq!(indexes(&store), (1..=8).collect::<Vec<_>>());
     }
 }
