@@ -437,8 +437,8 @@ mod tests {
             .lock()
             .append((1..=10).map(|i| entry(1, i)).collect())
             .unwrap();
-        let offsets = store.lock().entries.values().map(|(_, at)| *at).collect();
-        offsets
+        let log = store.lock();
+        log.entries.values().map(|(_, at)| *at).collect()
     }
 
     #[test]
