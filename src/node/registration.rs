@@ -53,8 +53,16 @@ pub fn local_cluster_id(path: &Path, rng: &Rng) -> std::io::Result<String> {
     match std::fs::read_to_string(path) {
         Ok(id) => Ok(id.trim().to_string()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Durable before it is proposed: a restart must propose the same id.
             let id = rng.uuid().simple().to_string();
-            std::fs::write(path, &id)?;
+            let tmp = path.with_extension("tmp");
+            let mut file = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut file, id.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            if let Some(dir) = path.parent() {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
             Ok(id)
         }
         Err(e) => Err(e),

@@ -21,6 +21,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Marks a Raft directory as a voter's (a learner's is a scratch copy, wiped at every start).
+const VOTER_MARK: &str = "voter";
+
 #[derive(Debug, Clone)]
 pub struct QuorumConfig {
     pub node_id: NodeId,
@@ -161,13 +164,25 @@ impl Quorum {
             source,
         };
         if !config.voter {
-            // A learner keeps nothing across restarts: it is rebuilt from a snapshot.
+            // A learner keeps nothing across restarts: it is rebuilt from a snapshot. Only a
+            // learner's own scratch log is wiped; a voter's is refused, since wiping it would
+            // throw away entries a majority may depend on.
+            if dir.join(VOTER_MARK).exists() {
+                return Err(QuorumError::Config(format!(
+                    "{} holds a voter's Raft log: start this node with the meta role, or \
+                     remove the directory to turn the node into an agent",
+                    dir.display()
+                )));
+            }
             match std::fs::remove_dir_all(&dir) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(storage(e)),
                 _ => {}
             }
         }
         let log = LogStore::open(&dir).map_err(storage)?;
+        if config.voter {
+            write_mark(&dir.join(VOTER_MARK)).map_err(storage)?;
+        }
         let machine = StateMachine::open(&dir, clock.clone()).map_err(storage)?;
         let shared = machine.shared();
         let raft_config = openraft::Config {
@@ -377,6 +392,17 @@ impl Quorum {
             tracing::warn!(error = %e, "Raft shutdown");
         }
     }
+}
+
+/// Creates an empty marker file, durably.
+fn write_mark(path: &Path) -> std::io::Result<()> {
+    if !path.exists() {
+        std::fs::File::create(path)?.sync_all()?;
+        if let Some(dir) = path.parent() {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+    }
+    Ok(())
 }
 
 /// Asks the voters, in turn, to add this agent as a learner until one leader accepts.

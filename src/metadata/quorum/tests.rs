@@ -177,6 +177,34 @@ async fn writes_survive_leader_loss_and_a_restarted_member_catches_up_by_snapsho
     }
 }
 
+#[tokio::test]
+async fn a_voters_data_directory_is_not_wiped_by_starting_it_as_an_agent() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let voter = Quorum::start(dir.path(), QuorumConfig::single(NodeId(1)), Clock::system())
+        .await
+        .expect("voter starts");
+    voter.shutdown().await;
+    drop(voter);
+    let as_agent = QuorumConfig {
+        voters: BTreeMap::from([(NodeId(1), "127.0.0.1:1".to_string())]),
+        raft_addr: Some("127.0.0.1:2".into()),
+        voter: false,
+        ..QuorumConfig::single(NodeId(1))
+    };
+    let refused = Quorum::start(dir.path(), as_agent, Clock::system())
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        refused.to_string().contains("holds a voter's Raft log"),
+        "{refused}"
+    );
+    assert!(
+        dir.path().join("raft/log").exists(),
+        "the log is still there"
+    );
+}
+
 mod storage_suite {
     //! openraft's own conformance suite, run against the durable log and the state machine.
 
