@@ -181,6 +181,15 @@ fn produce(stream: &mut TcpStream, topic: &str, records: Bytes) -> i16 {
     response.responses[0].partition_responses[0].error_code
 }
 
+/// `batch` with `bytes` written at `at` and its CRC-32C recomputed.
+fn patched(batch: &Bytes, at: usize, bytes: &[u8]) -> Bytes {
+    let mut out = batch.to_vec();
+    out[at..at + bytes.len()].copy_from_slice(bytes);
+    let crc = crc32c::crc32c(&out[21..]);
+    out[17..21].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(out)
+}
+
 #[test]
 fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
     let dir = temp_dir();
@@ -231,6 +240,22 @@ fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
         produce(&mut stream, "missing", good.clone()),
         3,
         "UNKNOWN_TOPIC_OR_PARTITION"
+    );
+    // Checked as Kafka checks a client's batch; each still has a valid CRC.
+    assert_eq!(
+        produce(&mut stream, "t", patched(&good, 57, &2i32.to_be_bytes())),
+        87,
+        "INVALID_RECORD: 2 records counted, 3 offsets spanned"
+    );
+    assert_eq!(
+        produce(&mut stream, "t", patched(&good, 21, &5i16.to_be_bytes())),
+        2,
+        "CORRUPT_MESSAGE: compression codec 5"
+    );
+    assert_eq!(
+        produce(&mut stream, "t", build_test_batch(7, 0, -1, 3, 10)),
+        87,
+        "INVALID_RECORD: an idempotent batch without a sequence"
     );
     // None of that was stored: the first good batch gets offset 0.
     assert_eq!(produce(&mut stream, "t", good), 0);

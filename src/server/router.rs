@@ -109,7 +109,7 @@ pub async fn route(
     let client_id = frame.header.client_id.clone();
     let started = broker.clock.now();
     if let RequestBody::Produce(request) = body {
-        let enqueued = handlers::produce::enqueue(&broker, request).await;
+        let enqueued = handlers::produce::enqueue(&broker, request, version).await;
         return Ok(Box::pin(async move {
             let response = handlers::produce::complete(&broker, enqueued).await;
             broker

@@ -10,14 +10,14 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
 use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
-use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
+use crate::protocol::record_batch::{BatchError, Batches, Compression, RecordBatch};
 use crate::server::broker::Broker;
 use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
 use tokio::sync::oneshot;
 
 enum Pending {
-    Failed(ErrorCode),
+    Failed(ErrorCode, Option<String>),
     Queued(Vec<oneshot::Receiver<BatchResult>>),
 }
 
@@ -32,7 +32,7 @@ pub struct Enqueued {
 /// next request, so one connection's batches reach the pipeline in request order (an
 /// idempotent producer with several requests in flight depends on it); the wait for commits
 /// happens afterwards, concurrently, in `complete`.
-pub async fn enqueue(broker: &Broker, request: ProduceRequest) -> Enqueued {
+pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> Enqueued {
     let mut enqueued = Enqueued {
         acks: request.acks,
         early: None,
@@ -61,6 +61,7 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest) -> Enqueued {
                     match validate(
                         partition.records.clone().unwrap_or_default(),
                         broker.config.batch_bytes_max,
+                        version,
                     ) {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
@@ -77,10 +78,10 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest) -> Enqueued {
                             }
                             Pending::Queued(receivers)
                         }
-                        Err(code) => Pending::Failed(code),
+                        Err((code, message)) => Pending::Failed(code, Some(message)),
                     }
                 }
-                _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition),
+                _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition, None),
             };
             enqueued
                 .partitions
@@ -97,9 +98,12 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     }
     let mut response = ProduceResponse::default();
     for (name, index, pending) in enqueued.partitions {
-        let (error, base_offset) = match pending {
-            Pending::Failed(code) => (code, Offset::NONE),
-            Pending::Queued(receivers) => wait(receivers).await,
+        let (error, base_offset, error_message) = match pending {
+            Pending::Failed(code, message) => (code, Offset::NONE, message),
+            Pending::Queued(receivers) => {
+                let (code, offset) = wait(receivers).await;
+                (code, offset, None)
+            }
         };
         let log_start_offset = if error == ErrorCode::None {
             broker
@@ -118,6 +122,7 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
             error_code: error.code(),
             base_offset: base_offset.0,
             log_start_offset: log_start_offset.0,
+            error_message,
             ..Default::default()
         };
         match response.responses.iter_mut().find(|t| t.name == name) {
@@ -136,27 +141,91 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     }
 }
 
-/// Splits a records blob into whole, valid v2 batches.
-fn validate(records: bytes::Bytes, batch_bytes_max: usize) -> Result<Vec<RecordBatch>, ErrorCode> {
+/// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
+/// batches (`LogValidator.validateBatch`); a refusal carries the code and a message.
+fn validate(
+    records: bytes::Bytes,
+    batch_bytes_max: usize,
+    version: i16,
+) -> Result<Vec<RecordBatch>, (ErrorCode, String)> {
     let mut batches = Vec::new();
     for batch in Batches::new(records) {
         let batch = batch.map_err(|e| match e {
-            BatchError::UnsupportedMagic(_) => ErrorCode::UnsupportedForMessageFormat,
-            _ => ErrorCode::CorruptMessage,
+            BatchError::UnsupportedMagic(_) => {
+                (ErrorCode::UnsupportedForMessageFormat, e.to_string())
+            }
+            _ => (ErrorCode::CorruptMessage, e.to_string()),
         })?;
         if batch.size() > batch_bytes_max {
-            return Err(ErrorCode::MessageTooLarge);
+            return Err((
+                ErrorCode::MessageTooLarge,
+                format!(
+                    "a record batch of {} bytes exceeds {batch_bytes_max}",
+                    batch.size()
+                ),
+            ));
         }
-        if batch.is_control() || batch.is_transactional() {
-            return Err(ErrorCode::InvalidRecord);
+        if let Some(refusal) = client_batch_refusal(&batch, version) {
+            return Err(refusal);
         }
-        batch.validate().map_err(|_| ErrorCode::CorruptMessage)?;
+        batch
+            .validate()
+            .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
         batches.push(batch);
     }
     if batches.is_empty() {
-        return Err(ErrorCode::InvalidRecord);
+        return Err((ErrorCode::InvalidRecord, "no record batch".into()));
     }
     Ok(batches)
+}
+
+/// What Kafka refuses in a batch a client sent, before looking at its CRC.
+fn client_batch_refusal(batch: &RecordBatch, version: i16) -> Option<(ErrorCode, String)> {
+    let count = i64::from(batch.record_count());
+    let span = batch.offset_count();
+    let refusal = if batch.is_control() {
+        (
+            ErrorCode::InvalidRecord,
+            "clients may not write control batches".to_string(),
+        )
+    } else if batch.is_transactional() {
+        (
+            ErrorCode::InvalidRecord,
+            "transactions are not supported".to_string(),
+        )
+    } else if span <= 0 {
+        (
+            ErrorCode::InvalidRecord,
+            format!("invalid last offset delta {}", batch.last_offset_delta()),
+        )
+    } else if count <= 0 || count != span {
+        (
+            ErrorCode::InvalidRecord,
+            format!("the batch counts {count} records but its offsets span {span}"),
+        )
+    } else if batch.producer_id() >= 0 && batch.base_sequence() < 0 {
+        (
+            ErrorCode::InvalidRecord,
+            format!(
+                "invalid sequence number {} for producer {}",
+                batch.base_sequence(),
+                batch.producer_id()
+            ),
+        )
+    } else if let Compression::Unknown(id) = batch.compression() {
+        (
+            ErrorCode::CorruptMessage,
+            format!("unknown compression codec {id}"),
+        )
+    } else if batch.compression() == Compression::Zstd && version < 7 {
+        (
+            ErrorCode::UnsupportedCompressionType,
+            "zstd needs Produce v7 or later".to_string(),
+        )
+    } else {
+        return None;
+    };
+    Some(refusal)
 }
 
 /// The partition's result: its first batch's offset, or the first error.
