@@ -93,6 +93,13 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        if self.object_bytes_max > crate::metadata::quorum::node::ENTRY_BYTES_MAX {
+            // An object's commit lists its batches: it must fit in one Raft entry.
+            return Err(format!(
+                "object bytes max must be at most {} bytes",
+                crate::metadata::quorum::node::ENTRY_BYTES_MAX
+            ));
+        }
         if self.default_partitions < 1 {
             return Err("default partitions must be at least 1".into());
         }

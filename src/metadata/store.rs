@@ -9,6 +9,7 @@
 //! complete (retriable; `server::error_codes` maps it to Kafka's code for the request's
 //! role); the value is the command's own answer from the state machine.
 
+use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, MetadataState,
@@ -48,6 +49,25 @@ pub struct OffsetToCommit {
     pub topic: String,
     pub partition: i32,
     pub offset: GroupOffset,
+}
+
+/// Splits commands into runs that each fit in one Raft entry (with room to spare).
+fn split_to_fit(commands: Vec<Command>) -> Vec<Vec<Command>> {
+    let budget = ENTRY_BYTES_MAX / 2;
+    let mut entries: Vec<Vec<Command>> = Vec::new();
+    let mut bytes = 0;
+    for command in commands {
+        let size = postcard::experimental::serialized_size(&command).unwrap_or(budget);
+        match entries.last_mut() {
+            Some(entry) if bytes + size <= budget => entry.push(command),
+            _ => {
+                entries.push(vec![command]);
+                bytes = 0;
+            }
+        }
+        bytes += size;
+    }
+    entries
 }
 
 /// Pulls the expected variant out of an outcome, or reports the mismatch.
@@ -157,24 +177,25 @@ impl MetadataStore {
         &self,
         offsets: Vec<OffsetToCommit>,
     ) -> Result<Vec<Result<(), OffsetCommitError>>, MetadataError> {
-        let commands = offsets
-            .into_iter()
-            .map(|o| Command::OffsetCommit {
-                group: o.group,
-                topic: o.topic,
-                partition: o.partition,
-                offset: o.offset,
-            })
-            .collect::<Vec<_>>();
-        let count = commands.len();
-        let mut outcomes = self.apply(commands).await?.into_iter();
-        let mut results = Vec::with_capacity(count);
-        for _ in 0..count {
-            results.push(expect_outcome!(
-                "OffsetCommit",
-                outcomes.next(),
-                Outcome::OffsetCommitted(result) => result
-            )?);
+        let commands = offsets.into_iter().map(|o| Command::OffsetCommit {
+            group: o.group,
+            topic: o.topic,
+            partition: o.partition,
+            offset: o.offset,
+        });
+        let mut results = Vec::new();
+        // Kafka commits each partition's offset on its own too; a request with more than one
+        // entry holds is written as several.
+        for entry in split_to_fit(commands.collect()) {
+            let count = entry.len();
+            let mut outcomes = self.apply(entry).await?.into_iter();
+            for _ in 0..count {
+                results.push(expect_outcome!(
+                    "OffsetCommit",
+                    outcomes.next(),
+                    Outcome::OffsetCommitted(result) => result
+                )?);
+            }
         }
         Ok(results)
     }
@@ -237,5 +258,36 @@ impl MetadataStore {
 
     pub fn quorum(&self) -> &Arc<Quorum> {
         &self.quorum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Offset;
+    use crate::metadata::quorum::types::Commands;
+
+    #[test]
+    fn a_huge_offset_commit_is_split_into_entries_that_fit() {
+        let commit = |partition| Command::OffsetCommit {
+            group: "g".into(),
+            topic: "t".into(),
+            partition,
+            offset: GroupOffset {
+                offset: Offset(1),
+                leader_epoch: 0,
+                metadata: Some("m".repeat(4096)),
+                commit_timestamp: 0,
+            },
+        };
+        let commands: Vec<Command> = (0..10_000).map(commit).collect();
+        let entries = split_to_fit(commands.clone());
+        assert!(entries.len() > 1, "40 MB does not fit one entry");
+        for entry in &entries {
+            let bytes = postcard::experimental::serialized_size(&Commands(entry.clone())).unwrap();
+            assert!(bytes <= ENTRY_BYTES_MAX, "{bytes}");
+        }
+        assert_eq!(entries.concat(), commands, "all of them, in order");
+        assert_eq!(split_to_fit(vec![commit(0)]).len(), 1);
     }
 }

@@ -382,6 +382,16 @@ pub fn write_bytes(buf: &mut BytesMut, compact: bool, v: &[u8]) -> Result<(), En
     write_nullable_bytes(buf, compact, Some(v))
 }
 
+/// Bytes an array reserves for its elements before they are decoded. A count is checked
+/// against the bytes remaining, but one byte on the wire can decode to a struct of a hundred
+/// bytes, so reserving `count` elements would let a 100 MiB frame reserve gigabytes; beyond
+/// this the vector grows with the elements actually decoded.
+const PREALLOCATED_BYTES_MAX: usize = 64 * 1024;
+
+fn preallocated<T>(count: usize) -> Vec<T> {
+    Vec::with_capacity(count.min(PREALLOCATED_BYTES_MAX / std::mem::size_of::<T>().max(1)))
+}
+
 /// Reads an array whose every element takes at least one byte, so a count larger than the
 /// bytes remaining is rejected before anything is allocated (as Kafka's own decoder does).
 pub fn read_nullable_array<T, E: Into<FieldError>>(
@@ -392,7 +402,7 @@ pub fn read_nullable_array<T, E: Into<FieldError>>(
     let Some(count) = read_length(buf, compact, true)? else {
         return Ok(None);
     };
-    let mut items = Vec::with_capacity(count);
+    let mut items = preallocated(count);
     for index in 0..count {
         let item = read(buf).map_err(Into::into).map_err(|mut e| {
             e.path
@@ -473,7 +483,7 @@ pub fn read_tagged_fields(buf: &mut Bytes) -> Result<Vec<RawTaggedField>, FieldE
         }))
         .ctx("_tagged_fields");
     }
-    let mut fields = Vec::with_capacity(count);
+    let mut fields = preallocated(count);
     for _ in 0..count {
         let tag = read_uvarint(buf).ctx("_tagged_fields")?;
         let size = read_uvarint(buf).ctx("_tagged_fields")? as usize;

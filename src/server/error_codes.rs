@@ -7,6 +7,7 @@
 //! | failure | `Role::Partition` (Produce) | `Role::Coordinator` (groups, InitProducerId) | `Role::Controller` (topics, configs) |
 //! | --- | --- | --- | --- |
 //! | no leader in time, not applied here in time, Raft failed on this node | `REQUEST_TIMED_OUT` | `COORDINATOR_NOT_AVAILABLE` | `REQUEST_TIMED_OUT` |
+//! | larger than one Raft entry (`ENTRY_BYTES_MAX`) | `MESSAGE_TOO_LARGE` | `INVALID_REQUEST` | `INVALID_REQUEST` |
 //! | the quorum answered another command's outcome (a bug) | `UNKNOWN_SERVER_ERROR` | `UNKNOWN_SERVER_ERROR` | `UNKNOWN_SERVER_ERROR` |
 
 use crate::metadata::MetadataError;
@@ -42,6 +43,12 @@ pub fn metadata_error(error: &MetadataError, role: Role) -> ErrorCode {
         ) => match role {
             Role::Partition | Role::Controller => ErrorCode::RequestTimedOut,
             Role::Coordinator => ErrorCode::CoordinatorNotAvailable,
+        },
+        // Offset commits are split to fit and objects are bounded by `object_bytes_max`, so
+        // only a request with absurdly many changes gets here.
+        MetadataError::Write(WriteError::TooLarge { .. }) => match role {
+            Role::Partition => ErrorCode::MessageTooLarge,
+            Role::Coordinator | Role::Controller => ErrorCode::InvalidRequest,
         },
         MetadataError::MismatchedOutcome { .. } => ErrorCode::UnknownServerError,
     }

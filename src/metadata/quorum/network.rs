@@ -1,9 +1,11 @@
 //! Raft RPCs between nodes: HTTP/1 POSTs with postcard bodies to `http://<peer>/raft/<rpc>`
 //! (served by `service`). The same transport forwards writes to the leader.
 
+use super::service::BODY_BYTES_MAX;
 use super::types::{NodeId, TypeConfig};
 use openraft::error::{
-    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+    InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
+    Unreachable,
 };
 use openraft::network::RPCOption;
 use openraft::raft::{
@@ -27,6 +29,9 @@ pub enum PostError {
     /// The peer answered something that is not a valid reply.
     #[error("{addr} answered badly: {reason}")]
     BadReply { addr: String, reason: String },
+    /// The peer refused the body as too large (HTTP 413).
+    #[error("{addr} refused a {bytes}-byte body as too large")]
+    TooLarge { addr: String, bytes: usize },
 }
 
 /// One HTTP client for all peers (connections are pooled per peer).
@@ -82,6 +87,7 @@ impl Peers {
             addr: addr.to_string(),
             source,
         };
+        let sent = body.len();
         let response = self
             .client
             .post(format!("http://{addr}{path}"))
@@ -91,6 +97,12 @@ impl Peers {
             .await
             .map_err(unreachable)?;
         let status = response.status();
+        if status == reqwest::StatusCode::PAYLOAD_TOO_LARGE {
+            return Err(PostError::TooLarge {
+                addr: addr.to_string(),
+                bytes: sent,
+            });
+        }
         let bytes = response.bytes().await.map_err(unreachable)?;
         if status != reqwest::StatusCode::OK {
             return Err(PostError::BadReply {
@@ -133,6 +145,7 @@ impl PeerClient {
         rpc: &str,
         request: &Req,
         option: &RPCOption,
+        shrink_to: Option<u64>,
     ) -> RpcResult<Resp, E>
     where
         Req: Serialize,
@@ -145,7 +158,13 @@ impl PeerClient {
             .await
             .map_err(|e| match e {
                 PostError::Unreachable { .. } => RPCError::Unreachable(Unreachable::new(&e)),
-                PostError::BadReply { .. } => RPCError::Network(NetworkError::new(&e)),
+                // A peer with a smaller body limit: fewer entries per request, if that helps.
+                PostError::TooLarge { .. } if shrink_to.is_some() => RPCError::PayloadTooLarge(
+                    PayloadTooLarge::new_entries_hint(shrink_to.unwrap_or(1).max(1)),
+                ),
+                PostError::BadReply { .. } | PostError::TooLarge { .. } => {
+                    RPCError::Network(NetworkError::new(&e))
+                }
             })?;
         reply.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
     }
@@ -157,7 +176,16 @@ impl RaftNetwork<TypeConfig> for PeerClient {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> RpcResult<AppendEntriesResponse<NodeId>> {
-        self.call("append", &rpc, &option).await
+        // Too many entries for one body: openraft sends fewer when told so, instead of
+        // retrying the same batch forever.
+        let entries = rpc.entries.len() as u64;
+        let bytes = postcard::experimental::serialized_size(&rpc).unwrap_or(usize::MAX);
+        if entries > 1 && bytes > BODY_BYTES_MAX {
+            let fit = entries * BODY_BYTES_MAX as u64 / bytes as u64;
+            return Err(PayloadTooLarge::new_entries_hint(fit.clamp(1, entries - 1)).into());
+        }
+        let hint = (entries > 1).then_some(entries / 2);
+        self.call("append", &rpc, &option, hint).await
     }
 
     async fn install_snapshot(
@@ -165,7 +193,7 @@ impl RaftNetwork<TypeConfig> for PeerClient {
         rpc: InstallSnapshotRequest<TypeConfig>,
         option: RPCOption,
     ) -> RpcResult<InstallSnapshotResponse<NodeId>, InstallSnapshotError> {
-        self.call("snapshot", &rpc, &option).await
+        self.call("snapshot", &rpc, &option, None).await
     }
 
     async fn vote(
@@ -173,6 +201,6 @@ impl RaftNetwork<TypeConfig> for PeerClient {
         rpc: VoteRequest<NodeId>,
         option: RPCOption,
     ) -> RpcResult<VoteResponse<NodeId>> {
-        self.call("vote", &rpc, &option).await
+        self.call("vote", &rpc, &option, None).await
     }
 }

@@ -21,6 +21,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The largest Raft entry (a write's commands, serialized). A larger write is refused before
+/// it reaches the log. It stays well under what the log store reads back
+/// (`log_store::RECORD_BYTES_MAX`) and what one RPC may carry (`service::BODY_BYTES_MAX`),
+/// so every entry that is in a log can be stored, read and replicated.
+pub const ENTRY_BYTES_MAX: usize = 16 * 1024 * 1024;
+
 /// Marks a Raft directory as a voter's (a learner's is a scratch copy, wiped at every start).
 const VOTER_MARK: &str = "voter";
 
@@ -101,6 +107,8 @@ pub enum NoLeader {
     Refused(#[source] WriteRefused),
     #[error("the leader could not be reached")]
     Unreachable(#[source] PostError),
+    #[error("this node's Raft did not answer in time")]
+    TimedOut,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +127,9 @@ pub enum WriteError {
     /// Raft itself failed (storage, shutdown): not retriable on this node.
     #[error("the metadata write failed")]
     Failed(#[source] RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>),
+    /// The commands are larger than one entry may be: refused, nothing written.
+    #[error("a metadata write of {bytes} bytes exceeds the {max}-byte entry limit")]
+    TooLarge { bytes: usize, max: usize },
 }
 
 pub struct Quorum {
@@ -314,13 +325,28 @@ impl Quorum {
     /// remembers its outcome; topic creation reports "exists").
     pub async fn write(&self, commands: Vec<Command>) -> Result<Applied, WriteError> {
         let commands = Commands(commands);
+        let bytes = postcard::experimental::serialized_size(&commands).unwrap_or(usize::MAX);
+        if bytes > ENTRY_BYTES_MAX {
+            return Err(WriteError::TooLarge {
+                bytes,
+                max: ENTRY_BYTES_MAX,
+            });
+        }
         let started = self.clock.now();
         let deadline = started + self.config.write_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
-            let why = match self.raft.client_write(commands.clone()).await {
-                Ok(response) => return Ok(response.data),
-                Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+            // Bounded: a Raft that stopped answering must not hold the committer (and every
+            // object after this one) forever. A write that timed out may still commit; every
+            // command is safe to apply twice (see above).
+            let left = deadline.saturating_duration_since(self.clock.now());
+            let local = self
+                .clock
+                .timeout(left.max(backoff), self.raft.client_write(commands.clone()));
+            let why = match local.await {
+                Err(_elapsed) => NoLeader::TimedOut,
+                Ok(Ok(response)) => return Ok(response.data),
+                Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
                     match f.leader_node {
                         Some(leader) => {
                             let left = deadline.saturating_duration_since(self.clock.now());
@@ -337,7 +363,7 @@ impl Quorum {
                         None => NoLeader::NotElected,
                     }
                 }
-                Err(e) => return Err(WriteError::Failed(e)),
+                Ok(Err(e)) => return Err(WriteError::Failed(e)),
             };
             if self.clock.now() + backoff > deadline {
                 return Err(WriteError::Unavailable {

@@ -16,7 +16,7 @@ use openraft::error::{ClientWriteError, RaftError};
 use serde::{Deserialize, Serialize};
 
 /// Raft messages carry whole snapshot chunks and batches of entries.
-const BODY_BYTES_MAX: usize = 64 * 1024 * 1024;
+pub const BODY_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// Why a forwarded write was not applied by the node it reached.
 #[derive(Debug, Clone, Serialize, Deserialize, thiserror::Error)]

@@ -205,6 +205,50 @@ async fn a_voters_data_directory_is_not_wiped_by_starting_it_as_an_agent() {
     );
 }
 
+#[tokio::test]
+async fn a_write_larger_than_an_entry_is_refused_and_the_largest_allowed_survives_a_restart() {
+    use super::node::{ENTRY_BYTES_MAX, WriteError};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = QuorumConfig {
+        snapshot_every: 1_000_000,
+        ..QuorumConfig::single(NodeId(1))
+    };
+    let configs = |value_bytes: usize| {
+        vec![Command::AlterTopicConfigs {
+            name: "t".into(),
+            changes: vec![("k".into(), Some("v".repeat(value_bytes)))],
+        }]
+    };
+    let quorum = Quorum::start(dir.path(), config.clone(), Clock::system())
+        .await
+        .expect("voter starts");
+    let before = quorum
+        .shared()
+        .read(|m| m.last_applied.map_or(0, |l| l.index));
+    match quorum.write(configs(ENTRY_BYTES_MAX + 1)).await {
+        Err(WriteError::TooLarge { bytes, max }) => {
+            assert!(bytes > max, "{bytes} > {max}")
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    let refused = quorum
+        .shared()
+        .read(|m| m.last_applied.map_or(0, |l| l.index));
+    assert_eq!(refused, before, "nothing entered the log");
+    let largest = quorum
+        .write(configs(ENTRY_BYTES_MAX - 64))
+        .await
+        .expect("the largest allowed entry is written")
+        .index;
+    quorum.shutdown().await;
+    drop(quorum);
+    let quorum = Quorum::start(dir.path(), config, Clock::system())
+        .await
+        .expect("restarts on its log");
+    quorum.wait_applied(largest).await.expect("replayed");
+    quorum.shutdown().await;
+}
+
 mod storage_suite {
     //! openraft's own conformance suite, run against the durable log and the state machine.
 
