@@ -32,6 +32,16 @@ pub struct Config {
     /// Request bytes read but not yet answered, across all connections. Beyond it no
     /// connection reads another request until some are answered.
     pub request_bytes_in_flight_max: usize,
+    /// Client connections at once (Kafka's `max.connections`); beyond it no connection is
+    /// accepted until one closes.
+    pub connections_max: usize,
+    /// Client connections at once from one address (Kafka's `max.connections.per.ip`); a
+    /// connection beyond it is closed at once. Behind a load balancer every connection comes
+    /// from the balancer's address.
+    pub connections_per_ip_max: usize,
+    /// A connection with no request for this long is closed (Kafka's
+    /// `connections.max.idle.ms`).
+    pub connection_idle_timeout: Duration,
     /// Recently uploaded objects kept in memory for fetches (0 disables the cache).
     pub object_cache_bytes_max: u64,
     /// This node's place in the metadata quorum (its id is also its Kafka broker id).
@@ -88,6 +98,9 @@ impl Config {
             group_consumer_max_size: 10_000,
             remove_departed_agents_after: Duration::from_secs(60),
             seed: None,
+            connections_max: 10_000,
+            connections_per_ip_max: 10_000,
+            connection_idle_timeout: Duration::from_secs(600),
             object_cache_bytes_max: 256 * 1024 * 1024,
         }
     }
@@ -114,6 +127,12 @@ impl Config {
         }
         if self.batch_bytes_max + 1024 > self.frame_bytes_max {
             return Err("the frame maximum must exceed the batch maximum".into());
+        }
+        if self.connections_max == 0
+            || self.connections_per_ip_max == 0
+            || self.connection_idle_timeout.is_zero()
+        {
+            return Err("connection limits and the idle timeout must be positive".into());
         }
         if self.uploads_in_flight_max == 0 || self.connection_requests_in_flight_max == 0 {
             return Err("in-flight limits must be at least 1".into());

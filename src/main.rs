@@ -256,6 +256,16 @@ struct ServeArgs {
     /// Metadata log entries between snapshots.
     #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
     snapshot_every: u64,
+    /// Client connections at once (Kafka's max.connections); beyond it none is accepted
+    /// until one closes.
+    #[arg(long, env = "FLOE_CONNECTIONS_MAX", default_value_t = 10_000)]
+    connections_max: usize,
+    /// Client connections at once from one address (Kafka's max.connections.per.ip).
+    #[arg(long, env = "FLOE_CONNECTIONS_PER_IP_MAX", default_value_t = 10_000)]
+    connections_per_ip_max: usize,
+    /// A connection without a request for this long is closed (Kafka's connections.max.idle.ms).
+    #[arg(long, env = "FLOE_CONNECTIONS_MAX_IDLE", value_parser = humantime::parse_duration, default_value = "10m")]
+    connections_max_idle: Duration,
 }
 
 /// Parses `1=host:port,2=host:port`.
@@ -354,6 +364,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
     config.remove_departed_agents_after = args.remove_departed_agents_after;
+    config.connections_max = args.connections_max;
+    config.connections_per_ip_max = args.connections_per_ip_max;
+    config.connection_idle_timeout = args.connections_max_idle;
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

@@ -352,3 +352,99 @@ fn hostile_admin_requests_get_errors_and_the_log_replays_cleanly() {
         "{hostile}"
     );
 }
+
+/// Virtual memory of a process, from /proc (what a reservation costs even before it is used).
+fn virtual_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmSize");
+    kib * 1024
+}
+
+#[test]
+fn size_headers_alone_reserve_no_memory_beyond_the_request_budget() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
+    still_serving(&floe);
+    let before = virtual_bytes(floe.pid());
+    // Forty connections each announce a 100 MiB request and send ten bytes of it.
+    let mut hostile: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut stream = connect(&floe);
+            let mut frame = (100i32 << 20).to_be_bytes().to_vec();
+            frame.extend_from_slice(&[0u8; 10]);
+            stream.write_all(&frame).expect("write");
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let grown = virtual_bytes(floe.pid()).saturating_sub(before);
+    // The request budget (256 MiB) admits two such frames; reserving every announced frame
+    // would have taken 4 GiB.
+    assert!(grown < 1 << 30, "virtual memory grew by {grown} bytes");
+    hostile.clear();
+    std::thread::sleep(Duration::from_millis(200));
+    still_serving(&floe);
+}
+
+/// A connection from `source` (any 127.x address reaches the loopback listener).
+fn connect_from(floe: &Floe, source: &str) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("runtime");
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(format!("{source}:0").parse().expect("address"))
+            .expect("bind");
+        socket.connect(floe.addr).await.expect("connect")
+    });
+    let stream = stream.into_std().expect("std stream");
+    stream.set_nonblocking(false).expect("blocking");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream
+}
+
+#[test]
+fn idle_connections_are_closed_and_one_address_is_limited() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &[
+            "--connections-max-idle",
+            "1s",
+            "--connections-per-ip-max",
+            "2",
+        ],
+    );
+    // From an address of their own (the readiness probe came from 127.0.0.1).
+    let mut first = connect_from(&floe, "127.0.0.2");
+    let mut second = connect_from(&floe, "127.0.0.2");
+    let mut third = connect_from(&floe, "127.0.0.2");
+    assert_closed(&mut third);
+    for stream in [&mut first, &mut second] {
+        let mut body = call(
+            stream,
+            ApiKey::ApiVersions,
+            3,
+            RequestBody::ApiVersions(Default::default()),
+        );
+        assert_eq!(
+            ApiVersionsResponse::decode(&mut body, 3)
+                .expect("decode")
+                .error_code,
+            0
+        );
+    }
+    // Silent for longer than the idle timeout: closed.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_closed(&mut first);
+    assert_closed(&mut second);
+    still_serving(&floe);
+}

@@ -111,6 +111,16 @@ pub fn render(broker: &Broker) -> String {
         "Connections closed for malformed, oversized or unsupported requests.",
         load(&m.closed_for_bad_input),
     );
+    e.counter(
+        "floe_connections_closed_idle_total",
+        "Connections closed after the idle timeout without a request.",
+        load(&m.closed_idle),
+    );
+    e.counter(
+        "floe_connections_refused_total",
+        "Connections closed at accept: too many from one address.",
+        load(&m.refused_connections),
+    );
 
     let ops = broker.store.metrics().snapshot();
     type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;

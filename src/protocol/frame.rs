@@ -19,15 +19,15 @@ pub enum FrameError {
     TooLarge { size: usize, max: usize },
 }
 
-/// Takes one whole frame off the front of `buf`, or `None` until enough bytes have arrived.
-pub fn split_frame(
-    buf: &mut BytesMut,
+/// The size the frame at the front of `buf` declares, once its 4-byte header has arrived.
+pub fn declared_frame_size(
+    buf: &[u8],
     frame_bytes_max: usize,
-) -> Result<Option<Bytes>, FrameError> {
-    if buf.len() < 4 {
+) -> Result<Option<usize>, FrameError> {
+    let Some(header) = buf.get(..4) else {
         return Ok(None);
-    }
-    let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    };
+    let size = i32::from_be_bytes([header[0], header[1], header[2], header[3]]);
     let size = usize::try_from(size).map_err(|_| FrameError::NegativeSize { size })?;
     if size > frame_bytes_max {
         return Err(FrameError::TooLarge {
@@ -35,6 +35,19 @@ pub fn split_frame(
             max: frame_bytes_max,
         });
     }
+    Ok(Some(size))
+}
+
+/// Takes one whole frame off the front of `buf`, or `None` until enough bytes have arrived.
+/// Space for the rest of a frame is reserved at once, so callers account for a frame's size
+/// (`declared_frame_size`) before they call this.
+pub fn split_frame(
+    buf: &mut BytesMut,
+    frame_bytes_max: usize,
+) -> Result<Option<Bytes>, FrameError> {
+    let Some(size) = declared_frame_size(buf, frame_bytes_max)? else {
+        return Ok(None);
+    };
     if buf.len() < 4 + size {
         buf.reserve(4 + size - buf.len());
         return Ok(None);

@@ -12,7 +12,7 @@
 
 use super::broker::Broker;
 use super::router::{Origin, route};
-use crate::protocol::frame::{parse_request, split_frame};
+use crate::protocol::frame::{declared_frame_size, parse_request, split_frame};
 use crate::telemetry::ErrorChain;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// A request being answered: its encoded response, `None` when none is due, or why the
 /// connection must close.
@@ -57,18 +58,24 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     let (mut reader, mut writer) = stream.into_split();
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
+    let budget_max = broker.config.request_bytes_in_flight_max;
+    let idle_max = broker.config.connection_idle_timeout;
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let mut in_flight: FuturesOrdered<InFlight> = FuturesOrdered::new();
     let mut reading = true;
-    // A whole frame waiting for request-budget permits.
-    let mut stalled: Option<Bytes> = None;
+    // Request-budget permits for the frame at the front of `buf`, taken as soon as its size
+    // header arrives and before its body is read: a 4-byte header cannot make the broker
+    // buffer up to a frame's maximum without that memory being accounted for.
+    let mut reserved: Option<OwnedSemaphorePermit> = None;
+    let mut last_active = broker.clock.now();
     loop {
+        // The next frame's permits are not available: stop reading until some are released.
+        let mut waiting_for_budget = false;
         // Start every whole frame that the in-flight limit and the request budget allow.
         while in_flight.len() < in_flight_max {
-            let frame = match stalled.take() {
-                Some(frame) => frame,
-                None => match split_frame(&mut buf, frame_bytes_max) {
-                    Ok(Some(frame)) => frame,
+            if reserved.is_none() {
+                let size = match declared_frame_size(&buf, frame_bytes_max) {
+                    Ok(Some(size)) => size,
                     Ok(None) => break,
                     Err(e) => {
                         tracing::warn!(%peer, error = %ErrorChain(&e), "closing connection: bad frame");
@@ -77,29 +84,35 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                         buf.clear();
                         break;
                     }
-                },
-            };
-            // Held until the response is ready: bounds request memory across connections.
-            // Waiting is only safe with nothing of our own in flight (those replies release
-            // permits only when polled); otherwise stop reading until some complete.
-            let bytes = frame
-                .len()
-                .clamp(1, broker.config.request_bytes_in_flight_max) as u32;
-            let budget = broker.request_budget.clone();
-            let permit = if in_flight.is_empty() {
-                match budget.acquire_many_owned(bytes).await {
-                    Ok(permit) => permit,
-                    Err(_) => return,
-                }
-            } else {
-                match budget.try_acquire_many_owned(bytes) {
-                    Ok(permit) => permit,
-                    Err(_) => {
-                        stalled = Some(frame);
-                        break;
+                };
+                // Held until the response is ready: bounds request memory across
+                // connections. Waiting is only safe with nothing of our own in flight (those
+                // replies release permits only when polled); otherwise stop reading until
+                // some complete.
+                let bytes = (size + 4).clamp(1, budget_max) as u32;
+                let budget = broker.request_budget.clone();
+                reserved = if in_flight.is_empty() {
+                    match budget.acquire_many_owned(bytes).await {
+                        Ok(permit) => Some(permit),
+                        Err(_) => return,
                     }
-                }
+                } else {
+                    match budget.try_acquire_many_owned(bytes) {
+                        Ok(permit) => Some(permit),
+                        Err(_) => {
+                            waiting_for_budget = true;
+                            break;
+                        }
+                    }
+                };
+            }
+            let frame = match split_frame(&mut buf, frame_bytes_max) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                // `declared_frame_size` accepted this header.
+                Err(_) => return,
             };
+            let permit = reserved.take();
             let reply = start(broker.clone(), frame, &client_host).await;
             in_flight.push_back(Box::pin(async move {
                 let result = reply.await;
@@ -107,34 +120,43 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 result
             }));
         }
-        if !reading && in_flight.is_empty() && stalled.is_none() {
+        if !reading && in_flight.is_empty() {
             return;
         }
-        let may_read = reading && stalled.is_none() && in_flight.len() < in_flight_max;
+        let may_read = reading && !waiting_for_budget && in_flight.len() < in_flight_max;
+        let idle_deadline = last_active + idle_max;
         tokio::select! {
             read = reader.read_buf(&mut buf), if may_read => match read {
                 Ok(0) => reading = false,
-                Ok(_) => {}
+                Ok(_) => last_active = broker.clock.now(),
                 Err(e) => {
                     tracing::debug!(%peer, error = %e, "connection read failed");
                     return;
                 }
             },
-            Some(reply) = in_flight.next(), if !in_flight.is_empty() => match reply {
-                Ok(Some(bytes)) => {
-                    if let Err(e) = writer.write_all(&bytes).await {
-                        tracing::debug!(%peer, error = %e, "connection write failed");
+            Some(reply) = in_flight.next(), if !in_flight.is_empty() => {
+                last_active = broker.clock.now();
+                match reply {
+                    Ok(Some(bytes)) => {
+                        if let Err(e) = writer.write_all(&bytes).await {
+                            tracing::debug!(%peer, error = %e, "connection write failed");
+                            return;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(failed) => {
+                        broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(%peer, error = %ErrorChain(&failed), "closing connection");
                         return;
                     }
                 }
-                Ok(None) => {}
-                Err(failed) => {
-                    broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%peer, error = %ErrorChain(&failed), "closing connection");
-                    return;
-                }
             },
-            else => return,
+            // Kafka's connections.max.idle.ms: nothing read and nothing in flight.
+            _ = broker.clock.sleep_until(idle_deadline), if in_flight.is_empty() => {
+                tracing::debug!(%peer, "closing an idle connection");
+                broker.metrics.closed_idle.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct BrokerMetrics {
     /// Group requests forwarded to the coordinating agent (load-balancer mode).
     pub forwarded_requests: AtomicU64,
     pub closed_for_bad_input: AtomicU64,
+    /// Connections closed after `connection_idle_timeout` without a request.
+    pub closed_idle: AtomicU64,
+    /// Connections refused at accept: over `connections_per_ip_max`.
+    pub refused_connections: AtomicU64,
 }
 
 impl Default for BrokerMetrics {
@@ -32,6 +36,8 @@ impl Default for BrokerMetrics {
             connections_total: AtomicU64::new(0),
             forwarded_requests: AtomicU64::new(0),
             closed_for_bad_input: AtomicU64::new(0),
+            closed_idle: AtomicU64::new(0),
+            refused_connections: AtomicU64::new(0),
         }
     }
 }

@@ -117,6 +117,11 @@ impl Floe {
         panic!("floe did not start listening on {}", self.addr);
     }
 
+    /// The process id of the running broker.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn bootstrap(&self) -> String {
         self.addr.to_string()
     }
