@@ -32,6 +32,9 @@ pub struct Config {
     /// Request bytes read but not yet answered, across all connections. Beyond it no
     /// connection reads another request until some are answered.
     pub request_bytes_in_flight_max: usize,
+    /// Most bytes one Fetch response carries, whatever the client asks (Kafka's
+    /// `fetch.max.bytes`, 55 MiB); the first batch may exceed it, as in Kafka.
+    pub fetch_bytes_max: usize,
     /// Client connections at once (Kafka's `max.connections`); beyond it no connection is
     /// accepted until one closes.
     pub connections_max: usize,
@@ -98,6 +101,7 @@ impl Config {
             group_consumer_max_size: 10_000,
             remove_departed_agents_after: Duration::from_secs(60),
             seed: None,
+            fetch_bytes_max: 55 * 1024 * 1024,
             connections_max: 10_000,
             connections_per_ip_max: 10_000,
             connection_idle_timeout: Duration::from_secs(600),

@@ -448,3 +448,65 @@ fn idle_connections_are_closed_and_one_address_is_limited() {
     assert_closed(&mut second);
     still_serving(&floe);
 }
+
+#[test]
+fn a_fetch_returns_no_more_than_its_max_bytes_and_one_batch() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
+    let mut stream = connect(&floe);
+    let metadata = MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some("big".into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    call(
+        &mut stream,
+        ApiKey::Metadata,
+        9,
+        RequestBody::Metadata(metadata),
+    );
+    // 24 batches of about 900 KB: a partition of 21 MB.
+    let batch = build_test_batch(-1, -1, -1, 9, 100_000);
+    for i in 0..24 {
+        assert_eq!(produce(&mut stream, "big", batch.clone()), 0, "batch {i}");
+    }
+    let fetch = |max_bytes: i32| {
+        let request = FetchRequest {
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes,
+            topics: vec![fetch_request::FetchTopic {
+                topic: "big".into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 64 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut body = call(
+            &mut connect(&floe),
+            ApiKey::Fetch,
+            12,
+            RequestBody::Fetch(request),
+        );
+        let response = FetchResponse::decode(&mut body, 12).expect("decode");
+        let partition = &response.responses[0].partitions[0];
+        assert_eq!(partition.error_code, 0);
+        partition.records.clone().expect("records").len()
+    };
+    let got = fetch(1 << 20);
+    assert!(
+        got > 0 && got <= (1 << 20) + batch.len(),
+        "{got} bytes for max_bytes 1 MiB"
+    );
+    // The first batch always comes, whatever the budget (Kafka's rule).
+    assert_eq!(fetch(10), batch.len());
+    // A client asking for more than the broker's fetch.max.bytes gets at most that.
+    assert!(fetch(i32::MAX) <= (55 << 20) + batch.len());
+}

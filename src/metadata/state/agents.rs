@@ -20,6 +20,9 @@ pub struct Agent {
     pub lease_expires_ms: i64,
 }
 
+/// How long an agent whose lease ran out stays in the registry.
+pub const LAPSED_AGENTS_KEPT_MS: i64 = 24 * 3600 * 1000;
+
 /// Why a registration was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RegistryError {
@@ -70,8 +73,17 @@ impl Registry {
         if !names.into_iter().flatten().all(|n| limits.name_allows(n)) {
             return Err(RegistryError::NameTooLong);
         }
-        if !self.agents.contains_key(&agent.id) && self.agents.len() >= limits.agents_max as usize {
-            return Err(RegistryError::TooManyAgents);
+        let full = |agents: &BTreeMap<i32, Agent>| agents.len() >= limits.agents_max as usize;
+        if !self.agents.contains_key(&agent.id) && full(&self.agents) {
+            // Make room by forgetting agents whose lease ran out long before this heartbeat's
+            // (scaled in, replaced). The heartbeat's own expiry is the clock here, so every
+            // node forgets alike; only a full registry forgets, so a skewed clock cannot
+            // push live agents out of a registry that has room.
+            let horizon = agent.lease_expires_ms.saturating_sub(LAPSED_AGENTS_KEPT_MS);
+            self.agents.retain(|_, a| a.lease_expires_ms >= horizon);
+            if full(&self.agents) {
+                return Err(RegistryError::TooManyAgents);
+            }
         }
         self.agents.insert(agent.id, agent);
         Ok(())

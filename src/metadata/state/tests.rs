@@ -458,6 +458,14 @@ mod limits {
             Outcome::Registered(Ok(())),
             "a known agent renews whatever the count"
         );
+        // A day after all those leases ran out, a new agent makes room by forgetting them.
+        let mut late = agent(20_000, "new".into());
+        late.lease_expires_ms = 1 + 24 * 3600 * 1000 + 1;
+        assert_eq!(
+            state.apply(Command::AgentHeartbeat { agent: late }),
+            Outcome::Registered(Ok(()))
+        );
+        assert_eq!(state.live_agents(i64::MIN).count(), 1);
     }
 }
 

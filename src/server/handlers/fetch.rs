@@ -95,7 +95,8 @@ async fn fetch_once(
     let mut response = FetchResponse::default();
     let mut planned_bytes = 0usize;
     let mut reads = Vec::new();
-    let request_budget = request.max_bytes.max(0) as usize;
+    // Kafka's broker-side fetch.max.bytes caps what a client may ask for.
+    let request_budget = (request.max_bytes.max(0) as usize).min(broker.config.fetch_bytes_max);
     for (topic_index, topic) in request.topics.iter().enumerate() {
         let mut out = FetchableTopicResponse {
             topic: topic.topic.clone(),
@@ -103,12 +104,11 @@ async fn fetch_once(
             ..Default::default()
         };
         for p in &topic.partitions {
-            // The request-wide budget is soft for the first partition (at least one batch).
-            let budget = (p.partition_max_bytes.max(0) as usize).min(if planned_bytes == 0 {
-                usize::MAX
-            } else {
-                request_budget.saturating_sub(planned_bytes)
-            });
+            // Kafka's rule: both budgets apply to every partition, but the first batch of the
+            // first partition with data comes whatever its size (the reader always takes one
+            // batch), so a consumer can always make progress.
+            let budget = (p.partition_max_bytes.max(0) as usize)
+                .min(request_budget.saturating_sub(planned_bytes));
             // Plan under the read lock: only the planned runs are copied, not the index.
             let planned = broker.metadata.read(|s| {
                 s.topic(&topic.topic)

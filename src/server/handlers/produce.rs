@@ -24,6 +24,9 @@ enum Pending {
 /// A produce request whose batches are queued in the pipeline, awaiting their commit.
 pub struct Enqueued {
     acks: i16,
+    /// acks=all answers REQUEST_TIMED_OUT for partitions not committed by then (Kafka's
+    /// `timeout_ms`); their batches may still commit, as in Kafka.
+    deadline: Option<crate::clock::Instant>,
     early: Option<ProduceResponse>,
     partitions: Vec<(String, i32, Pending)>,
 }
@@ -33,8 +36,10 @@ pub struct Enqueued {
 /// idempotent producer with several requests in flight depends on it); the wait for commits
 /// happens afterwards, concurrently, in `complete`.
 pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> Enqueued {
+    let timeout = std::time::Duration::from_millis(request.timeout_ms.max(0) as u64);
     let mut enqueued = Enqueued {
         acks: request.acks,
+        deadline: (request.acks == -1).then(|| broker.clock.now() + timeout),
         early: None,
         partitions: Vec::new(),
     };
@@ -100,10 +105,20 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     for (name, index, pending) in enqueued.partitions {
         let (error, base_offset, error_message) = match pending {
             Pending::Failed(code, message) => (code, Offset::NONE, message),
-            Pending::Queued(receivers) => {
-                let (code, offset) = wait(receivers).await;
-                (code, offset, None)
-            }
+            Pending::Queued(receivers) => match enqueued.deadline {
+                None => {
+                    let (code, offset) = wait(receivers).await;
+                    (code, offset, None)
+                }
+                Some(deadline) => match broker.clock.timeout_at(deadline, wait(receivers)).await {
+                    Ok((code, offset)) => (code, offset, None),
+                    Err(_) => (
+                        ErrorCode::RequestTimedOut,
+                        Offset::NONE,
+                        Some("the commit did not complete within the request's timeout".into()),
+                    ),
+                },
+            },
         };
         let log_start_offset = if error == ErrorCode::None {
             broker
