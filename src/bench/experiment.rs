@@ -138,7 +138,7 @@ pub async fn run_embedded(
     let before = counters(&running);
     let result = load::run(&spec).await;
     let after = counters(&running);
-    drop(running);
+    running.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
     let load = result?;
     let store = usage(before, after, load.bytes);

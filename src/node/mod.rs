@@ -60,6 +60,18 @@ pub struct Running {
     others: Vec<JoinHandle<()>>,
 }
 
+impl Running {
+    /// Stops the node: its listeners and chores, then its Raft member (dropping a `Running`
+    /// only does the former; Raft then notices its handle is gone and complains).
+    pub async fn stop(self) {
+        self.task.abort();
+        for task in &self.others {
+            task.abort();
+        }
+        self.broker.metadata.quorum().shutdown().await;
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         self.task.abort();
