@@ -161,6 +161,18 @@ fn unknown_api_versions_version_gets_the_kip_511_answer() {
     assert_eq!(response.api_keys[0].api_key, ApiKey::ApiVersions as i16);
 }
 
+/// Creates `topic` the way a client's first Metadata request does (auto-creation).
+fn auto_create(stream: &mut TcpStream, topic: &str) {
+    let metadata = MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some(topic.into()),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    call(stream, ApiKey::Metadata, 9, RequestBody::Metadata(metadata));
+}
+
 fn produce(stream: &mut TcpStream, topic: &str, records: Bytes) -> i16 {
     let request = ProduceRequest {
         acks: -1,
@@ -195,20 +207,7 @@ fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), &["--batch-bytes-max", "4096"]);
     let mut stream = connect(&floe);
-    // Create the topic through auto-creation.
-    let metadata = MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some("t".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    };
-    call(
-        &mut stream,
-        ApiKey::Metadata,
-        9,
-        RequestBody::Metadata(metadata),
-    );
+    auto_create(&mut stream, "t");
 
     let good = build_test_batch(-1, -1, -1, 3, 10);
     let mut corrupt = good.to_vec();
@@ -267,19 +266,7 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let mut setup = connect(&floe);
-    let metadata = MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some("poll".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    };
-    call(
-        &mut setup,
-        ApiKey::Metadata,
-        9,
-        RequestBody::Metadata(metadata),
-    );
+    auto_create(&mut setup, "poll");
 
     // The fetch asks to wait up to 60 s (floe caps waits at 30 s) for one byte. It must come
     // back as soon as the produce below commits, well inside the socket's 20 s read timeout.
@@ -454,19 +441,7 @@ fn a_fetch_returns_no_more_than_its_max_bytes_and_one_batch() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     let mut stream = connect(&floe);
-    let metadata = MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some("big".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    };
-    call(
-        &mut stream,
-        ApiKey::Metadata,
-        9,
-        RequestBody::Metadata(metadata),
-    );
+    auto_create(&mut stream, "big");
     // 24 batches of about 900 KB: a partition of 21 MB.
     let batch = build_test_batch(-1, -1, -1, 9, 100_000);
     for i in 0..24 {
