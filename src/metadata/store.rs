@@ -12,7 +12,7 @@
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
-    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, MetadataState,
+    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, Limits, MetadataState,
     OffsetCommitError, Outcome, PartitionBatches, RegistryError, TopicError,
 };
 use crate::clock::Clock;
@@ -220,6 +220,12 @@ impl MetadataStore {
     ) -> Result<Result<(), RegistryError>, MetadataError> {
         let outcome = self.apply_one(Command::InitCluster { id }).await?;
         expect_outcome!("InitCluster", outcome, Outcome::Registered(result) => result)
+    }
+
+    /// Puts `limits` in force, unless limits already are; whether these did.
+    pub async fn set_limits(&self, limits: Limits) -> Result<bool, MetadataError> {
+        let outcome = self.apply_one(Command::SetLimits { limits }).await?;
+        expect_outcome!("SetLimits", outcome, Outcome::LimitsSet(set) => set)
     }
 
     /// Renews this agent's registration until `agent.lease_expires_ms`.

@@ -14,6 +14,8 @@ pub async fn keep_registered(broker: Arc<Broker>) {
     let lease = broker.config.agent_lease;
     let mut failing = false;
     let mut named = false;
+    // Limits take effect at one log entry, the same on every node (`state::limits`).
+    let mut limited = false;
     loop {
         if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
             named = match broker
@@ -28,6 +30,9 @@ pub async fn keep_registered(broker: Arc<Broker>) {
                 }
                 Err(_) => false,
             };
+        }
+        if !limited && broker.metadata.read(|s| !s.limits_set()) {
+            limited = broker.metadata.set_limits(Default::default()).await.is_ok();
         }
         let expires = broker.clock.now_ms() + lease.as_millis() as i64;
         match broker.metadata.agent_heartbeat(broker.agent(expires)).await {

@@ -45,6 +45,9 @@ enum RequestFailed {
     },
 }
 
+/// How long a client may take to send a frame once its size is announced.
+const FRAME_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
     broker.metrics.connections.fetch_add(1, Ordering::Relaxed);
@@ -68,6 +71,8 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     // buffer up to a frame's maximum without that memory being accounted for.
     let mut reserved: Option<OwnedSemaphorePermit> = None;
     let mut last_active = broker.clock.now();
+    // When the frame holding `reserved` announced itself.
+    let mut reserved_at = last_active;
     loop {
         // The next frame's permits are not available: stop reading until some are released.
         let mut waiting_for_budget = false;
@@ -105,6 +110,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                         }
                     }
                 };
+                reserved_at = broker.clock.now();
             }
             let frame = match split_frame(&mut buf, frame_bytes_max) {
                 Ok(Some(frame)) => frame,
@@ -125,6 +131,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
         }
         let may_read = reading && !waiting_for_budget && in_flight.len() < in_flight_max;
         let idle_deadline = last_active + idle_max;
+        let frame_deadline = reserved_at + FRAME_READ_TIMEOUT;
         tokio::select! {
             read = reader.read_buf(&mut buf), if may_read => match read {
                 Ok(0) => reading = false,
@@ -151,6 +158,13 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                     }
                 }
             },
+            // A frame announced but not sent holds its share of the request budget: it has a
+            // deadline, or a few slow clients could hold all of it.
+            _ = broker.clock.sleep_until(frame_deadline), if reserved.is_some() => {
+                tracing::warn!(%peer, "closing connection: a frame was not sent in time");
+                broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
             // Kafka's connections.max.idle.ms: nothing read and nothing in flight.
             _ = broker.clock.sleep_until(idle_deadline), if in_flight.is_empty() => {
                 tracing::debug!(%peer, "closing an idle connection");

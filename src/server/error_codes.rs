@@ -67,8 +67,9 @@ pub fn batch_refused(outcome: BatchOutcome) -> ErrorCode {
     }
 }
 
-/// The code for a batch the produce pipeline could not commit; nothing was committed for
-/// it, so the producer may retry it safely. (Logged by the committer, once per object.)
+/// The code for a batch the produce pipeline could not confirm (a failed PUT committed
+/// nothing; a timed-out commit may still land, and an idempotent retry is recognised).
+/// Logged by the committer, once per object.
 pub fn produce_error(error: &ProduceError) -> ErrorCode {
     match error {
         ProduceError::Storage(_) => ErrorCode::KafkaStorageError,

@@ -56,7 +56,7 @@ impl From<MetadataStateV1> for MetadataState {
                 order: old.recent_order,
             },
             applied: old.applied,
-            limits: Default::default(),
+            limits: None,
         }
     }
 }

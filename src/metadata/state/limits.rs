@@ -4,6 +4,11 @@
 //! is replayed. The limits are part of the replicated state (snapshots carry them), so
 //! every node checks the same numbers; handlers check the same numbers first, from their
 //! copy of the state, and answer with Kafka's error codes.
+//!
+//! A log written before limits existed may hold entries they would refuse, so a state
+//! starts without them (`Limits::BEFORE_SET`: only the caps that keep a node alive) and the
+//! limits take effect at the `SetLimits` entry the nodes propose at start: every node, from
+//! a snapshot or from the log, switches at the same index.
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +70,22 @@ pub fn topic_name_is_legal(name: &str) -> bool {
 }
 
 impl Limits {
+    /// In force until `SetLimits` is applied: no limit, but the partition counts no node could
+    /// allocate (a tiny command that would allocate gigabytes).
+    pub const BEFORE_SET: Limits = Limits {
+        partitions_per_topic_max: 1_000_000,
+        partitions_max: 10_000_000,
+        topic_configs_max: u32::MAX,
+        config_key_bytes_max: u32::MAX,
+        config_value_bytes_max: u32::MAX,
+        group_id_bytes_max: u32::MAX,
+        offset_metadata_bytes_max: u32::MAX,
+        groups_max: u32::MAX,
+        agents_max: u32::MAX,
+        name_bytes_max: u32::MAX,
+        object_key_bytes_max: u32::MAX,
+    };
+
     /// Whether a topic may have `count` partitions (on its own; see `partitions_max`).
     pub fn partitions_per_topic_allow(&self, count: i64) -> bool {
         (1..=i64::from(self.partitions_per_topic_max)).contains(&count)

@@ -91,6 +91,11 @@ pub enum Command {
     AgentHeartbeat {
         agent: Agent,
     },
+    /// Puts limits in force (see `limits`); only the first one applied counts. Last, so that
+    /// the entries written before it existed keep their encoding.
+    SetLimits {
+        limits: Limits,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +108,8 @@ pub enum Outcome {
     /// Whether the group had committed offsets to delete.
     GroupOffsetsDeleted(bool),
     Registered(Result<(), RegistryError>),
+    /// Whether this `SetLimits` put limits in force (false: they already were).
+    LimitsSet(bool),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,7 +119,8 @@ pub struct MetadataState {
     group_offsets: GroupOffsets,
     registry: Registry,
     recent_commits: RecentCommits,
-    limits: Limits,
+    /// `None` until the `SetLimits` entry (see `limits`).
+    limits: Option<Limits>,
     /// Commands applied so far; a snapshot records it so replay knows where to resume.
     applied: u64,
 }
@@ -180,9 +188,15 @@ impl MetadataState {
         self.registry.cluster_id()
     }
 
-    /// What the state refuses to hold (see `limits`).
-    pub fn limits(&self) -> &Limits {
-        &self.limits
+    /// The limits handlers check requests against: those in force, or the defaults before
+    /// the `SetLimits` entry is applied (a request refused there never reaches the log).
+    pub fn limits(&self) -> Limits {
+        self.limits.clone().unwrap_or_default()
+    }
+
+    /// Whether the `SetLimits` entry has been applied.
+    pub fn limits_set(&self) -> bool {
+        self.limits.is_some()
     }
 
     /// Agents whose lease has not expired at `now_ms`.
@@ -198,17 +212,22 @@ impl MetadataState {
                 id,
                 partitions,
                 configs,
-            } => Outcome::Topic(
-                self.topics
-                    .create(name, id, partitions, configs, &self.limits),
-            ),
+            } => Outcome::Topic(self.topics.create(
+                name,
+                id,
+                partitions,
+                configs,
+                in_force(&self.limits),
+            )),
             Command::DeleteTopic { name } => Outcome::Topic(self.delete_topic(&name)),
-            Command::CreatePartitions { name, total } => {
-                Outcome::Topic(self.topics.create_partitions(&name, total, &self.limits))
-            }
-            Command::AlterTopicConfigs { name, changes } => {
-                Outcome::Topic(self.topics.alter_configs(&name, changes, &self.limits))
-            }
+            Command::CreatePartitions { name, total } => Outcome::Topic(
+                self.topics
+                    .create_partitions(&name, total, in_force(&self.limits)),
+            ),
+            Command::AlterTopicConfigs { name, changes } => Outcome::Topic(
+                self.topics
+                    .alter_configs(&name, changes, in_force(&self.limits)),
+            ),
             Command::CommitObject {
                 object_key,
                 partitions,
@@ -226,10 +245,16 @@ impl MetadataState {
                 Outcome::GroupOffsetsDeleted(self.group_offsets.delete(&group, partitions))
             }
             Command::InitCluster { id } => {
-                Outcome::Registered(self.registry.init_cluster(id, &self.limits))
+                Outcome::Registered(self.registry.init_cluster(id, in_force(&self.limits)))
             }
             Command::AgentHeartbeat { agent } => {
-                Outcome::Registered(self.registry.heartbeat(agent, &self.limits))
+                Outcome::Registered(self.registry.heartbeat(agent, in_force(&self.limits)))
+            }
+            Command::SetLimits { limits } => {
+                // The first one applied counts; every node proposes the same defaults.
+                let set = self.limits.is_none();
+                self.limits.get_or_insert(limits);
+                Outcome::LimitsSet(set)
             }
         }
     }
@@ -241,20 +266,17 @@ impl MetadataState {
         partition: i32,
         offset: GroupOffset,
     ) -> Result<(), OffsetCommitError> {
-        if !self.limits.group_id_allows(&group) {
+        if !in_force(&self.limits).group_id_allows(&group) {
             return Err(OffsetCommitError::InvalidGroupId);
         }
-        if !self
-            .limits
-            .offset_metadata_allows(offset.metadata.as_deref())
-        {
+        if !in_force(&self.limits).offset_metadata_allows(offset.metadata.as_deref()) {
             return Err(OffsetCommitError::MetadataTooLarge);
         }
         if !self.topics.has_partition(&topic, partition) {
             return Err(OffsetCommitError::UnknownTopicOrPartition);
         }
         self.group_offsets
-            .commit(group, topic, partition, offset, &self.limits)
+            .commit(group, topic, partition, offset, in_force(&self.limits))
     }
 
     /// A deleted topic takes its producers' sequence windows and its groups' offsets along.
@@ -275,7 +297,7 @@ impl MetadataState {
         if let Some(previous) = self.recent_commits.get(&object_key) {
             return previous.clone();
         }
-        if object_key.as_str().len() > self.limits.object_key_bytes_max as usize {
+        if object_key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize {
             return partitions
                 .iter()
                 .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
@@ -318,6 +340,11 @@ impl MetadataState {
         }
         outcomes
     }
+}
+
+/// The limits `apply` checks commands against.
+fn in_force(limits: &Option<Limits>) -> &Limits {
+    limits.as_ref().unwrap_or(&Limits::BEFORE_SET)
 }
 
 #[cfg(test)]

@@ -273,6 +273,84 @@ fn unknown_partitions_are_refused_and_replay_is_deterministic() {
 mod limits {
     use super::*;
 
+    /// A state with the default limits in force, as after the nodes' `SetLimits` entry.
+    fn limited() -> MetadataState {
+        let mut state = MetadataState::default();
+        assert_eq!(
+            state.apply(Command::SetLimits {
+                limits: Limits::default(),
+            }),
+            Outcome::LimitsSet(true)
+        );
+        state
+    }
+
+    #[test]
+    fn limits_take_effect_at_their_entry_and_only_the_first_counts() {
+        let mut state = MetadataState::default();
+        // Before: entries an older build accepted replay as they did then...
+        let configs: BTreeMap<String, String> =
+            (0..300).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert_eq!(
+            state.apply(Command::CreateTopic {
+                name: "old".into(),
+                id: Uuid::from_u128(1),
+                partitions: 20_000,
+                configs: configs.clone(),
+            }),
+            Outcome::Topic(Ok(()))
+        );
+        // ...but nothing that no node could hold.
+        assert_eq!(
+            state.apply(Command::CreatePartitions {
+                name: "old".into(),
+                total: 2_000_000_000,
+            }),
+            Outcome::Topic(Err(TopicError::InvalidPartitions))
+        );
+        assert_eq!(
+            state.apply(Command::SetLimits {
+                limits: Limits::default(),
+            }),
+            Outcome::LimitsSet(true)
+        );
+        let stricter = Limits {
+            partitions_per_topic_max: 1,
+            ..Limits::default()
+        };
+        assert_eq!(
+            state.apply(Command::SetLimits { limits: stricter }),
+            Outcome::LimitsSet(false)
+        );
+        assert_eq!(state.limits(), Limits::default());
+        // A topic over the limits from before can still be brought back under them.
+        assert_eq!(
+            state.apply(Command::AlterTopicConfigs {
+                name: "old".into(),
+                changes: vec![("k0".into(), None), ("k1".into(), None)],
+            }),
+            Outcome::Topic(Ok(()))
+        );
+        assert_eq!(
+            state.apply(Command::AlterTopicConfigs {
+                name: "old".into(),
+                changes: vec![("k2".into(), Some("changed".into()))],
+            }),
+            Outcome::Topic(Ok(())),
+            "the count does not grow"
+        );
+        assert_eq!(state.topic("old").unwrap().configs.len(), 298);
+        assert_eq!(
+            state.apply(Command::CreateTopic {
+                name: "new".into(),
+                id: Uuid::from_u128(2),
+                partitions: 1,
+                configs,
+            }),
+            Outcome::Topic(Err(TopicError::InvalidConfig))
+        );
+    }
+
     fn create(state: &mut MetadataState, name: &str, partitions: i32) -> Outcome {
         let id = Uuid::from_u128(u128::from(state.applied()) + 100);
         state.apply(Command::CreateTopic {
@@ -285,7 +363,7 @@ mod limits {
 
     #[test]
     fn partition_counts_are_bounded_per_topic_and_per_cluster() {
-        let mut state = MetadataState::default();
+        let mut state = limited();
         assert_eq!(
             create(&mut state, "huge", 2_000_000_000),
             Outcome::Topic(Err(TopicError::InvalidPartitions))
@@ -323,7 +401,7 @@ mod limits {
 
     #[test]
     fn names_configs_and_offset_commits_are_bounded() {
-        let mut state = MetadataState::default();
+        let mut state = limited();
         assert_eq!(
             create(&mut state, &"x".repeat(250), 1),
             Outcome::Topic(Err(TopicError::InvalidName))
@@ -383,7 +461,7 @@ mod limits {
 
     #[test]
     fn malformed_batches_and_keys_are_refused_without_moving_offsets() {
-        let mut state = MetadataState::default();
+        let mut state = limited();
         let tp = TopicPartition {
             topic_id: topic(&mut state, 1),
             partition: 0,
@@ -416,7 +494,7 @@ mod limits {
 
     #[test]
     fn registrations_are_bounded() {
-        let mut state = MetadataState::default();
+        let mut state = limited();
         let agent = |id: i32, host: String| Agent {
             id,
             host,

@@ -161,12 +161,23 @@ impl Topics {
         limits: &Limits,
     ) -> Result<(), TopicError> {
         let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
-        let entries = changes.iter().map(|(k, v)| (k.as_str(), v.as_deref()));
-        let added = changes
+        // What is set is checked, and the count the topic ends with: removing a config is
+        // always allowed, so a topic over a limit can be brought back under it.
+        let mut keys: std::collections::BTreeSet<&str> =
+            topic.configs.keys().map(String::as_str).collect();
+        for (key, value) in &changes {
+            match value {
+                Some(_) => keys.insert(key),
+                None => keys.remove(key.as_str()),
+            };
+        }
+        let set = changes
             .iter()
-            .filter(|(k, v)| v.is_some() && !topic.configs.contains_key(k))
-            .count();
-        if !limits.configs_allow(topic.configs.len().saturating_add(added), entries) {
+            .filter_map(|(k, v)| v.as_deref().map(|v| (k.as_str(), Some(v))));
+        let grows = keys.len() > topic.configs.len();
+        if (grows && !limits.configs_allow(keys.len(), set.clone()))
+            || !limits.configs_allow(0, set)
+        {
             return Err(TopicError::InvalidConfig);
         }
         for (key, value) in changes {

@@ -13,7 +13,7 @@ pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> Create
         let (current, limits, cluster_partitions) = broker.metadata.read(|s| {
             (
                 s.topic(&topic.name).map(|t| t.partitions.len() as i64),
-                s.limits().clone(),
+                s.limits(),
                 s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
             )
         });

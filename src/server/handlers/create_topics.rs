@@ -24,7 +24,7 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
         let (exists, limits, cluster_partitions) = broker.metadata.read(|s| {
             (
                 s.topic(&topic.name).is_some(),
-                s.limits().clone(),
+                s.limits(),
                 s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
             )
         });

@@ -83,6 +83,8 @@ struct PlannedRead {
     runs: Vec<crate::metadata::state::BatchRef>,
     fetch_offset: i64,
     budget: usize,
+    /// Only the first read may return a batch larger than its budget (Kafka's rule).
+    may_exceed: bool,
 }
 
 /// Plans every partition (in request order, so the request-wide byte budget is shared the way
@@ -109,6 +111,7 @@ async fn fetch_once(
             // batch), so a consumer can always make progress.
             let budget = (p.partition_max_bytes.max(0) as usize)
                 .min(request_budget.saturating_sub(planned_bytes));
+            let first = reads.is_empty();
             // Plan under the read lock: only the planned runs are copied, not the index.
             let planned = broker.metadata.read(|s| {
                 s.topic(&topic.topic)
@@ -158,15 +161,19 @@ async fn fetch_once(
                     data.records = None;
                 }
                 FetchPlan::Empty => {}
-                FetchPlan::Read(runs) if budget > 0 || planned_bytes == 0 => {
+                FetchPlan::Read(runs) if budget > 0 || first => {
+                    // An upper bound of what the read returns: the budget, or for the first
+                    // read its first run whole (a batch above the budget).
                     let run_bytes: u64 = runs.iter().map(|r| r.byte_len).sum();
-                    planned_bytes += (run_bytes as usize).min(budget);
+                    let first_run = runs.first().map_or(0, |r| r.byte_len) as usize;
+                    planned_bytes += (run_bytes as usize).min(budget.max(first_run));
                     reads.push(PlannedRead {
                         topic: topic_index,
                         partition: out.partitions.len(),
                         runs,
                         fetch_offset: p.fetch_offset,
                         budget: budget.max(1),
+                        may_exceed: first,
                     });
                 }
                 FetchPlan::Read(_) => {}
@@ -192,6 +199,9 @@ async fn fetch_once(
         let topic = &mut response.responses[read.topic];
         let data = &mut topic.partitions[read.partition];
         match result {
+            // A later partition whose first batch did not fit what was left: nothing for it
+            // this time (the reader always returns at least one batch).
+            Ok(got) if !read.may_exceed && got.bytes.len() > read.budget => {}
             Ok(read) => {
                 total += read.bytes.len();
                 BrokerMetrics::add(&broker.metrics.fetch_bytes, read.bytes.len() as u64);

@@ -55,7 +55,7 @@ pub async fn handle(
             code => code,
         }
     };
-    let limits = broker.metadata.read(|s| s.limits().clone());
+    let limits = broker.metadata.read(|s| s.limits());
     let mut commands = Vec::new();
     let mut results = Vec::new();
     for topic in &request.topics {

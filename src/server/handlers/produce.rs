@@ -252,7 +252,8 @@ async fn wait(receivers: Vec<oneshot::Receiver<BatchResult>>) -> (ErrorCode, Off
             Ok(BatchOutcome::Appended { base_offset })
             | Ok(BatchOutcome::Duplicate { base_offset }) => base_offset,
             Ok(refused) => return (error_codes::batch_refused(refused), Offset::NONE),
-            // Nothing was committed: the producer may retry the same batch safely.
+            // A retry is safe: a failed PUT committed nothing, and a commit that timed out
+            // may have landed but its retry is recognised by the producer's sequence.
             Err(e) => return (error_codes::produce_error(&e), Offset::NONE),
         };
         if i == 0 {
