@@ -162,11 +162,16 @@ async fn fetch_once(
                 }
                 FetchPlan::Empty => {}
                 FetchPlan::Read(runs) if budget > 0 || first => {
-                    // An upper bound of what the read returns: the budget, or for the first
-                    // read its first run whole (a batch above the budget).
-                    let run_bytes: u64 = runs.iter().map(|r| r.byte_len).sum();
+                    // An upper bound of what the read returns: the budget (a later read that
+                    // would exceed it is dropped), or for the first read up to its first run
+                    // whole (a batch above the budget).
+                    let run_bytes = runs.iter().map(|r| r.byte_len).sum::<u64>() as usize;
                     let first_run = runs.first().map_or(0, |r| r.byte_len) as usize;
-                    planned_bytes += (run_bytes as usize).min(budget.max(first_run));
+                    planned_bytes += if first {
+                        run_bytes.min(budget.max(first_run))
+                    } else {
+                        run_bytes.min(budget)
+                    };
                     reads.push(PlannedRead {
                         topic: topic_index,
                         partition: out.partitions.len(),
