@@ -155,6 +155,11 @@ impl MetadataState {
         self.topics.version()
     }
 
+    /// Partitions of all topics together (what `Limits::partitions_max` bounds).
+    pub fn partition_count(&self) -> u64 {
+        self.topics.partition_count()
+    }
+
     pub fn topic(&self, name: &str) -> Option<&Topic> {
         self.topics.get(name)
     }

@@ -14,7 +14,7 @@ pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> Create
             (
                 s.topic(&topic.name).map(|t| t.partitions.len() as i64),
                 s.limits(),
-                s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
+                s.partition_count(),
             )
         });
         let count = i64::from(topic.count);

@@ -25,7 +25,7 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             (
                 s.topic(&topic.name).is_some(),
                 s.limits(),
-                s.topics().map(|t| t.partitions.len() as u64).sum::<u64>(),
+                s.partition_count(),
             )
         });
         let config_entries = configs.iter().map(|(k, v)| (k.as_str(), Some(v.as_str())));
