@@ -173,6 +173,31 @@ fn auto_create(stream: &mut TcpStream, topic: &str) {
     call(stream, ApiKey::Metadata, 9, RequestBody::Metadata(metadata));
 }
 
+/// A Fetch of partition 0 of `topic` from offset 0, for at least one byte.
+fn fetch_from_start(
+    topic: &str,
+    max_wait_ms: i32,
+    max_bytes: i32,
+    partition_max_bytes: i32,
+) -> FetchRequest {
+    FetchRequest {
+        max_wait_ms,
+        min_bytes: 1,
+        max_bytes,
+        topics: vec![fetch_request::FetchTopic {
+            topic: topic.into(),
+            partitions: vec![fetch_request::FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
 fn produce(stream: &mut TcpStream, topic: &str, records: Bytes) -> i16 {
     let request = ProduceRequest {
         acks: -1,
@@ -276,22 +301,7 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .expect("timeout");
-        let fetch = FetchRequest {
-            max_wait_ms: 60_000,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![fetch_request::FetchTopic {
-                topic: "poll".into(),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let fetch = fetch_from_start("poll", 60_000, 1 << 20, 1 << 20);
         let mut body = call(&mut stream, ApiKey::Fetch, 12, RequestBody::Fetch(fetch));
         FetchResponse::decode(&mut body, 12).expect("decode")
     });
@@ -448,22 +458,7 @@ fn a_fetch_returns_no_more_than_its_max_bytes_and_one_batch() {
         assert_eq!(produce(&mut stream, "big", batch.clone()), 0, "batch {i}");
     }
     let fetch = |max_bytes: i32| {
-        let request = FetchRequest {
-            max_wait_ms: 0,
-            min_bytes: 1,
-            max_bytes,
-            topics: vec![fetch_request::FetchTopic {
-                topic: "big".into(),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 64 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let request = fetch_from_start("big", 0, max_bytes, 64 << 20);
         let mut body = call(
             &mut connect(&floe),
             ApiKey::Fetch,
