@@ -8,11 +8,12 @@
 //!          ──► MetadataStore::read ──► this node's applied MetadataState (no network)
 //! ```
 //! `state` is pure and deterministic; `quorum` replicates it (openraft); `store` is the
-//! broker's typed window onto the replicated copy.
+//! broker's typed window onto the replicated copy; `ticks` brings the leader's clock into it.
 
 pub mod quorum;
 pub mod state;
 pub mod store;
+pub mod ticks;
 
 pub use state::MetadataState;
 pub use store::{MetadataError, MetadataStore, OffsetToCommit};

@@ -237,6 +237,12 @@ impl MetadataStore {
         expect_outcome!("AgentHeartbeat", outcome, Outcome::Registered(result) => result)
     }
 
+    /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.
+    pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
+        let outcome = self.apply_one(Command::Tick { now_ms }).await?;
+        expect_outcome!("Tick", outcome, Outcome::Ticked { producers_expired } => producers_expired)
+    }
+
     /// Commits the commands (durable on a majority), waits until this node has applied
     /// them, and returns their outcomes.
     async fn apply(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, MetadataError> {

@@ -155,6 +155,12 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         }
     };
     others.push(tokio::spawn(registration::keep_registered(broker.clone())));
+    if broker.config.quorum.voter {
+        others.push(tokio::spawn(crate::metadata::ticks::tick_while_leading(
+            broker.metadata.clone(),
+            broker.clock.clone(),
+        )));
+    }
     if broker.config.quorum.voter && !broker.config.quorum.voters.is_empty() {
         others.push(tokio::spawn(
             crate::metadata::quorum::learners::follow_registry(

@@ -4,8 +4,8 @@
 //! ```text
 //! raft/snapshot   postcard(SnapshotMeta, MACHINE_FORMAT ++ postcard(Machine)), replaced atomically
 //! ```
-//! A snapshot's data without the `MACHINE_FORMAT` tag is in the state's first layout
-//! (`state::legacy`) and is converted as it is read.
+//! A snapshot's data tagged with an older format, or without a tag (the first layout), is in
+//! an earlier layout of the state (`state::legacy`) and is converted as it is read.
 //!
 //! The machine is shared with the broker (`Shared`): handlers read it under a read lock, so a
 //! lookup never leaves the process. On restart the machine starts from the last snapshot and
@@ -17,6 +17,7 @@ use super::types::{
 };
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
+use crate::metadata::state::legacy::{MetadataStateV1, MetadataStateV2};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -58,16 +59,28 @@ impl Shared {
     }
 }
 
-/// Tags a snapshot's data as the current layout of `Machine`. Data without it is the first
+/// Tags a snapshot's data as the current layout of `Machine`. Data without a tag is the first
 /// layout: postcard is not self-describing, so the layout must be named, not guessed.
-const MACHINE_FORMAT: &[u8] = b"floe-machine-v2\0";
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v3\0";
+/// The second layout (the state without its clock).
+const MACHINE_FORMAT_V2: &[u8] = b"floe-machine-v2\0";
 
-/// The machine in its first layout (the state before it was split by noun).
+/// The machine in an earlier layout of the state (`state::legacy`).
 #[derive(Deserialize)]
-struct MachineV1 {
-    state: crate::metadata::state::legacy::MetadataStateV1,
+struct OldMachine<S> {
+    state: S,
     last_applied: Option<LogId>,
     membership: StoredMembership,
+}
+
+impl<S: Into<MetadataStateV2>> OldMachine<S> {
+    fn into_current(self) -> Machine {
+        Machine {
+            state: self.state.into().into(),
+            last_applied: self.last_applied,
+            membership: self.membership,
+        }
+    }
 }
 
 pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Error> {
@@ -77,14 +90,13 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
 }
 
 pub(super) fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
-    match data.strip_prefix(MACHINE_FORMAT) {
-        Some(current) => postcard::from_bytes(current),
-        None => postcard::from_bytes::<MachineV1>(data).map(|old| Machine {
-            state: old.state.into(),
-            last_applied: old.last_applied,
-            membership: old.membership,
-        }),
+    if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
+        return postcard::from_bytes(current);
     }
+    if let Some(v2) = data.strip_prefix(MACHINE_FORMAT_V2) {
+        return postcard::from_bytes::<OldMachine<MetadataStateV2>>(v2).map(OldMachine::into_current);
+    }
+    postcard::from_bytes::<OldMachine<MetadataStateV1>>(data).map(OldMachine::into_current)
 }
 
 #[derive(Serialize, Deserialize)]

@@ -3,7 +3,6 @@
 
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
 
 /// Where a run of consecutive batches of one partition lives: a byte range of one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,33 +108,4 @@ pub enum BatchOutcome {
     /// Not a batch the produce path could have described (see `CommittedBatch::is_well_formed`),
     /// or an object key longer than `Limits::object_key_bytes_max`: refused, nothing stored.
     Malformed,
-}
-
-/// Object commits remembered for idempotent retries. A retry comes within the committer's
-/// retry deadline, during which far fewer objects than this are committed.
-pub const RECENT_COMMITS_MAX: usize = 4096;
-
-/// The outcomes of the most recent object commits, so that a commit retried after a lost
-/// response gets its original outcome instead of a second set of offsets.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecentCommits {
-    pub(super) outcomes: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
-    /// Commit order of `outcomes`, oldest first (bounded by `RECENT_COMMITS_MAX`).
-    pub(super) order: VecDeque<ObjectKey>,
-}
-
-impl RecentCommits {
-    pub(super) fn get(&self, key: &ObjectKey) -> Option<&Vec<Vec<BatchOutcome>>> {
-        self.outcomes.get(key)
-    }
-
-    pub(super) fn remember(&mut self, key: ObjectKey, outcomes: Vec<Vec<BatchOutcome>>) {
-        if self.order.len() == RECENT_COMMITS_MAX
-            && let Some(oldest) = self.order.pop_front()
-        {
-            self.outcomes.remove(&oldest);
-        }
-        self.order.push_back(key.clone());
-        self.outcomes.insert(key, outcomes);
-    }
 }

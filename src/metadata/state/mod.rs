@@ -1,6 +1,8 @@
 //! The metadata state machine: pure and deterministic.
 //!
-//! `apply(command) -> outcome` with no I/O and no clock reads (time arrives inside commands).
+//! `apply(command) -> outcome` with no I/O and no clock reads: time arrives inside commands,
+//! as the leader's `Tick` (the state's clock, which expires idle producer ids and old commit
+//! outcomes).
 //! This is what the Raft quorum replicates, what snapshots serialize, and what every member
 //! applies. Every agent that applies the same commands in the same order holds the
 //! same state.
@@ -12,7 +14,8 @@
 //! One file per noun, each a part of the state with its own rules: `topics` (names, ids,
 //! partition counts, configs), `index` (a partition's offsets and batch index, what an object
 //! commit says), `producers` (ids, epochs, sequence windows), `groups` (committed offsets),
-//! `agents` (the registry and the cluster id). `MetadataState` composes them; `apply` below
+//! `agents` (the registry and the cluster id), `recent_commits` (outcomes kept for retried
+//! commits). `MetadataState` composes them; `apply` below
 //! is the single entry, and the only place where a command touches several parts.
 
 mod agents;
@@ -21,22 +24,25 @@ mod index;
 pub mod legacy;
 pub mod limits;
 mod producers;
+mod recent_commits;
 mod topics;
 
 pub use agents::{Agent, RegistryError};
 pub use groups::{GroupOffset, OffsetCommitError};
-pub use index::{
-    BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState, RECENT_COMMITS_MAX,
-};
+pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
 pub use limits::Limits;
-pub use producers::{InitProducerIdError, PRODUCER_BATCH_WINDOW};
+pub use producers::{
+    EXPIRY_CHECK_EVERY_MS, InitProducerIdError, PRODUCER_BATCH_WINDOW, PRODUCER_ID_EXPIRATION_MS,
+    PRODUCERS_MAX,
+};
+pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
 
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use agents::Registry;
 use groups::GroupOffsets;
-use index::RecentCommits;
 use producers::Producers;
+use recent_commits::RecentCommits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use topics::Topics;
@@ -96,6 +102,12 @@ pub enum Command {
     SetLimits {
         limits: Limits,
     },
+    /// The leader's clock, proposed every second (`metadata::ticks`): the state's only time.
+    /// It never goes back (a new leader whose clock is behind moves it on only when it passes
+    /// it). Expires idle producer ids and old commit outcomes.
+    Tick {
+        now_ms: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +122,9 @@ pub enum Outcome {
     Registered(Result<(), RegistryError>),
     /// Whether this `SetLimits` put limits in force (false: they already were).
     LimitsSet(bool),
+    Ticked {
+        producers_expired: u64,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,11 +138,29 @@ pub struct MetadataState {
     limits: Option<Limits>,
     /// Commands applied so far; a snapshot records it so replay knows where to resume.
     applied: u64,
+    /// The state's time: the latest `Tick` (0 before the first).
+    now_ms: i64,
+    /// When (state time) idle producers were last looked for.
+    producers_checked_ms: i64,
 }
 
 impl MetadataState {
     pub fn applied(&self) -> u64 {
         self.applied
+    }
+
+    /// The state's time (see `Command::Tick`); 0 before the first tick.
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+    }
+
+    /// Producer ids held, and object commits remembered for retries (for metrics).
+    pub fn producer_count(&self) -> usize {
+        self.producers.len()
+    }
+
+    pub fn remembered_commits(&self) -> usize {
+        self.recent_commits.len()
     }
 
     pub fn topics(&self) -> impl Iterator<Item = &Topic> {
@@ -237,9 +270,11 @@ impl MetadataState {
                 object_key,
                 partitions,
             } => Outcome::Committed(self.commit_object(object_key, &partitions)),
-            Command::InitProducerId { existing } => {
-                Outcome::ProducerId(self.producers.init(existing))
-            }
+            Command::InitProducerId { existing } => Outcome::ProducerId(self.producers.init(
+                existing,
+                self.now_ms,
+                self.limits.is_some(),
+            )),
             Command::OffsetCommit {
                 group,
                 topic,
@@ -261,7 +296,32 @@ impl MetadataState {
                 self.limits.get_or_insert(limits);
                 Outcome::LimitsSet(set)
             }
+            Command::Tick { now_ms } => Outcome::Ticked {
+                producers_expired: self.tick(now_ms),
+            },
         }
+    }
+
+    /// Moves the state's time on and forgets what has aged out; returns how many producer ids
+    /// expired.
+    fn tick(&mut self, now_ms: i64) -> u64 {
+        if now_ms <= self.now_ms {
+            return 0;
+        }
+        if self.now_ms == 0 {
+            self.recent_commits.start_clock(now_ms);
+            self.producers.start_clock(now_ms);
+            self.producers_checked_ms = now_ms;
+        }
+        self.now_ms = now_ms;
+        self.recent_commits
+            .forget_before(now_ms.saturating_sub(COMMIT_DEDUP_WINDOW_MS));
+        if now_ms.saturating_sub(self.producers_checked_ms) < EXPIRY_CHECK_EVERY_MS {
+            return 0;
+        }
+        self.producers_checked_ms = now_ms;
+        self.producers
+            .expire(now_ms.saturating_sub(PRODUCER_ID_EXPIRATION_MS))
     }
 
     fn offset_commit(
@@ -312,7 +372,8 @@ impl MetadataState {
             .iter()
             .map(|p| self.commit_partition(&object_key, p))
             .collect();
-        self.recent_commits.remember(object_key, outcomes.clone());
+        self.recent_commits
+            .remember(object_key, outcomes.clone(), self.now_ms);
         outcomes
     }
 
@@ -322,6 +383,7 @@ impl MetadataState {
         batches: &PartitionBatches,
     ) -> Vec<BatchOutcome> {
         let tp = batches.partition;
+        let now_ms = self.now_ms;
         let Some(partition) = self.topics.partition_mut(&tp) else {
             return vec![BatchOutcome::UnknownTopicOrPartition; batches.batches.len()];
         };
@@ -335,7 +397,7 @@ impl MetadataState {
                 Err(outcome) => outcome,
                 Ok(()) => match partition.append(object_key, batch) {
                     Some(base_offset) => {
-                        self.producers.remember(&tp, batch, base_offset);
+                        self.producers.remember(&tp, batch, base_offset, now_ms);
                         BatchOutcome::Appended { base_offset }
                     }
                     None => BatchOutcome::Malformed,

@@ -1,4 +1,9 @@
 //! Producer ids and epochs, and each idempotent producer's recent batches per partition.
+//!
+//! A producer id that has not produced or been re-initialised for `PRODUCER_ID_EXPIRATION_MS`
+//! of the state's time is forgotten (Kafka's `producer.id.expiration.ms`): its next batch gets
+//! `UNKNOWN_PRODUCER_ID`, and the client initialises again. The check runs every
+//! `EXPIRY_CHECK_EVERY_MS`, as Kafka's does. At most `PRODUCERS_MAX` ids are held at once.
 
 use super::index::{BatchOutcome, CommittedBatch};
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -8,6 +13,12 @@ use std::collections::{BTreeMap, VecDeque};
 /// How many recent batches per producer and partition are remembered to answer retries
 /// (Kafka keeps 5, matching the clients' `max.in.flight.requests.per.connection` limit).
 pub const PRODUCER_BATCH_WINDOW: usize = 5;
+/// Kafka's `producer.id.expiration.ms` default: one day.
+pub const PRODUCER_ID_EXPIRATION_MS: i64 = 24 * 60 * 60 * 1000;
+/// Kafka's `producer.id.expiration.check.interval.ms` default: ten minutes.
+pub const EXPIRY_CHECK_EVERY_MS: i64 = 10 * 60 * 1000;
+/// Producer ids held at once (a producer costs its epoch and its sequence windows).
+pub const PRODUCERS_MAX: usize = 1_000_000;
 
 /// A batch the producer sent recently, remembered to recognise its retry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,14 +30,18 @@ pub(super) struct SequencedBatch {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct ProducerState {
-    epoch: ProducerEpoch,
-    partitions: BTreeMap<TopicPartition, VecDeque<SequencedBatch>>,
+    pub(super) epoch: ProducerEpoch,
+    pub(super) partitions: BTreeMap<TopicPartition, VecDeque<SequencedBatch>>,
+    /// State time of its last batch or initialisation (0: before the state's clock started).
+    pub(super) last_active_ms: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InitProducerIdError {
     /// The id/epoch the client presented is not the current one.
     InvalidProducerEpoch,
+    /// `PRODUCERS_MAX` ids are held; one is freed when an idle producer expires.
+    TooManyProducers,
 }
 
 /// Every producer id issued, with its current epoch and recent batches.
@@ -45,9 +60,12 @@ impl Producers {
     }
 
     /// A new producer id, or the next epoch of the one the client holds.
+    /// `limited`: whether `PRODUCERS_MAX` is in force (see `limits`).
     pub(super) fn init(
         &mut self,
         existing: Option<(ProducerId, ProducerEpoch)>,
+        now_ms: i64,
+        limited: bool,
     ) -> Result<(ProducerId, ProducerEpoch), InitProducerIdError> {
         if let Some((id, epoch)) = existing
             && let Some(state) = self.by_id.get_mut(&id)
@@ -59,8 +77,12 @@ impl Producers {
             if state.epoch.0 < i16::MAX - 1 {
                 state.epoch = ProducerEpoch(state.epoch.0 + 1);
                 state.partitions.clear();
+                state.last_active_ms = now_ms;
                 return Ok((id, state.epoch));
             }
+        }
+        if limited && self.by_id.len() >= PRODUCERS_MAX {
+            return Err(InitProducerIdError::TooManyProducers);
         }
         let id = ProducerId(self.next_id);
         self.next_id += 1;
@@ -69,6 +91,7 @@ impl Producers {
             ProducerState {
                 epoch: ProducerEpoch(0),
                 partitions: BTreeMap::new(),
+                last_active_ms: now_ms,
             },
         );
         Ok((id, ProducerEpoch(0)))
@@ -122,11 +145,13 @@ impl Producers {
         tp: &TopicPartition,
         batch: &CommittedBatch,
         base_offset: Offset,
+        now_ms: i64,
     ) {
         if !batch.producer_id.is_idempotent() {
             return;
         }
         if let Some(producer) = self.by_id.get_mut(&batch.producer_id) {
+            producer.last_active_ms = now_ms;
             let window = producer.partitions.entry(*tp).or_default();
             if window.len() == PRODUCER_BATCH_WINDOW {
                 window.pop_front();
@@ -137,5 +162,23 @@ impl Producers {
                 base_offset,
             });
         }
+    }
+
+    /// Forgets the producers idle since before `cutoff_ms`; returns how many.
+    pub(super) fn expire(&mut self, cutoff_ms: i64) -> u64 {
+        let before = self.by_id.len();
+        self.by_id.retain(|_, p| p.last_active_ms >= cutoff_ms);
+        (before - self.by_id.len()) as u64
+    }
+
+    /// Producers last active before the state's clock started count from its first tick.
+    pub(super) fn start_clock(&mut self, now_ms: i64) {
+        for producer in self.by_id.values_mut().filter(|p| p.last_active_ms == 0) {
+            producer.last_active_ms = now_ms;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
     }
 }

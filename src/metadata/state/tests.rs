@@ -553,7 +553,7 @@ mod determinism {
 
     fn command(kind: u8, a: u8, b: u8) -> Command {
         let topic = format!("t{}", a % 3);
-        match kind % 8 {
+        match kind % 9 {
             0 => Command::CreateTopic {
                 name: topic,
                 id: Uuid::from_u128(u128::from(a % 3) + 1),
@@ -611,9 +611,13 @@ mod determinism {
                     lease_expires_ms: i64::from(b),
                 },
             },
-            _ => Command::CreatePartitions {
+            7 => Command::CreatePartitions {
                 name: topic,
                 total: i32::from(b % 6) + 1,
+            },
+            // Hours apart, so that producers and remembered commits expire along the way.
+            _ => Command::Tick {
+                now_ms: (i64::from(a) * 256 + i64::from(b)) * 3_600_000,
             },
         }
     }
@@ -648,6 +652,129 @@ mod determinism {
             state.topic("t0").unwrap().partitions[0].high_watermark,
             high_watermark,
             "no new offsets"
+        );
+    }
+}
+
+mod clock {
+    //! What the state does with time: the leader's `Tick`s expire idle producer ids and old
+    //! commit outcomes, never anything younger.
+
+    use super::*;
+
+    const T0: i64 = 1_700_000_000_000;
+
+    fn tick(state: &mut MetadataState, now_ms: i64) -> u64 {
+        match state.apply(Command::Tick { now_ms }) {
+            Outcome::Ticked { producers_expired } => producers_expired,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    fn commit_as(state: &mut MetadataState, key: &str, tp: TopicPartition) -> Outcome {
+        state.apply(Command::CommitObject {
+            object_key: ObjectKey::new(key),
+            partitions: vec![PartitionBatches {
+                partition: tp,
+                batches: vec![batch(0, 10, 1, NO_PRODUCER, -1)],
+            }],
+        })
+    }
+
+    #[test]
+    fn a_retry_within_the_window_is_recognised_however_many_commits_came_between() {
+        let mut state = MetadataState::default();
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
+        tick(&mut state, T0);
+        let first = commit_as(&mut state, "first", tp);
+        // More commits than any count-bounded window would hold, all within the deadline.
+        for i in 0..20_000 {
+            commit_as(&mut state, &format!("o{i}"), tp);
+        }
+        tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS - 1);
+        let high_watermark = state.high_watermark("t", 0);
+        assert_eq!(commit_as(&mut state, "first", tp), first, "the original outcome");
+        assert_eq!(state.high_watermark("t", 0), high_watermark, "no new offsets");
+        // Past the window the outcome is forgotten: the memory is bounded by time.
+        tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS + 1);
+        assert_eq!(state.remembered_commits(), 0);
+    }
+
+    #[test]
+    fn the_clock_never_goes_back() {
+        let mut state = MetadataState::default();
+        tick(&mut state, T0);
+        tick(&mut state, T0 - 60_000);
+        assert_eq!(state.now_ms(), T0, "a leader whose clock is behind changes nothing");
+        tick(&mut state, i64::MIN);
+        assert_eq!(state.now_ms(), T0);
+    }
+
+    #[test]
+    fn idle_producer_ids_expire_after_a_day_and_active_ones_stay() {
+        let mut state = MetadataState::default();
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
+        tick(&mut state, T0);
+        let idle = producer(&mut state);
+        let active = producer(&mut state);
+        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, idle, 0)]).len(), 1);
+        // The active one produces every hour; the idle one never again.
+        for hour in 1..=24 {
+            tick(&mut state, T0 + hour * 3_600_000);
+            let outcome = commit(&mut state, "b", tp, vec![batch(0, 10, 1, active, hour as i32 - 1)]);
+            assert!(matches!(outcome[0], BatchOutcome::Appended { .. }), "{outcome:?}");
+        }
+        assert_eq!(state.producer_count(), 2, "not a day idle yet");
+        let expired = tick(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS + EXPIRY_CHECK_EVERY_MS);
+        assert_eq!(expired, 1);
+        assert_eq!(
+            commit(&mut state, "c", tp, vec![batch(0, 10, 1, idle, 1)]),
+            vec![BatchOutcome::UnknownProducerId],
+            "the client must initialise again, as with Kafka"
+        );
+        // Re-initialising the expired id gives a fresh one.
+        match state.apply(Command::InitProducerId {
+            existing: Some(idle),
+        }) {
+            Outcome::ProducerId(Ok((id, ProducerEpoch(0)))) => assert_ne!(id, idle.0),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_was_remembered_before_the_clock_started_counts_from_its_first_tick() {
+        let mut state = MetadataState::default();
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
+        // A log written before ticks existed: commits and producers without a time.
+        let first = commit_as(&mut state, "old", tp);
+        producer(&mut state);
+        tick(&mut state, T0);
+        assert_eq!(commit_as(&mut state, "old", tp), first, "not expired at the first tick");
+        assert_eq!(tick(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS - 1), 0);
+        assert_eq!(state.producer_count(), 1);
+    }
+
+    #[test]
+    fn producer_ids_are_bounded_once_limits_are_in_force() {
+        let mut state = MetadataState::default();
+        state.apply(Command::SetLimits {
+            limits: Limits::default(),
+        });
+        for _ in 0..PRODUCERS_MAX {
+            producer(&mut state);
+        }
+        assert_eq!(
+            state.apply(Command::InitProducerId { existing: None }),
+            Outcome::ProducerId(Err(InitProducerIdError::TooManyProducers))
         );
     }
 }

@@ -31,6 +31,14 @@ pub async fn handle(broker: &Broker, request: InitProducerIdRequest) -> InitProd
         Ok(Err(InitProducerIdError::InvalidProducerEpoch)) => {
             response.error_code = ErrorCode::InvalidProducerEpoch.code();
         }
+        Ok(Err(InitProducerIdError::TooManyProducers)) => {
+            // Retriable: an idle producer id expires and frees a place.
+            tracing::warn!(
+                max = crate::metadata::state::PRODUCERS_MAX,
+                "InitProducerId refused: the cluster holds its maximum of producer ids"
+            );
+            response.error_code = ErrorCode::CoordinatorNotAvailable.code();
+        }
         Err(e) => response.error_code = failed_write(&e, Role::Coordinator).code(),
     }
     response
