@@ -1,12 +1,14 @@
 //! Kafka's primitive wire types, read from untrusted bytes.
 //!
 //! Every read checks the bytes remaining before it consumes or allocates: a length taken from the
-//! wire is compared with what is left of the frame first, so no input can make the decoder
-//! allocate more than the frame it came in. Nothing here panics on input.
+//! wire is compared with what is left of the frame first, and every allocation is charged to
+//! the message's `decode_budget` before it is made, so no input can make the decoder allocate
+//! more than a small multiple of the frame it came in. Nothing here panics on input.
 //!
 //! Errors carry the path of the field that failed; `Message::decode` adds the message name and
 //! version on the way out.
 
+use super::decode_budget;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 #[cfg(test)]
@@ -29,6 +31,10 @@ pub enum WireError {
     InvalidUtf8,
     #[error("unsupported version")]
     UnsupportedVersion,
+    #[error(
+        "decoding would allocate {bytes} more bytes; the message's budget has {available} left"
+    )]
+    DecodeBudgetExceeded { bytes: usize, available: usize },
 }
 
 impl WireError {
@@ -137,7 +143,8 @@ pub trait Message: Struct + Default {
         if !(Self::VALID_VERSIONS.0..=Self::VALID_VERSIONS.1).contains(&version) {
             return Err(FieldError::from(WireError::UnsupportedVersion).finish(Self::NAME, version));
         }
-        Self::read(buf, version).map_err(|e| e.finish(Self::NAME, version))
+        decode_budget::within_budget(buf.remaining(), || Self::read(buf, version))
+            .map_err(|e| e.finish(Self::NAME, version))
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<(), EncodeError> {
@@ -331,6 +338,7 @@ pub fn read_nullable_string(buf: &mut Bytes, compact: bool) -> Result<Option<Str
     let Some(length) = read_length(buf, compact, false)? else {
         return Ok(None);
     };
+    decode_budget::charge(length)?;
     let raw = buf.split_to(length);
     String::from_utf8(raw.to_vec())
         .map(Some)
@@ -382,18 +390,9 @@ pub fn write_bytes(buf: &mut BytesMut, compact: bool, v: &[u8]) -> Result<(), En
     write_nullable_bytes(buf, compact, Some(v))
 }
 
-/// Bytes an array reserves for its elements before they are decoded. A count is checked
-/// against the bytes remaining, but one byte on the wire can decode to a struct of a hundred
-/// bytes, so reserving `count` elements would let a 100 MiB frame reserve gigabytes; beyond
-/// this the vector grows with the elements actually decoded.
-const PREALLOCATED_BYTES_MAX: usize = 64 * 1024;
-
-fn preallocated<T>(count: usize) -> Vec<T> {
-    Vec::with_capacity(count.min(PREALLOCATED_BYTES_MAX / std::mem::size_of::<T>().max(1)))
-}
-
 /// Reads an array whose every element takes at least one byte, so a count larger than the
-/// bytes remaining is rejected before anything is allocated (as Kafka's own decoder does).
+/// bytes remaining is rejected before anything is allocated (as Kafka's own decoder does);
+/// the elements' memory is charged to the decode budget, then reserved exactly.
 pub fn read_nullable_array<T, E: Into<FieldError>>(
     buf: &mut Bytes,
     compact: bool,
@@ -402,7 +401,8 @@ pub fn read_nullable_array<T, E: Into<FieldError>>(
     let Some(count) = read_length(buf, compact, true)? else {
         return Ok(None);
     };
-    let mut items = preallocated(count);
+    decode_budget::charge_elements::<T>(count)?;
+    let mut items = Vec::with_capacity(count);
     for index in 0..count {
         let item = read(buf).map_err(Into::into).map_err(|mut e| {
             e.path
@@ -483,7 +483,11 @@ pub fn read_tagged_fields(buf: &mut Bytes) -> Result<Vec<RawTaggedField>, FieldE
         }))
         .ctx("_tagged_fields");
     }
-    let mut fields = preallocated(count);
+    // This vector, and the struct's own list of unknown fields they are moved to (which grows
+    // by doubling: up to three times its length while it reallocates).
+    decode_budget::charge_elements::<RawTaggedField>(count.saturating_mul(4))
+        .ctx("_tagged_fields")?;
+    let mut fields = Vec::with_capacity(count);
     for _ in 0..count {
         let tag = read_uvarint(buf).ctx("_tagged_fields")?;
         let size = read_uvarint(buf).ctx("_tagged_fields")? as usize;

@@ -94,7 +94,8 @@ pub(super) fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
         return postcard::from_bytes(current);
     }
     if let Some(v2) = data.strip_prefix(MACHINE_FORMAT_V2) {
-        return postcard::from_bytes::<OldMachine<MetadataStateV2>>(v2).map(OldMachine::into_current);
+        return postcard::from_bytes::<OldMachine<MetadataStateV2>>(v2)
+            .map(OldMachine::into_current);
     }
     postcard::from_bytes::<OldMachine<MetadataStateV1>>(data).map(OldMachine::into_current)
 }

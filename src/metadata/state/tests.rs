@@ -696,8 +696,16 @@ mod clock {
         }
         tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS - 1);
         let high_watermark = state.high_watermark("t", 0);
-        assert_eq!(commit_as(&mut state, "first", tp), first, "the original outcome");
-        assert_eq!(state.high_watermark("t", 0), high_watermark, "no new offsets");
+        assert_eq!(
+            commit_as(&mut state, "first", tp),
+            first,
+            "the original outcome"
+        );
+        assert_eq!(
+            state.high_watermark("t", 0),
+            high_watermark,
+            "no new offsets"
+        );
         // Past the window the outcome is forgotten: the memory is bounded by time.
         tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS + 1);
         assert_eq!(state.remembered_commits(), 0);
@@ -708,7 +716,11 @@ mod clock {
         let mut state = MetadataState::default();
         tick(&mut state, T0);
         tick(&mut state, T0 - 60_000);
-        assert_eq!(state.now_ms(), T0, "a leader whose clock is behind changes nothing");
+        assert_eq!(
+            state.now_ms(),
+            T0,
+            "a leader whose clock is behind changes nothing"
+        );
         tick(&mut state, i64::MIN);
         assert_eq!(state.now_ms(), T0);
     }
@@ -723,15 +735,29 @@ mod clock {
         tick(&mut state, T0);
         let idle = producer(&mut state);
         let active = producer(&mut state);
-        assert_eq!(commit(&mut state, "a", tp, vec![batch(0, 10, 1, idle, 0)]).len(), 1);
+        assert_eq!(
+            commit(&mut state, "a", tp, vec![batch(0, 10, 1, idle, 0)]).len(),
+            1
+        );
         // The active one produces every hour; the idle one never again.
         for hour in 1..=24 {
             tick(&mut state, T0 + hour * 3_600_000);
-            let outcome = commit(&mut state, "b", tp, vec![batch(0, 10, 1, active, hour as i32 - 1)]);
-            assert!(matches!(outcome[0], BatchOutcome::Appended { .. }), "{outcome:?}");
+            let outcome = commit(
+                &mut state,
+                "b",
+                tp,
+                vec![batch(0, 10, 1, active, hour as i32 - 1)],
+            );
+            assert!(
+                matches!(outcome[0], BatchOutcome::Appended { .. }),
+                "{outcome:?}"
+            );
         }
         assert_eq!(state.producer_count(), 2, "not a day idle yet");
-        let expired = tick(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS + EXPIRY_CHECK_EVERY_MS);
+        let expired = tick(
+            &mut state,
+            T0 + PRODUCER_ID_EXPIRATION_MS + EXPIRY_CHECK_EVERY_MS,
+        );
         assert_eq!(expired, 1);
         assert_eq!(
             commit(&mut state, "c", tp, vec![batch(0, 10, 1, idle, 1)]),
@@ -758,7 +784,11 @@ mod clock {
         let first = commit_as(&mut state, "old", tp);
         producer(&mut state);
         tick(&mut state, T0);
-        assert_eq!(commit_as(&mut state, "old", tp), first, "not expired at the first tick");
+        assert_eq!(
+            commit_as(&mut state, "old", tp),
+            first,
+            "not expired at the first tick"
+        );
         assert_eq!(tick(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS - 1), 0);
         assert_eq!(state.producer_count(), 1);
     }
