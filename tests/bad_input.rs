@@ -281,8 +281,92 @@ fn bad_batches_get_kafka_error_codes_and_nothing_is_stored() {
         87,
         "INVALID_RECORD: an idempotent batch without a sequence"
     );
+    // The header agrees with itself (4 records, offsets 0..=3) but the batch holds 3.
+    let miscounted = patched(
+        &patched(&good, 57, &4i32.to_be_bytes()),
+        23,
+        &3i32.to_be_bytes(),
+    );
+    assert_eq!(
+        produce(&mut stream, "t", miscounted),
+        87,
+        "INVALID_RECORD: fewer records than counted"
+    );
     // None of that was stored: the first good batch gets offset 0.
     assert_eq!(produce(&mut stream, "t", good), 0);
+    still_serving(&floe);
+}
+
+#[test]
+fn record_timestamps_are_bounded_where_the_topic_says_so() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
+    let mut stream = connect(&floe);
+    let create = |name: &str, key: &str, value: &str| CreateTopicsRequest {
+        topics: vec![create_topics_request::CreatableTopic {
+            name: name.into(),
+            num_partitions: 1,
+            replication_factor: 1,
+            configs: vec![create_topics_request::CreatableTopicConfig {
+                name: key.into(),
+                value: Some(value.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        timeout_ms: 5000,
+        ..Default::default()
+    };
+    let created = |stream: &mut TcpStream, request| {
+        let mut body = call(
+            stream,
+            ApiKey::CreateTopics,
+            5,
+            RequestBody::CreateTopics(request),
+        );
+        CreateTopicsResponse::decode(&mut body, 5)
+            .expect("decode")
+            .topics[0]
+            .error_code
+    };
+    assert_eq!(
+        created(
+            &mut stream,
+            create("bad", "message.timestamp.before.max.ms", "-5")
+        ),
+        40,
+        "INVALID_CONFIG"
+    );
+    assert_eq!(
+        created(
+            &mut stream,
+            create("recent", "message.timestamp.before.max.ms", "3600000")
+        ),
+        0
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    let at = |base_timestamp_ms| {
+        floe::protocol::record_batch::build_batch(floe::protocol::record_batch::BatchSpec {
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records: 3,
+            value_bytes: 10,
+            base_timestamp_ms,
+        })
+    };
+    assert_eq!(
+        produce(&mut stream, "recent", at(now - 2 * 3_600_000)),
+        32,
+        "INVALID_TIMESTAMP: two hours old"
+    );
+    assert_eq!(produce(&mut stream, "recent", at(now - 60_000)), 0);
+    // Unbounded topics take any time, as Kafka's defaults do.
+    auto_create(&mut stream, "any");
+    assert_eq!(produce(&mut stream, "any", at(0)), 0);
     still_serving(&floe);
 }
 

@@ -4,5 +4,6 @@
 pub mod batcher;
 pub mod metrics;
 pub mod pipeline;
+pub mod timestamps;
 
 pub use pipeline::{BatchResult, ProduceError, ProducePipeline};

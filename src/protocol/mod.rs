@@ -18,6 +18,7 @@ mod tests;
 #[rustfmt::skip]
 pub mod messages;
 pub mod record_batch;
+pub mod records;
 #[cfg(test)]
 mod sample;
 pub mod wire;

@@ -1,6 +1,7 @@
 //! DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44) for topic configs.
 //! Configs are stored in metadata; their enforcement (retention, compaction) comes later.
 
+use crate::produce::timestamps;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult,
@@ -79,7 +80,10 @@ pub async fn incremental_alter(
             .configs
             .iter()
             .map(|c| match c.config_operation {
-                0 => Ok((c.name.clone(), c.value.clone())),
+                0 => match timestamps::config_error(&c.name, c.value.as_deref()) {
+                    Some(message) => Err(message),
+                    None => Ok((c.name.clone(), c.value.clone())),
+                },
                 1 => Ok((c.name.clone(), None)),
                 op => Err(format!(
                     "config operation {op} is not supported for {}",

@@ -1,6 +1,7 @@
 //! CreateTopics (key 19). Replication factor and assignments are accepted and ignored: data
 //! durability comes from the object store, not from broker replicas.
 
+use crate::produce::timestamps;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreateTopicsRequest;
 use crate::protocol::messages::CreateTopicsResponse;
@@ -47,6 +48,11 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                     limits.partitions_max
                 ),
             ))
+        } else if let Some(message) = configs
+            .iter()
+            .find_map(|(k, v)| timestamps::config_error(k, Some(v)))
+        {
+            Err((ErrorCode::InvalidConfig, message))
         } else if !limits.configs_allow(configs.len(), config_entries) {
             Err((
                 ErrorCode::InvalidConfig,

@@ -5,12 +5,14 @@
 
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::BatchOutcome;
+use crate::produce::timestamps::TimestampPolicy;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
 use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use crate::protocol::record_batch::{BatchError, Batches, Compression, RecordBatch};
+use crate::protocol::records;
 use crate::server::broker::Broker;
 use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
@@ -53,21 +55,26 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
         return enqueued;
     }
     for topic in &request.topic_data {
-        let topic_id = broker
-            .metadata
-            .read(|s| s.topic(&topic.name).map(|t| (t.id, t.partitions.len())));
+        let topic_id = broker.metadata.read(|s| {
+            s.topic(&topic.name)
+                .map(|t| (t.id, t.partitions.len(), TimestampPolicy::of(&t.configs)))
+        });
         for partition in &topic.partition_data {
             let pending = match topic_id {
-                Some((id, count)) if partition.index >= 0 && (partition.index as usize) < count => {
+                Some((id, count, timestamps))
+                    if partition.index >= 0 && (partition.index as usize) < count =>
+                {
                     let tp = TopicPartition {
                         topic_id: id,
                         partition: partition.index,
                     };
-                    match validate(
-                        partition.records.clone().unwrap_or_default(),
-                        broker.config.batch_bytes_max,
+                    let checks = Checks {
+                        batch_bytes_max: broker.config.batch_bytes_max,
                         version,
-                    ) {
+                        timestamps,
+                        now_ms: broker.clock.now_ms(),
+                    };
+                    match validate(partition.records.clone().unwrap_or_default(), &checks) {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
                             for batch in batches {
@@ -156,13 +163,23 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     }
 }
 
+/// What a client's batches are checked against.
+struct Checks {
+    batch_bytes_max: usize,
+    /// The request's version (zstd needs v7).
+    version: i16,
+    timestamps: TimestampPolicy,
+    now_ms: i64,
+}
+
 /// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
-/// batches (`LogValidator.validateBatch`); a refusal carries the code and a message.
+/// batches (`LogValidator`): the header, the CRC, then the records of an uncompressed batch
+/// (their count and framing) and their timestamps. A refusal carries the code and a message.
 fn validate(
     records: bytes::Bytes,
-    batch_bytes_max: usize,
-    version: i16,
+    checks: &Checks,
 ) -> Result<Vec<RecordBatch>, (ErrorCode, String)> {
+    let batch_bytes_max = checks.batch_bytes_max;
     let mut batches = Vec::new();
     for batch in Batches::new(records) {
         let batch = batch.map_err(|e| match e {
@@ -180,12 +197,22 @@ fn validate(
                 ),
             ));
         }
-        if let Some(refusal) = client_batch_refusal(&batch, version) {
+        if let Some(refusal) = client_batch_refusal(&batch, checks.version) {
             return Err(refusal);
         }
         batch
             .validate()
             .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
+        let walked = match batch.compression() {
+            Compression::None => {
+                Some(records::walk(&batch).map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?)
+            }
+            _ => None,
+        };
+        checks
+            .timestamps
+            .check(&batch, walked.as_deref(), checks.now_ms)
+            .map_err(|message| (ErrorCode::InvalidTimestamp, message))?;
         batches.push(batch);
     }
     if batches.is_empty() {

@@ -1,0 +1,197 @@
+//! Kafka's record timestamp bounds (KIP-937): a topic with `message.timestamp.before.max.ms`
+//! or `message.timestamp.after.max.ms` refuses a batch holding a record stamped further in the
+//! past or future than that, with `INVALID_TIMESTAMP`. As in Kafka, only `CreateTime` topics
+//! are checked, records without a timestamp (-1) pass, and one bad record fails its batch.
+//!
+//! An uncompressed batch is checked record by record (`protocol::records`). Records inside a
+//! compressed batch are not decompressed on the produce path: its header's base timestamp
+//! (the first record's) and max timestamp are checked instead, which catches every batch
+//! whose records are in time order, as producers write them.
+
+use crate::protocol::record_batch::RecordBatch;
+use crate::protocol::records::RecordMeta;
+use std::collections::BTreeMap;
+
+pub const BEFORE_MAX_MS: &str = "message.timestamp.before.max.ms";
+pub const AFTER_MAX_MS: &str = "message.timestamp.after.max.ms";
+pub const TIMESTAMP_TYPE: &str = "message.timestamp.type";
+
+/// Kafka's "no timestamp".
+const NO_TIMESTAMP: i64 = -1;
+
+/// A topic's bounds; `None` is Kafka's default (`Long.MAX_VALUE`: unbounded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimestampPolicy {
+    pub before_max_ms: Option<i64>,
+    pub after_max_ms: Option<i64>,
+}
+
+impl TimestampPolicy {
+    /// The policy a topic's configs set (values were checked by `config_error` when set).
+    pub fn of(configs: &BTreeMap<String, String>) -> TimestampPolicy {
+        if configs.get(TIMESTAMP_TYPE).map(String::as_str) == Some("LogAppendTime") {
+            return TimestampPolicy::default();
+        }
+        let bound = |key| {
+            configs
+                .get(key)
+                .and_then(|v: &String| v.parse::<i64>().ok())
+                .filter(|&ms| ms >= 0 && ms != i64::MAX)
+        };
+        TimestampPolicy {
+            before_max_ms: bound(BEFORE_MAX_MS),
+            after_max_ms: bound(AFTER_MAX_MS),
+        }
+    }
+
+    pub fn is_unbounded(&self) -> bool {
+        self.before_max_ms.is_none() && self.after_max_ms.is_none()
+    }
+
+    /// Kafka's message for the first record out of range, if any. `records` are the batch's
+    /// records when it could be walked (uncompressed); otherwise its header is checked.
+    pub fn check(
+        &self,
+        batch: &RecordBatch,
+        records: Option<&[RecordMeta]>,
+        now_ms: i64,
+    ) -> Result<(), String> {
+        if self.is_unbounded() {
+            return Ok(());
+        }
+        let header = [
+            (0, batch.base_timestamp()),
+            (batch.last_offset_delta(), batch.max_timestamp()),
+        ];
+        let stamps: Vec<(i32, i64)> = match records {
+            Some(records) => records
+                .iter()
+                .map(|r| (r.offset_delta, r.timestamp))
+                .collect(),
+            None => header.to_vec(),
+        };
+        let earliest = self
+            .before_max_ms
+            .map_or(i64::MIN, |ms| now_ms.saturating_sub(ms));
+        let latest = self
+            .after_max_ms
+            .map_or(i64::MAX, |ms| now_ms.saturating_add(ms));
+        match stamps
+            .into_iter()
+            .find(|&(_, ts)| ts != NO_TIMESTAMP && !(earliest..=latest).contains(&ts))
+        {
+            None => Ok(()),
+            Some((offset_delta, ts)) => Err(format!(
+                "Timestamp {ts} of message with offset delta {offset_delta} is out of range. \
+                 The timestamp should be within [{earliest}, {latest}]"
+            )),
+        }
+    }
+}
+
+/// Why a value is not valid for one of these configs (Kafka: a long, at least 0; the type
+/// `CreateTime` or `LogAppendTime`), for CreateTopics and AlterConfigs (`INVALID_CONFIG`).
+pub fn config_error(key: &str, value: Option<&str>) -> Option<String> {
+    let value = value?;
+    match key {
+        BEFORE_MAX_MS | AFTER_MAX_MS => match value.parse::<i64>() {
+            Ok(ms) if ms >= 0 => None,
+            _ => Some(format!("{key} must be a non-negative long, not {value:?}")),
+        },
+        TIMESTAMP_TYPE if !matches!(value, "CreateTime" | "LogAppendTime") => Some(format!(
+            "{key} must be CreateTime or LogAppendTime, not {value:?}"
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record_batch::{BatchSpec, build_batch};
+    use crate::protocol::records::walk;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn batch_at(base_timestamp_ms: i64) -> RecordBatch {
+        RecordBatch::new(build_batch(BatchSpec {
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records: 3,
+            value_bytes: 4,
+            base_timestamp_ms,
+        }))
+        .unwrap()
+    }
+
+    fn policy(before: &str, after: &str) -> TimestampPolicy {
+        TimestampPolicy::of(&BTreeMap::from([
+            (BEFORE_MAX_MS.to_string(), before.to_string()),
+            (AFTER_MAX_MS.to_string(), after.to_string()),
+        ]))
+    }
+
+    #[test]
+    fn records_outside_the_bounds_fail_their_batch() {
+        let policy = policy("60000", "1000");
+        for (base, ok) in [
+            (NOW, true),
+            (NOW - 60_000, true),
+            (NOW - 60_001, false),
+            (NOW - 1, true),
+        ] {
+            let batch = batch_at(base);
+            let records = walk(&batch).unwrap();
+            assert_eq!(
+                policy.check(&batch, Some(&records), NOW).is_ok(),
+                ok,
+                "{base}"
+            );
+            assert_eq!(
+                policy.check(&batch, None, NOW).is_ok(),
+                ok,
+                "header of {base}"
+            );
+        }
+        // Records are stamped base, base+1, base+2: only the last is too far ahead.
+        let batch = batch_at(NOW + 999);
+        let error = policy
+            .check(&batch, Some(&walk(&batch).unwrap()), NOW)
+            .unwrap_err();
+        assert!(error.contains("offset delta 2"), "{error}");
+    }
+
+    #[test]
+    fn unset_maximal_and_log_append_time_topics_are_not_checked() {
+        let batch = batch_at(0);
+        assert!(
+            TimestampPolicy::of(&BTreeMap::new())
+                .check(&batch, None, NOW)
+                .is_ok()
+        );
+        assert!(
+            policy(&i64::MAX.to_string(), "5")
+                .check(&batch, None, NOW)
+                .is_ok()
+        );
+        let log_append = BTreeMap::from([
+            (BEFORE_MAX_MS.to_string(), "1".to_string()),
+            (TIMESTAMP_TYPE.to_string(), "LogAppendTime".to_string()),
+        ]);
+        assert!(
+            TimestampPolicy::of(&log_append)
+                .check(&batch, None, NOW)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn config_values_are_checked_as_kafka_checks_them() {
+        assert_eq!(config_error(BEFORE_MAX_MS, Some("0")), None);
+        assert!(config_error(AFTER_MAX_MS, Some("-1")).is_some());
+        assert!(config_error(AFTER_MAX_MS, Some("soon")).is_some());
+        assert!(config_error(TIMESTAMP_TYPE, Some("Now")).is_some());
+        assert_eq!(config_error("retention.ms", Some("x")), None);
+    }
+}

@@ -1,0 +1,168 @@
+//! The records inside an uncompressed batch, walked as Kafka's `DefaultRecordBatch` iterator
+//! walks them: exactly as many records as the header counts, filling the batch to its last
+//! byte. The broker stores batches byte for byte; this only reads each record's framing and
+//! its timestamp, to check a client's batch as Kafka's `LogValidator` does.
+//!
+//! ```text
+//! record: length varint, attributes int8, timestamp delta varlong, offset delta varint,
+//!         key (varint length, -1 null), value (likewise), header count varint, headers
+//! ```
+
+use super::record_batch::{Compression, HEADER_BYTES, RecordBatch};
+use super::wire;
+use bytes::Buf;
+
+/// One record's place and time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordMeta {
+    pub index: i32,
+    pub offset_delta: i32,
+    pub timestamp: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordsError {
+    #[error("records are compressed; only an uncompressed batch can be walked")]
+    Compressed,
+    #[error("Incorrect declared batch size, premature EOF reached (record {index} of {count})")]
+    PrematureEof { index: i32, count: i32 },
+    #[error(
+        "Incorrect declared batch size, records still remaining in file ({0} bytes after the last record)"
+    )]
+    RecordsRemaining(usize),
+    #[error("Found invalid record structure in record {index}: {reason}")]
+    InvalidRecord { index: i32, reason: String },
+}
+
+/// Every record of an uncompressed batch, in order; stops at the first framing error.
+pub fn walk(batch: &RecordBatch) -> Result<Vec<RecordMeta>, RecordsError> {
+    if batch.compression() != Compression::None {
+        return Err(RecordsError::Compressed);
+    }
+    let count = batch.record_count().max(0);
+    let mut rest = batch.as_bytes().slice(HEADER_BYTES..);
+    // Each record takes at least 7 bytes, so this reserves no more than the batch's own size.
+    let mut records = Vec::with_capacity((count as usize).min(rest.len() / 7));
+    for index in 0..count {
+        if rest.is_empty() {
+            return Err(RecordsError::PrematureEof { index, count });
+        }
+        let invalid = |reason: String| RecordsError::InvalidRecord { index, reason };
+        let length = wire::read_varint(&mut rest).map_err(|e| invalid(e.to_string()))?;
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|&l| l <= rest.len())
+            .ok_or_else(|| invalid(format!("length {length} with {} bytes left", rest.len())))?;
+        let mut record = rest.split_to(length);
+        let meta = (|| {
+            let _attributes = wire::read_i8(&mut record)?;
+            let timestamp_delta = wire::read_varlong(&mut record)?;
+            let offset_delta = wire::read_varint(&mut record)?;
+            for _ in 0..2 {
+                skip_varint_bytes(&mut record)?;
+            }
+            let headers = wire::read_varint(&mut record)?;
+            for _ in 0..headers.max(0) {
+                skip_varint_bytes(&mut record)?;
+                skip_varint_bytes(&mut record)?;
+            }
+            Ok::<_, wire::WireError>((timestamp_delta, offset_delta, headers))
+        })();
+        let (timestamp_delta, offset_delta, headers) = meta.map_err(|e| invalid(e.to_string()))?;
+        if headers < 0 {
+            return Err(invalid(format!("negative header count {headers}")));
+        }
+        if record.has_remaining() {
+            return Err(invalid(format!(
+                "{} bytes left inside the record",
+                record.remaining()
+            )));
+        }
+        records.push(RecordMeta {
+            index,
+            offset_delta,
+            timestamp: batch.base_timestamp().saturating_add(timestamp_delta),
+        });
+    }
+    if !rest.is_empty() {
+        return Err(RecordsError::RecordsRemaining(rest.len()));
+    }
+    Ok(records)
+}
+
+/// Skips a varint-length byte field (-1 is null).
+fn skip_varint_bytes(buf: &mut bytes::Bytes) -> Result<(), wire::WireError> {
+    let length = wire::read_varint(buf)?;
+    if length < -1 {
+        return Err(wire::WireError::NegativeLength(i64::from(length)));
+    }
+    let length = length.max(0) as usize;
+    if length > buf.remaining() {
+        return Err(wire::WireError::LengthTooLarge {
+            length: length as u64,
+            remaining: buf.remaining(),
+        });
+    }
+    buf.advance(length);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record_batch::{BatchSpec, build_batch};
+
+    fn spec(count: i32) -> BatchSpec {
+        BatchSpec {
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records: count,
+            value_bytes: 10,
+            base_timestamp_ms: 1_000,
+        }
+    }
+
+    #[test]
+    fn every_record_is_found_with_its_timestamp() {
+        let batch = RecordBatch::new(build_batch(spec(5))).unwrap();
+        let records = walk(&batch).unwrap();
+        assert_eq!(records.len(), 5);
+        assert_eq!(
+            records[4],
+            RecordMeta {
+                index: 4,
+                offset_delta: 4,
+                timestamp: 1_004
+            }
+        );
+    }
+
+    #[test]
+    fn a_count_that_does_not_match_the_records_is_refused() {
+        let bytes = build_batch(spec(5));
+        // Claim 6 records, then 4: the bytes hold 5.
+        for (claimed, expected) in [(6, "premature EOF"), (4, "still remaining")] {
+            let mut raw = bytes.to_vec();
+            raw[57..61].copy_from_slice(&i32::to_be_bytes(claimed));
+            let batch = RecordBatch::new(raw.into()).unwrap();
+            let error = walk(&batch).unwrap_err().to_string();
+            assert!(error.contains(expected), "{claimed}: {error}");
+        }
+    }
+
+    #[test]
+    fn no_byte_string_makes_it_panic() {
+        use proptest::prelude::*;
+        proptest!(|(records in proptest::collection::vec(any::<u8>(), 0..200), count in -2i32..50)| {
+            let mut raw = build_batch(spec(1)).to_vec();
+            raw.truncate(HEADER_BYTES);
+            raw.extend(&records);
+            let length = (raw.len() - 12) as i32;
+            raw[8..12].copy_from_slice(&length.to_be_bytes());
+            raw[57..61].copy_from_slice(&count.to_be_bytes());
+            let batch = RecordBatch::new(raw.into()).unwrap();
+            let _ = walk(&batch);
+        });
+    }
+}
