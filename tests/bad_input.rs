@@ -434,14 +434,15 @@ fn hostile_admin_requests_get_errors_and_the_log_replays_cleanly() {
     );
 }
 
-/// Virtual memory of a process, from /proc (what a reservation costs even before it is used).
-fn virtual_bytes(pid: u32) -> u64 {
+/// A field of a process's /proc status, in bytes (VmSize: what reservations cost even before
+/// they are used; VmRSS: what is resident).
+fn status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
     let kib: u64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmSize:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmSize");
+        .expect(field);
     kib * 1024
 }
 
@@ -450,9 +451,12 @@ fn size_headers_alone_reserve_no_memory_beyond_the_request_budget() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
     still_serving(&floe);
-    let before = virtual_bytes(floe.pid());
-    // Forty connections each announce a 100 MiB request and send ten bytes of it.
-    let mut hostile: Vec<TcpStream> = (0..40)
+    let (virtual_before, resident_before) = (
+        status_bytes(floe.pid(), "VmSize:"),
+        status_bytes(floe.pid(), "VmRSS:"),
+    );
+    // Five hundred connections each announce a 100 MiB request and send ten bytes of it.
+    let mut hostile: Vec<TcpStream> = (0..500)
         .map(|_| {
             let mut stream = connect(&floe);
             let mut frame = (100i32 << 20).to_be_bytes().to_vec();
@@ -461,11 +465,21 @@ fn size_headers_alone_reserve_no_memory_beyond_the_request_budget() {
             stream
         })
         .collect();
-    std::thread::sleep(Duration::from_secs(1));
-    let grown = virtual_bytes(floe.pid()).saturating_sub(before);
+    std::thread::sleep(Duration::from_secs(2));
+    let virtual_grown = status_bytes(floe.pid(), "VmSize:").saturating_sub(virtual_before);
+    let resident_grown = status_bytes(floe.pid(), "VmRSS:").saturating_sub(resident_before);
+    println!("500 announced frames: virtual +{virtual_grown} B, resident +{resident_grown} B");
     // The request budget (256 MiB) admits two such frames; reserving every announced frame
-    // would have taken 4 GiB.
-    assert!(grown < 1 << 30, "virtual memory grew by {grown} bytes");
+    // would have taken 50 GiB.
+    assert!(
+        virtual_grown < 1 << 30,
+        "virtual memory grew by {virtual_grown} bytes"
+    );
+    assert!(
+        resident_grown < 64 << 20,
+        "resident memory grew by {resident_grown} bytes"
+    );
+    still_serving(&floe);
     hostile.clear();
     std::thread::sleep(Duration::from_millis(200));
     still_serving(&floe);

@@ -217,9 +217,7 @@ fn build_broker(
         rng.clone(),
     );
     Broker {
-        request_budget: Arc::new(tokio::sync::Semaphore::new(
-            config.request_bytes_in_flight_max,
-        )),
+        request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
         metrics: Arc::new(crate::telemetry::BrokerMetrics::default()),
         started: clock.now(),
         groups,

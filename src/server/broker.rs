@@ -27,8 +27,8 @@ pub struct Broker {
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names
     /// the cluster for every node.
     pub local_cluster_id: String,
-    /// Permits for request bytes in flight (`Config::request_bytes_in_flight_max`).
-    pub request_budget: Arc<tokio::sync::Semaphore>,
+    /// Request bytes in flight (`Config::request_bytes_in_flight_max`).
+    pub request_budget: Arc<crate::server::byte_pool::BytePool>,
     pub metrics: Arc<BrokerMetrics>,
     pub started: Instant,
     /// The consumer groups this agent coordinates.

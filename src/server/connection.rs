@@ -11,6 +11,7 @@
 //! or a request that cannot be decoded, closes this connection only.
 
 use super::broker::Broker;
+use super::byte_pool::Reservation;
 use super::router::{Origin, route};
 use crate::protocol::frame::{declared_frame_size, parse_request, split_frame};
 use crate::telemetry::ErrorChain;
@@ -24,7 +25,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
 
 /// A request being answered: its encoded response, `None` when none is due, or why the
 /// connection must close.
@@ -69,7 +69,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
     // Request-budget permits for the frame at the front of `buf`, taken as soon as its size
     // header arrives and before its body is read: a 4-byte header cannot make the broker
     // buffer up to a frame's maximum without that memory being accounted for.
-    let mut reserved: Option<OwnedSemaphorePermit> = None;
+    let mut reserved: Option<Reservation> = None;
     let mut last_active = broker.clock.now();
     // When the frame holding `reserved` announced itself.
     let mut reserved_at = last_active;
@@ -94,17 +94,14 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 // connections. Waiting is only safe with nothing of our own in flight (those
                 // replies release permits only when polled); otherwise stop reading until
                 // some complete.
-                let bytes = (size + 4).clamp(1, budget_max) as u32;
-                let budget = broker.request_budget.clone();
+                let bytes = (size + 4).clamp(1, budget_max);
+                let budget = &broker.request_budget;
                 reserved = if in_flight.is_empty() {
-                    match budget.acquire_many_owned(bytes).await {
-                        Ok(permit) => Some(permit),
-                        Err(_) => return,
-                    }
+                    Some(budget.reserve(bytes).await)
                 } else {
-                    match budget.try_acquire_many_owned(bytes) {
-                        Ok(permit) => Some(permit),
-                        Err(_) => {
+                    match budget.try_reserve(bytes) {
+                        Some(reservation) => Some(reservation),
+                        None => {
                             waiting_for_budget = true;
                             break;
                         }

@@ -8,6 +8,7 @@
 //! ```
 
 pub mod broker;
+pub mod byte_pool;
 pub mod connection;
 pub mod error_codes;
 pub mod forward;
