@@ -35,6 +35,9 @@ pub struct Config {
     /// Most bytes one Fetch response carries, whatever the client asks (Kafka's
     /// `fetch.max.bytes`, 55 MiB); the first batch may exceed it, as in Kafka.
     pub fetch_bytes_max: usize,
+    /// Bytes that Fetch requests read and hold at once, across all connections: a fetch
+    /// reserves what it plans to read before it reads, and waits while they are taken.
+    pub fetch_bytes_in_flight_max: usize,
     /// Client connections at once (Kafka's `max.connections`); beyond it no connection is
     /// accepted until one closes.
     pub connections_max: usize,
@@ -102,6 +105,7 @@ impl Config {
             remove_departed_agents_after: Duration::from_secs(60),
             seed: None,
             fetch_bytes_max: 55 * 1024 * 1024,
+            fetch_bytes_in_flight_max: 256 * 1024 * 1024,
             connections_max: 10_000,
             connections_per_ip_max: 10_000,
             connection_idle_timeout: Duration::from_secs(600),
@@ -128,6 +132,9 @@ impl Config {
         }
         if self.frame_bytes_max > self.request_bytes_in_flight_max {
             return Err("request bytes in flight must hold at least one largest frame".into());
+        }
+        if self.fetch_bytes_max > self.fetch_bytes_in_flight_max {
+            return Err("fetch bytes in flight must hold at least one largest fetch".into());
         }
         if self.batch_bytes_max + 1024 > self.frame_bytes_max {
             return Err("the frame maximum must exceed the batch maximum".into());

@@ -29,6 +29,8 @@ pub struct Broker {
     pub local_cluster_id: String,
     /// Request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<crate::server::byte_pool::BytePool>,
+    /// Bytes fetches read and hold (`Config::fetch_bytes_in_flight_max`).
+    pub fetch_budget: Arc<crate::server::byte_pool::BytePool>,
     pub metrics: Arc<BrokerMetrics>,
     pub started: Instant,
     /// The consumer groups this agent coordinates.

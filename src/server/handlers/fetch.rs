@@ -188,6 +188,10 @@ async fn fetch_once(
         response.responses.push(out);
     }
 
+    // What the reads return is counted from before they start until the response is built;
+    // across all fetches it stays within the fetch budget (a fetch waits here while others
+    // hold it). Data served from the object cache is counted too: the response holds it.
+    let _held = broker.fetch_budget.reserve(planned_bytes).await;
     let results = futures::future::join_all(reads.iter().map(|r| {
         read_batches(
             broker.store.as_ref(),
