@@ -520,7 +520,10 @@ impl ConsumerGroup {
     /// A steady heartbeat resolves nothing.
     fn subscriptions_moved(&mut self, topics: &dyn TopicImage, member: Option<&str>) -> bool {
         let version = topics.version();
-        let all_again = self.resolved_at != Some(version);
+        // Heartbeats copy the topics before they queue for the group, so one may arrive with
+        // an older copy than the last: only a newer one resolves everything again (the
+        // version only grows), or an older copy would undo what a newer one resolved.
+        let all_again = self.resolved_at.is_none_or(|at| version > at);
         if !all_again && member.is_none() {
             return false;
         }

@@ -104,6 +104,8 @@ pub struct Coordinator {
     clock: Clock,
     /// Member ids for classic groups come from here.
     rng: Rng,
+    /// The topics consumer-group heartbeats resolve subscriptions against (`topics_copy`).
+    pub topics: super::topics_copy::CachedTopics,
 }
 
 impl Coordinator {
@@ -112,6 +114,7 @@ impl Coordinator {
         let coordinator = Coordinator {
             groups: Arc::new(Mutex::new(Groups::default())),
             initial_delay_ms: settings.initial_delay.as_millis() as i64,
+            topics: Default::default(),
             consumer_settings: settings.consumer,
             clock: clock.clone(),
             rng,

@@ -10,5 +10,6 @@ pub mod assignor;
 pub mod classic;
 pub mod consumer;
 pub mod coordinator;
+pub mod topics_copy;
 
 pub use coordinator::Coordinator;

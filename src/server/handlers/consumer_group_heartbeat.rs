@@ -30,14 +30,14 @@ pub fn handle(
             format!("this agent does not coordinate group {}", request.group_id),
         );
     }
-    let reply = broker.metadata.read(|topics| {
-        broker.groups.consumer_heartbeat(
-            &request,
-            client.id.unwrap_or_default(),
-            client.host,
-            topics,
-        )
-    });
+    // A copy of the topics, so the assignor does not run under the metadata lock.
+    let topics = broker.metadata.read(|state| broker.groups.topics.of(state));
+    let reply = broker.groups.consumer_heartbeat(
+        &request,
+        client.id.unwrap_or_default(),
+        client.host,
+        &*topics,
+    );
     match reply {
         Err(e) => refuse(e.code, e.message),
         Ok(reply) => ConsumerGroupHeartbeatResponse {
