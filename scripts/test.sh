@@ -36,6 +36,9 @@ cargo build -q --release --bin floe
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test -q --workspace 2>&1 | tee "$log"
+# Every decoder of untrusted bytes under libFuzzer for a short bounded time (scripts/fuzz.sh;
+# FLOE_FUZZ_SECONDS=600 for a campaign).
+scripts/fuzz.sh
 # One closing line for the whole suite (cargo prints one per test binary).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      END { printf "floe tests: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' "$log"

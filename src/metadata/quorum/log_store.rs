@@ -273,15 +273,15 @@ fn record_at(bytes: &[u8], at: usize) -> Option<(Entry, usize)> {
     "the record at byte {at} is damaged but a valid record follows at byte {next}: \
      refusing to cut the log (restore the node from its peers or a backup)"
 )]
-struct DamagedRecord {
-    at: usize,
-    next: usize,
+pub struct DamagedRecord {
+    pub at: usize,
+    pub next: usize,
 }
 
 /// Decodes whole, checksummed records with their offsets; returns them and the length of the
 /// valid prefix. What follows the valid prefix must be a torn tail: if any valid record can
 /// be found after a bad one, the log is damaged and nothing is returned.
-fn decode_records(bytes: &[u8]) -> Result<(Vec<(u64, Entry)>, usize), DamagedRecord> {
+pub fn decode_records(bytes: &[u8]) -> Result<(Vec<(u64, Entry)>, usize), DamagedRecord> {
     let mut records = Vec::new();
     let mut at = 0;
     while let Some((entry, len)) = record_at(bytes, at) {

@@ -89,7 +89,7 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
     Ok(data)
 }
 
-pub(super) fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
+pub fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
     if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
         return postcard::from_bytes(current);
     }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (fuzz/fuzz_targets) for a bounded time: what the test command runs,
+# and, with a longer time, a campaign.
+#
+#   scripts/fuzz.sh                 each target for FLOE_FUZZ_SECONDS (default 20) seconds
+#   FLOE_FUZZ_SECONDS=600 scripts/fuzz.sh
+#   scripts/fuzz.sh --keep          also add the new inputs libFuzzer finds to fuzz/corpus
+#
+# libFuzzer through cargo-fuzz (installed if missing); on a stable toolchain RUSTC_BOOTSTRAP
+# lets it use the unstable flags it needs. No sanitizer: floe forbids unsafe code, so
+# libFuzzer's own checks (panics, aborts, timeouts, memory over -rss_limit_mb) are what
+# matter, at full speed. A crash leaves its input in fuzz/artifacts/<target>/ and fails.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+export CARGO_TARGET_DIR=${FLOE_FUZZ_TARGET_DIR:-$HOME/.cache/floe-fuzz-target}
+export RUSTC_BOOTSTRAP=1
+seconds=${FLOE_FUZZ_SECONDS:-20}
+keep=${1:-}
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install -q cargo-fuzz --version 0.13.2 --locked
+fi
+cargo fuzz build -s none >/dev/null 2>&1 || cargo fuzz build -s none
+
+for target in $(cargo fuzz list); do
+  mkdir -p "corpus/$target"
+  # New inputs go to a scratch directory first (the kept corpus is read, not written),
+  # unless --keep.
+  scratch=$(mktemp -d)
+  dirs=("$scratch" "corpus/$target")
+  if [ "$keep" = "--keep" ]; then dirs=("corpus/$target"); fi
+  log="$scratch.log"
+  if ! cargo fuzz run -s none "$target" "${dirs[@]}" -- \
+      -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 >"$log" 2>&1; then
+    tail -40 "$log" >&2
+    echo "fuzz: $target failed (input in fuzz/artifacts/$target/)" >&2
+    exit 1
+  fi
+  runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+  echo "fuzz: $target: $runs runs in ${seconds}s, no crash"
+  rm -rf "$scratch" "$log"
+done
