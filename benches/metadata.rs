@@ -1,6 +1,6 @@
 //! The metadata state machine: object commits applied per second, index entries per second,
-//! snapshot size per million batches, and what building a snapshot costs: the encoding, and
-//! a plain copy of the state for comparison.
+//! snapshot size per million batches, and what building a snapshot costs: the copy taken under
+//! the lock and the encoding done outside it.
 //!
 //! Run: `cargo bench --bench metadata`
 
@@ -97,9 +97,8 @@ fn bench(c: &mut Criterion) {
         snapshot.len() as f64 / (commits * batches) as f64
     );
 
-    // What a snapshot holds the lock for: today the encoding; a plain copy would take as long
-    // (its allocations cost as much as the encoding), so releasing the lock sooner needs a
-    // state that shares its parts between copies.
+    // What a snapshot holds the lock for (the copy: the state's collections are persistent,
+    // so it shares them) against what it does outside it (the encoding).
     let mut group = c.benchmark_group("snapshot_of_1m_batches");
     group.sample_size(10);
     group.bench_function("copy", |b| b.iter(|| state.clone()));

@@ -23,10 +23,19 @@ pub fn plan_fetch(partition: &PartitionState, offset: Offset, max_bytes: u64) ->
     if offset == partition.high_watermark {
         return FetchPlan::Empty;
     }
-    let first = partition.index.partition_point(|r| r.end_offset <= offset);
+    let first = partition
+        .index
+        .binary_search_by(|r| {
+            if r.end_offset <= offset {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        })
+        .unwrap_or_else(|at| at);
     let mut reads = Vec::new();
     let mut budget = max_bytes;
-    for r in &partition.index[first..] {
+    for r in partition.index.focus().narrow(first..).into_iter() {
         if !reads.is_empty() && r.byte_len > budget {
             break;
         }
@@ -88,7 +97,7 @@ mod tests {
         PartitionState {
             log_start_offset: Offset(0),
             high_watermark: Offset(30),
-            index: vec![
+            index: imbl::vector![
                 run(0, 10, 100, 5),
                 run(10, 20, 100, 50),
                 run(20, 30, 100, 40),

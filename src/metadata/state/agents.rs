@@ -1,8 +1,8 @@
 //! The agent registry (who serves Kafka, where, until when) and the cluster's id.
 
 use super::limits::Limits;
+use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A Kafka-serving agent in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +35,7 @@ pub enum RegistryError {
 /// The agents by id, and the cluster's name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registry {
-    pub(super) agents: BTreeMap<i32, Agent>,
+    pub(super) agents: OrdMap<i32, Agent>,
     pub(super) cluster_id: Option<String>,
 }
 
@@ -73,14 +73,19 @@ impl Registry {
         if !names.into_iter().flatten().all(|n| limits.name_allows(n)) {
             return Err(RegistryError::NameTooLong);
         }
-        let full = |agents: &BTreeMap<i32, Agent>| agents.len() >= limits.agents_max as usize;
+        let full = |agents: &OrdMap<i32, Agent>| agents.len() >= limits.agents_max as usize;
         if !self.agents.contains_key(&agent.id) && full(&self.agents) {
             // Make room by forgetting agents whose lease ran out long before this heartbeat's
             // (scaled in, replaced). The heartbeat's own expiry is the clock here, so every
             // node forgets alike; only a full registry forgets, so a skewed clock cannot
             // push live agents out of a registry that has room.
             let horizon = agent.lease_expires_ms.saturating_sub(LAPSED_AGENTS_KEPT_MS);
-            self.agents.retain(|_, a| a.lease_expires_ms >= horizon);
+            self.agents = self
+                .agents
+                .iter()
+                .filter(|(_, a)| a.lease_expires_ms >= horizon)
+                .map(|(id, a)| (*id, a.clone()))
+                .collect();
             if full(&self.agents) {
                 return Err(RegistryError::TooManyAgents);
             }

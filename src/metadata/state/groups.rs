@@ -2,8 +2,8 @@
 
 use super::limits::Limits;
 use crate::ids::Offset;
+use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupOffset {
@@ -35,7 +35,8 @@ pub enum OffsetCommitError {
 /// Committed offsets by group, then by (topic name, partition).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupOffsets {
-    pub(super) by_group: BTreeMap<String, BTreeMap<(String, i32), GroupOffset>>,
+    /// Persistent maps: a copy of the state shares them (see `PartitionState::index`).
+    pub(super) by_group: OrdMap<String, OrdMap<(String, i32), GroupOffset>>,
 }
 
 impl GroupOffsets {
@@ -94,8 +95,15 @@ impl GroupOffsets {
 
     /// Forgets every group's offsets on a deleted topic.
     pub(super) fn forget_topic(&mut self, name: &str) {
-        for group in self.by_group.values_mut() {
-            group.retain(|(t, _), _| t != name);
+        let groups: Vec<String> = self.by_group.keys().cloned().collect();
+        for group in groups {
+            if let Some(offsets) = self.by_group.get_mut(&group) {
+                let gone: Vec<(String, i32)> =
+                    offsets.keys().filter(|(t, _)| t == name).cloned().collect();
+                for key in &gone {
+                    offsets.remove(key);
+                }
+            }
         }
     }
 }

@@ -20,8 +20,10 @@ pub struct BatchRef {
 pub struct PartitionState {
     pub log_start_offset: Offset,
     pub high_watermark: Offset,
-    /// Ordered by offset, contiguous: each ref starts where the previous ends.
-    pub index: Vec<BatchRef>,
+    /// Ordered by offset, contiguous: each ref starts where the previous ends. A persistent
+    /// vector: a copy of the state (a snapshot, a ListOffsets scan) shares it instead of
+    /// copying it, and an append after a copy copies one chunk, not the index.
+    pub index: imbl::Vector<BatchRef>,
 }
 
 impl PartitionState {
@@ -37,7 +39,7 @@ impl PartitionState {
         let base_offset = self.high_watermark;
         let end_offset = Offset(base_offset.0.checked_add(batch.offset_count)?);
         self.high_watermark = end_offset;
-        match self.index.last_mut() {
+        match self.index.back_mut() {
             Some(last)
                 if last.object_key == *object_key
                     && last.byte_start + last.byte_len == batch.byte_start
@@ -47,7 +49,7 @@ impl PartitionState {
                 last.end_offset = end_offset;
                 last.max_timestamp = last.max_timestamp.max(batch.max_timestamp);
             }
-            _ => self.index.push(BatchRef {
+            _ => self.index.push_back(BatchRef {
                 base_offset,
                 end_offset,
                 object_key: object_key.clone(),

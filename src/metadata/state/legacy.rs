@@ -17,6 +17,7 @@ use super::topics::{Topic, Topics};
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Field for field, in order, what the first layout wrote (the newtypes serialize as the
@@ -69,8 +70,12 @@ impl From<MetadataStateV1> for MetadataStateV2 {
     fn from(old: MetadataStateV1) -> MetadataStateV2 {
         MetadataStateV2 {
             topics: Topics {
-                by_name: old.topics,
-                names: old.topic_names,
+                by_name: old
+                    .topics
+                    .into_iter()
+                    .map(|(name, topic)| (name, Arc::new(topic)))
+                    .collect(),
+                names: old.topic_names.into_iter().collect(),
                 // The old layout kept no version. Any value works as long as it moves with the
                 // topics from here on; the applied count is the same on every node restored
                 // from the same snapshot.
@@ -81,10 +86,16 @@ impl From<MetadataStateV1> for MetadataStateV2 {
                 by_id: old.producers,
             },
             group_offsets: GroupOffsets {
-                by_group: old.group_offsets,
+                by_group: old
+                    .group_offsets
+                    .into_iter()
+                    .map(|(group, offsets)| {
+                        (group, offsets.into_iter().collect::<imbl::OrdMap<_, _>>())
+                    })
+                    .collect(),
             },
             registry: Registry {
-                agents: old.agents,
+                agents: old.agents.into_iter().collect(),
                 cluster_id: old.cluster_id,
             },
             recent_commits: RecentCommitsV2 {
@@ -122,7 +133,7 @@ impl From<MetadataStateV2> for MetadataState {
                             partitions: p.partitions,
                             last_active_ms: 0,
                         };
-                        (id, state)
+                        (id, Arc::new(state))
                     })
                     .collect(),
             },

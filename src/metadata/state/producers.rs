@@ -7,8 +7,10 @@
 
 use super::index::{BatchOutcome, CommittedBatch};
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
+use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// How many recent batches per producer and partition are remembered to answer retries
 /// (Kafka keeps 5, matching the clients' `max.in.flight.requests.per.connection` limit).
@@ -48,14 +50,26 @@ pub enum InitProducerIdError {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Producers {
     pub(super) next_id: i64,
-    pub(super) by_id: BTreeMap<ProducerId, ProducerState>,
+    /// A persistent map of shared producers: a copy of the state shares it (see
+    /// `PartitionState::index`); a producer changed after a copy is copied alone.
+    pub(super) by_id: OrdMap<ProducerId, Arc<ProducerState>>,
 }
 
 impl Producers {
     /// Drops every producer's sequence window on a deleted topic's partitions.
     pub(super) fn forget_topic(&mut self, topic_id: uuid::Uuid) {
-        for producer in self.by_id.values_mut() {
-            producer.partitions.retain(|tp, _| tp.topic_id != topic_id);
+        let touched: Vec<ProducerId> = self
+            .by_id
+            .iter()
+            .filter(|(_, p)| p.partitions.keys().any(|tp| tp.topic_id == topic_id))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in touched {
+            if let Some(producer) = self.by_id.get_mut(&id) {
+                Arc::make_mut(producer)
+                    .partitions
+                    .retain(|tp, _| tp.topic_id != topic_id);
+            }
         }
     }
 
@@ -68,7 +82,7 @@ impl Producers {
         limited: bool,
     ) -> Result<(ProducerId, ProducerEpoch), InitProducerIdError> {
         if let Some((id, epoch)) = existing
-            && let Some(state) = self.by_id.get_mut(&id)
+            && let Some(state) = self.by_id.get_mut(&id).map(Arc::make_mut)
         {
             if state.epoch != epoch {
                 return Err(InitProducerIdError::InvalidProducerEpoch);
@@ -88,11 +102,11 @@ impl Producers {
         self.next_id += 1;
         self.by_id.insert(
             id,
-            ProducerState {
+            Arc::new(ProducerState {
                 epoch: ProducerEpoch(0),
                 partitions: BTreeMap::new(),
                 last_active_ms: now_ms,
-            },
+            }),
         );
         Ok((id, ProducerEpoch(0)))
     }
@@ -150,7 +164,7 @@ impl Producers {
         if !batch.producer_id.is_idempotent() {
             return;
         }
-        if let Some(producer) = self.by_id.get_mut(&batch.producer_id) {
+        if let Some(producer) = self.by_id.get_mut(&batch.producer_id).map(Arc::make_mut) {
             producer.last_active_ms = now_ms;
             let window = producer.partitions.entry(*tp).or_default();
             if window.len() == PRODUCER_BATCH_WINDOW {
@@ -167,14 +181,27 @@ impl Producers {
     /// Forgets the producers idle since before `cutoff_ms`; returns how many.
     pub(super) fn expire(&mut self, cutoff_ms: i64) -> u64 {
         let before = self.by_id.len();
-        self.by_id.retain(|_, p| p.last_active_ms >= cutoff_ms);
+        self.by_id = self
+            .by_id
+            .iter()
+            .filter(|(_, p)| p.last_active_ms >= cutoff_ms)
+            .map(|(id, p)| (*id, p.clone()))
+            .collect();
         (before - self.by_id.len()) as u64
     }
 
     /// Producers last active before the state's clock started count from its first tick.
     pub(super) fn start_clock(&mut self, now_ms: i64) {
-        for producer in self.by_id.values_mut().filter(|p| p.last_active_ms == 0) {
-            producer.last_active_ms = now_ms;
+        let unstamped: Vec<ProducerId> = self
+            .by_id
+            .iter()
+            .filter(|(_, p)| p.last_active_ms == 0)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in unstamped {
+            if let Some(producer) = self.by_id.get_mut(&id) {
+                Arc::make_mut(producer).last_active_ms = now_ms;
+            }
         }
     }
 

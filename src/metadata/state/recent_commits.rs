@@ -10,8 +10,9 @@
 
 use super::index::BatchOutcome;
 use crate::ids::ObjectKey;
+use imbl::{OrdMap, Vector};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// How long (state time) a commit's outcome is remembered.
 pub const COMMIT_DEDUP_WINDOW_MS: i64 = 30_000;
@@ -21,17 +22,19 @@ pub const OUTCOMES_MAX: usize = 8 << 20;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecentCommits {
-    pub(super) outcomes: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
+    /// Persistent collections: a copy of the state shares them (see
+    /// `PartitionState::index`).
+    pub(super) outcomes: OrdMap<ObjectKey, Arc<Vec<Vec<BatchOutcome>>>>,
     /// Commit order of `outcomes`, oldest first: the state time of each commit (0 before the
     /// first `Tick`) and its key.
-    pub(super) order: VecDeque<(i64, ObjectKey)>,
+    pub(super) order: Vector<(i64, ObjectKey)>,
     /// What `outcomes` costs (see `batch_count`).
     pub(super) batches: usize,
 }
 
 impl RecentCommits {
     pub(super) fn get(&self, key: &ObjectKey) -> Option<&Vec<Vec<BatchOutcome>>> {
-        self.outcomes.get(key)
+        self.outcomes.get(key).map(|o| &**o)
     }
 
     pub(super) fn remember(
@@ -43,7 +46,7 @@ impl RecentCommits {
         self.batches += batch_count(&outcomes);
         while self.batches > OUTCOMES_MAX && self.forget_oldest() {}
         self.order.push_back((now_ms, key.clone()));
-        if let Some(replaced) = self.outcomes.insert(key, outcomes) {
+        if let Some(replaced) = self.outcomes.insert(key, Arc::new(outcomes)) {
             // Not reached (a key seen again is answered from here), but keep the count true.
             self.batches -= batch_count(&replaced);
         }
@@ -57,9 +60,11 @@ impl RecentCommits {
     /// Commits remembered before the state's clock started (from a log or snapshot written
     /// before `Tick` existed) count from its first tick.
     pub(super) fn start_clock(&mut self, now_ms: i64) {
-        for (at, _) in self.order.iter_mut().filter(|(at, _)| *at == 0) {
-            *at = now_ms;
-        }
+        self.order = self
+            .order
+            .iter()
+            .map(|(at, key)| (if *at == 0 { now_ms } else { *at }, key.clone()))
+            .collect();
     }
 
     pub fn len(&self) -> usize {

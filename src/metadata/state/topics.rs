@@ -3,8 +3,10 @@
 use super::index::PartitionState;
 use super::limits::{Limits, topic_name_is_legal};
 use crate::ids::TopicPartition;
+use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,8 +33,10 @@ pub enum TopicError {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topics {
-    pub(super) by_name: BTreeMap<String, Topic>,
-    pub(super) names: BTreeMap<Uuid, String>,
+    /// Persistent maps of shared topics: a copy of the state shares them (see
+    /// `PartitionState::index`); a topic changed after a copy is copied alone.
+    pub(super) by_name: OrdMap<String, Arc<Topic>>,
+    pub(super) names: OrdMap<Uuid, String>,
     /// Moves whenever topics or their partition counts change: views derived from the topics
     /// (consumer groups' resolved subscriptions) are cached under it. Replicated like the
     /// rest, so every node has the same version for the same topics.
@@ -45,15 +49,19 @@ impl Topics {
     }
 
     pub fn get(&self, name: &str) -> Option<&Topic> {
-        self.by_name.get(name)
+        self.by_name.get(name).map(|t| &**t)
     }
 
     pub fn by_id(&self, id: &Uuid) -> Option<&Topic> {
-        self.names.get(id).and_then(|n| self.by_name.get(n))
+        self.names.get(id).and_then(|n| self.get(n))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Topic> {
-        self.by_name.values()
+        self.by_name.values().map(|t| &**t)
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut Topic> {
+        self.by_name.get_mut(name).map(Arc::make_mut)
     }
 
     pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
@@ -65,7 +73,7 @@ impl Topics {
 
     pub(super) fn partition_mut(&mut self, tp: &TopicPartition) -> Option<&mut PartitionState> {
         let name = self.names.get(&tp.topic_id)?;
-        let topic = self.by_name.get_mut(name)?;
+        let topic = Arc::make_mut(self.by_name.get_mut(name)?);
         usize::try_from(tp.partition)
             .ok()
             .and_then(|p| topic.partitions.get_mut(p))
@@ -113,12 +121,12 @@ impl Topics {
         self.version += 1;
         self.by_name.insert(
             name.clone(),
-            Topic {
+            Arc::new(Topic {
                 name,
                 id,
                 partitions: vec![PartitionState::default(); partitions as usize],
                 configs,
-            },
+            }),
         );
         Ok(())
     }
@@ -129,7 +137,7 @@ impl Topics {
         let topic = self.by_name.remove(name).ok_or(TopicError::NotFound)?;
         self.version += 1;
         self.names.remove(&topic.id);
-        Ok(topic)
+        Ok(Arc::unwrap_or_clone(topic))
     }
 
     pub(super) fn create_partitions(
@@ -139,7 +147,7 @@ impl Topics {
         limits: &Limits,
     ) -> Result<(), TopicError> {
         let all = self.partition_count();
-        let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
+        let topic = self.get_mut(name).ok_or(TopicError::NotFound)?;
         let current = topic.partitions.len();
         if i64::from(total) <= current as i64 || !limits.partitions_per_topic_allow(total.into()) {
             return Err(TopicError::InvalidPartitions);
@@ -160,7 +168,7 @@ impl Topics {
         changes: Vec<(String, Option<String>)>,
         limits: &Limits,
     ) -> Result<(), TopicError> {
-        let topic = self.by_name.get_mut(name).ok_or(TopicError::NotFound)?;
+        let topic = self.get_mut(name).ok_or(TopicError::NotFound)?;
         // What is set is checked, and the count the topic ends with: removing a config is
         // always allowed, so a topic over a limit can be brought back under it.
         let mut keys: std::collections::BTreeSet<&str> =
