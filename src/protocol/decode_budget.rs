@@ -17,8 +17,14 @@
 //! synchronous (it never awaits), so the thread is the decode. A nested `decode` shares the
 //! outer budget.
 
-use super::wire::WireError;
 use std::cell::Cell;
+
+/// An allocation the message's budget cannot pay for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetExceeded {
+    pub bytes: usize,
+    pub available: usize,
+}
 
 /// Bytes of decoded memory each wire byte of a message may pay for.
 pub const DECODED_PER_WIRE_BYTE: usize = 3;
@@ -52,7 +58,7 @@ pub fn within_budget<T>(wire_bytes: usize, decode: impl FnOnce() -> T) -> T {
 }
 
 /// Charges an allocation of `bytes` about to be made; outside a decode, nothing is counted.
-pub fn charge(bytes: usize) -> Result<(), WireError> {
+pub fn charge(bytes: usize) -> Result<(), BudgetExceeded> {
     LEFT.with(|left| match left.get() {
         None => Ok(()),
         Some(available) => match available.checked_sub(bytes) {
@@ -60,13 +66,13 @@ pub fn charge(bytes: usize) -> Result<(), WireError> {
                 left.set(Some(rest));
                 Ok(())
             }
-            None => Err(WireError::DecodeBudgetExceeded { bytes, available }),
+            None => Err(BudgetExceeded { bytes, available }),
         },
     })
 }
 
 /// Charges `count` values of `T`.
-pub fn charge_elements<T>(count: usize) -> Result<(), WireError> {
+pub fn charge_elements<T>(count: usize) -> Result<(), BudgetExceeded> {
     charge(count.saturating_mul(std::mem::size_of::<T>()))
 }
 
@@ -78,13 +84,13 @@ mod tests {
     fn a_message_may_allocate_its_budget_and_no_more() {
         within_budget(100, || {
             assert_eq!(charge(300 + DECODE_SLACK_BYTES), Ok(()));
-            assert!(matches!(
+            assert_eq!(
                 charge(1),
-                Err(WireError::DecodeBudgetExceeded {
+                Err(BudgetExceeded {
                     bytes: 1,
                     available: 0
                 })
-            ));
+            );
         });
         // The next message starts with a budget of its own, and nothing is counted outside.
         within_budget(0, || assert_eq!(charge(DECODE_SLACK_BYTES), Ok(())));

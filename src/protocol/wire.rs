@@ -37,6 +37,15 @@ pub enum WireError {
     DecodeBudgetExceeded { bytes: usize, available: usize },
 }
 
+impl From<decode_budget::BudgetExceeded> for WireError {
+    fn from(e: decode_budget::BudgetExceeded) -> WireError {
+        WireError::DecodeBudgetExceeded {
+            bytes: e.bytes,
+            available: e.available,
+        }
+    }
+}
+
 impl WireError {
     /// This error, at the named field.
     pub fn at(self, field: &'static str) -> FieldError {
@@ -401,7 +410,7 @@ pub fn read_nullable_array<T, E: Into<FieldError>>(
     let Some(count) = read_length(buf, compact, true)? else {
         return Ok(None);
     };
-    decode_budget::charge_elements::<T>(count)?;
+    decode_budget::charge_elements::<T>(count).map_err(WireError::from)?;
     let mut items = Vec::with_capacity(count);
     for index in 0..count {
         let item = read(buf).map_err(Into::into).map_err(|mut e| {
@@ -486,6 +495,7 @@ pub fn read_tagged_fields(buf: &mut Bytes) -> Result<Vec<RawTaggedField>, FieldE
     // This vector, and the struct's own list of unknown fields they are moved to (which grows
     // by doubling: up to three times its length while it reallocates).
     decode_budget::charge_elements::<RawTaggedField>(count.saturating_mul(4))
+        .map_err(WireError::from)
         .ctx("_tagged_fields")?;
     let mut fields = Vec::with_capacity(count);
     for _ in 0..count {
