@@ -35,6 +35,7 @@ pub enum RegistryError {
 /// The agents by id, and the cluster's name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registry {
+    #[serde(deserialize_with = "super::persistent::ord_map")]
     pub(super) agents: OrdMap<i32, Agent>,
     pub(super) cluster_id: Option<String>,
 }

@@ -36,6 +36,7 @@ pub enum OffsetCommitError {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupOffsets {
     /// Persistent maps: a copy of the state shares them (see `PartitionState::index`).
+    #[serde(deserialize_with = "super::persistent::ord_map_of_maps")]
     pub(super) by_group: OrdMap<String, OrdMap<(String, i32), GroupOffset>>,
 }
 

@@ -23,6 +23,7 @@ pub struct PartitionState {
     /// Ordered by offset, contiguous: each ref starts where the previous ends. A persistent
     /// vector: a copy of the state (a snapshot, a ListOffsets scan) shares it instead of
     /// copying it, and an append after a copy copies one chunk, not the index.
+    #[serde(deserialize_with = "super::persistent::vector")]
     pub index: imbl::Vector<BatchRef>,
 }
 

@@ -35,7 +35,9 @@ pub enum TopicError {
 pub struct Topics {
     /// Persistent maps of shared topics: a copy of the state shares them (see
     /// `PartitionState::index`); a topic changed after a copy is copied alone.
+    #[serde(deserialize_with = "super::persistent::ord_map")]
     pub(super) by_name: OrdMap<String, Arc<Topic>>,
+    #[serde(deserialize_with = "super::persistent::ord_map")]
     pub(super) names: OrdMap<Uuid, String>,
     /// Moves whenever topics or their partition counts change: views derived from the topics
     /// (consumer groups' resolved subscriptions) are cached under it. Replicated like the
