@@ -23,6 +23,7 @@ mod groups;
 mod index;
 pub mod legacy;
 pub mod limits;
+mod persistent;
 mod producers;
 mod recent_commits;
 mod topics;
@@ -103,8 +104,10 @@ pub enum Command {
         limits: Limits,
     },
     /// The leader's clock, proposed every second (`metadata::ticks`): the state's only time.
-    /// It never goes back (a new leader whose clock is behind moves it on only when it passes
-    /// it). Expires idle producer ids and old commit outcomes.
+    /// The first tick sets it; later ones move it on by at most `TICK_STEP_MAX_MS`, and never
+    /// back, so a leader whose clock is ahead or behind (a failover to a skewed voter) cannot
+    /// make the state forget at once what it must remember for retries. Expires idle
+    /// producer ids and old commit outcomes.
     Tick {
         now_ms: i64,
     },
@@ -304,15 +307,18 @@ impl MetadataState {
 
     /// Moves the state's time on and forgets what has aged out; returns how many producer ids
     /// expired.
-    fn tick(&mut self, now_ms: i64) -> u64 {
-        if now_ms <= self.now_ms {
+    fn tick(&mut self, proposed_ms: i64) -> u64 {
+        if proposed_ms <= self.now_ms {
             return 0;
         }
-        if self.now_ms == 0 {
-            self.recent_commits.start_clock(now_ms);
-            self.producers.start_clock(now_ms);
-            self.producers_checked_ms = now_ms;
-        }
+        let now_ms = if self.now_ms == 0 {
+            self.recent_commits.start_clock(proposed_ms);
+            self.producers.start_clock(proposed_ms);
+            self.producers_checked_ms = proposed_ms;
+            proposed_ms
+        } else {
+            proposed_ms.min(self.now_ms.saturating_add(TICK_STEP_MAX_MS))
+        };
         self.now_ms = now_ms;
         self.recent_commits
             .forget_before(now_ms.saturating_sub(COMMIT_DEDUP_WINDOW_MS));
@@ -408,6 +414,12 @@ impl MetadataState {
         outcomes
     }
 }
+
+/// The most one `Tick` moves the state's time: twice the ticks' interval. The state's time runs
+/// at most twice as fast as real time, so an outcome kept for `COMMIT_DEDUP_WINDOW_MS` of it is
+/// kept at least half that in real time (15 s, beyond the 10 s write deadline); a time far ahead
+/// is caught up with at that pace, and time lost while the cluster was down too.
+pub const TICK_STEP_MAX_MS: i64 = 2_000;
 
 /// The limits `apply` checks commands against.
 fn in_force(limits: &Option<Limits>) -> &Limits {

@@ -52,6 +52,7 @@ pub struct Producers {
     pub(super) next_id: i64,
     /// A persistent map of shared producers: a copy of the state shares it (see
     /// `PartitionState::index`); a producer changed after a copy is copied alone.
+    #[serde(deserialize_with = "super::persistent::ord_map")]
     pub(super) by_id: OrdMap<ProducerId, Arc<ProducerState>>,
 }
 
@@ -180,14 +181,16 @@ impl Producers {
 
     /// Forgets the producers idle since before `cutoff_ms`; returns how many.
     pub(super) fn expire(&mut self, cutoff_ms: i64) -> u64 {
-        let before = self.by_id.len();
-        self.by_id = self
+        let expired: Vec<ProducerId> = self
             .by_id
             .iter()
-            .filter(|(_, p)| p.last_active_ms >= cutoff_ms)
-            .map(|(id, p)| (*id, p.clone()))
+            .filter(|(_, p)| p.last_active_ms < cutoff_ms)
+            .map(|(id, _)| *id)
             .collect();
-        (before - self.by_id.len()) as u64
+        for id in &expired {
+            self.by_id.remove(id);
+        }
+        expired.len() as u64
     }
 
     /// Producers last active before the state's clock started count from its first tick.

@@ -24,9 +24,11 @@ pub const OUTCOMES_MAX: usize = 8 << 20;
 pub struct RecentCommits {
     /// Persistent collections: a copy of the state shares them (see
     /// `PartitionState::index`).
+    #[serde(deserialize_with = "super::persistent::ord_map")]
     pub(super) outcomes: OrdMap<ObjectKey, Arc<Vec<Vec<BatchOutcome>>>>,
     /// Commit order of `outcomes`, oldest first: the state time of each commit (0 before the
     /// first `Tick`) and its key.
+    #[serde(deserialize_with = "super::persistent::vector")]
     pub(super) order: Vector<(i64, ObjectKey)>,
     /// What `outcomes` costs (see `batch_count`).
     pub(super) batches: usize,
@@ -48,7 +50,7 @@ impl RecentCommits {
         self.order.push_back((now_ms, key.clone()));
         if let Some(replaced) = self.outcomes.insert(key, Arc::new(outcomes)) {
             // Not reached (a key seen again is answered from here), but keep the count true.
-            self.batches -= batch_count(&replaced);
+            self.batches = self.batches.saturating_sub(batch_count(&replaced));
         }
     }
 
@@ -76,7 +78,9 @@ impl RecentCommits {
             return false;
         };
         if let Some(outcomes) = self.outcomes.remove(&key) {
-            self.batches -= batch_count(&outcomes);
+            // Saturating: the count comes from a snapshot too, and a damaged one must not
+            // make apply panic.
+            self.batches = self.batches.saturating_sub(batch_count(&outcomes));
         }
         true
     }

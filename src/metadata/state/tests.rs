@@ -671,6 +671,16 @@ mod clock {
         }
     }
 
+    /// Ticks as a leader does until the state's time reaches `to_ms` (one tick moves it at
+    /// most `TICK_STEP_MAX_MS`); the producer ids that expired on the way.
+    fn run_clock_to(state: &mut MetadataState, to_ms: i64) -> u64 {
+        let mut expired = 0;
+        while state.now_ms() < to_ms {
+            expired += tick(state, (state.now_ms() + TICK_STEP_MAX_MS).min(to_ms));
+        }
+        expired
+    }
+
     fn commit_as(state: &mut MetadataState, key: &str, tp: TopicPartition) -> Outcome {
         state.apply(Command::CommitObject {
             object_key: ObjectKey::new(key),
@@ -694,7 +704,7 @@ mod clock {
         for i in 0..20_000 {
             commit_as(&mut state, &format!("o{i}"), tp);
         }
-        tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS - 1);
+        run_clock_to(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS - 1);
         let high_watermark = state.high_watermark("t", 0);
         assert_eq!(
             commit_as(&mut state, "first", tp),
@@ -707,7 +717,7 @@ mod clock {
             "no new offsets"
         );
         // Past the window the outcome is forgotten: the memory is bounded by time.
-        tick(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS + 1);
+        run_clock_to(&mut state, T0 + COMMIT_DEDUP_WINDOW_MS + 1);
         assert_eq!(state.remembered_commits(), 0);
     }
 
@@ -726,6 +736,27 @@ mod clock {
     }
 
     #[test]
+    fn a_clock_far_ahead_moves_the_state_on_at_a_bounded_pace() {
+        let mut state = MetadataState::default();
+        let tp = TopicPartition {
+            topic_id: topic(&mut state, 1),
+            partition: 0,
+        };
+        tick(&mut state, T0);
+        let first = commit_as(&mut state, "first", tp);
+        // A failover to a voter whose clock is an hour ahead, or a hostile entry.
+        tick(&mut state, T0 + 3_600_000);
+        assert_eq!(state.now_ms(), T0 + TICK_STEP_MAX_MS);
+        tick(&mut state, i64::MAX);
+        assert_eq!(state.now_ms(), T0 + 2 * TICK_STEP_MAX_MS);
+        assert_eq!(
+            commit_as(&mut state, "first", tp),
+            first,
+            "still remembered"
+        );
+    }
+
+    #[test]
     fn idle_producer_ids_expire_after_a_day_and_active_ones_stay() {
         let mut state = MetadataState::default();
         let tp = TopicPartition {
@@ -741,7 +772,7 @@ mod clock {
         );
         // The active one produces every hour; the idle one never again.
         for hour in 1..=24 {
-            tick(&mut state, T0 + hour * 3_600_000);
+            run_clock_to(&mut state, T0 + hour * 3_600_000);
             let outcome = commit(
                 &mut state,
                 "b",
@@ -754,7 +785,7 @@ mod clock {
             );
         }
         assert_eq!(state.producer_count(), 2, "not a day idle yet");
-        let expired = tick(
+        let expired = run_clock_to(
             &mut state,
             T0 + PRODUCER_ID_EXPIRATION_MS + EXPIRY_CHECK_EVERY_MS,
         );
@@ -789,7 +820,10 @@ mod clock {
             first,
             "not expired at the first tick"
         );
-        assert_eq!(tick(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS - 1), 0);
+        assert_eq!(
+            run_clock_to(&mut state, T0 + PRODUCER_ID_EXPIRATION_MS - 1),
+            0
+        );
         assert_eq!(state.producer_count(), 1);
     }
 
