@@ -454,6 +454,29 @@ mod snapshot_layout {
         assert_eq!(observed(machine.state), expected);
     }
 
+    /// Written by floe before the state had a clock (commit 86d502b) from `commands()` and a
+    /// `SetLimits`, at log index 12.
+    const V2: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/machine-v2.postcard"
+    ));
+
+    #[test]
+    fn a_snapshot_in_the_second_layout_loads_with_the_same_content() {
+        let machine = decode_machine(V2).expect("the second layout decodes");
+        assert_eq!(machine.last_applied.map(|l| l.index), Some(12));
+        assert!(machine.state.limits_set());
+        let mut replayed = MetadataState::default();
+        for command in commands() {
+            replayed.apply(command);
+        }
+        replayed.apply(Command::SetLimits {
+            limits: Default::default(),
+        });
+        let expected = observed(replayed);
+        assert_eq!(observed(machine.state), expected);
+    }
+
     #[test]
     fn snapshots_are_written_in_the_current_layout_and_read_back() {
         let mut state = MetadataState::default();
