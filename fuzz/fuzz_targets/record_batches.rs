@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     {
         let _ = batch.validate();
         let _ = (batch.last_sequence(), batch.compression(), batch.offset_count());
-        let records = floe::protocol::records::walk(&batch).ok();
-        let _ = policy.check(&batch, records.as_deref(), 1_700_000_000_000);
+        let now = 1_700_000_000_000;
+        let _ = floe::protocol::records::walk(&batch, |r| {
+            let _ = policy.refusal(r.offset_delta, r.timestamp, now);
+        });
+        let _ = policy.header_refusal(&batch, now);
     }
 });

@@ -9,7 +9,6 @@
 //! whose records are in time order, as producers write them.
 
 use crate::protocol::record_batch::RecordBatch;
-use crate::protocol::records::RecordMeta;
 use std::collections::BTreeMap;
 
 pub const BEFORE_MAX_MS: &str = "message.timestamp.before.max.ms";
@@ -48,44 +47,30 @@ impl TimestampPolicy {
         self.before_max_ms.is_none() && self.after_max_ms.is_none()
     }
 
-    /// Kafka's message for the first record out of range, if any. `records` are the batch's
-    /// records when it could be walked (uncompressed); otherwise its header is checked.
-    pub fn check(
-        &self,
-        batch: &RecordBatch,
-        records: Option<&[RecordMeta]>,
-        now_ms: i64,
-    ) -> Result<(), String> {
-        if self.is_unbounded() {
-            return Ok(());
+    /// Kafka's message if a record stamped `timestamp` at `offset_delta` is out of range.
+    pub fn refusal(&self, offset_delta: i32, timestamp: i64, now_ms: i64) -> Option<String> {
+        if self.is_unbounded() || timestamp == NO_TIMESTAMP {
+            return None;
         }
-        let header = [
-            (0, batch.base_timestamp()),
-            (batch.last_offset_delta(), batch.max_timestamp()),
-        ];
-        let stamps: Vec<(i32, i64)> = match records {
-            Some(records) => records
-                .iter()
-                .map(|r| (r.offset_delta, r.timestamp))
-                .collect(),
-            None => header.to_vec(),
-        };
         let earliest = self
             .before_max_ms
             .map_or(i64::MIN, |ms| now_ms.saturating_sub(ms));
         let latest = self
             .after_max_ms
             .map_or(i64::MAX, |ms| now_ms.saturating_add(ms));
-        match stamps
-            .into_iter()
-            .find(|&(_, ts)| ts != NO_TIMESTAMP && !(earliest..=latest).contains(&ts))
-        {
-            None => Ok(()),
-            Some((offset_delta, ts)) => Err(format!(
-                "Timestamp {ts} of message with offset delta {offset_delta} is out of range. \
-                 The timestamp should be within [{earliest}, {latest}]"
-            )),
-        }
+        (!(earliest..=latest).contains(&timestamp)).then(|| {
+            format!(
+                "Timestamp {timestamp} of message with offset delta {offset_delta} is out of \
+                 range. The timestamp should be within [{earliest}, {latest}]"
+            )
+        })
+    }
+
+    /// For a batch whose records are not walked (compressed): its first record's timestamp
+    /// and its max timestamp, from the header.
+    pub fn header_refusal(&self, batch: &RecordBatch, now_ms: i64) -> Option<String> {
+        self.refusal(0, batch.base_timestamp(), now_ms)
+            .or_else(|| self.refusal(batch.last_offset_delta(), batch.max_timestamp(), now_ms))
     }
 }
 
@@ -110,6 +95,18 @@ mod tests {
     use super::*;
     use crate::protocol::record_batch::{BatchSpec, build_batch};
     use crate::protocol::records::walk;
+
+    /// The first refusal among the batch's records.
+    fn walked(policy: &TimestampPolicy, batch: &RecordBatch) -> Option<String> {
+        let mut refusal = None;
+        walk(batch, |r| {
+            if refusal.is_none() {
+                refusal = policy.refusal(r.offset_delta, r.timestamp, NOW);
+            }
+        })
+        .unwrap();
+        refusal
+    }
 
     const NOW: i64 = 1_700_000_000_000;
 
@@ -142,23 +139,16 @@ mod tests {
             (NOW - 1, true),
         ] {
             let batch = batch_at(base);
-            let records = walk(&batch).unwrap();
+            assert_eq!(walked(&policy, &batch).is_none(), ok, "{base}");
             assert_eq!(
-                policy.check(&batch, Some(&records), NOW).is_ok(),
-                ok,
-                "{base}"
-            );
-            assert_eq!(
-                policy.check(&batch, None, NOW).is_ok(),
+                policy.header_refusal(&batch, NOW).is_none(),
                 ok,
                 "header of {base}"
             );
         }
         // Records are stamped base, base+1, base+2: only the last is too far ahead.
         let batch = batch_at(NOW + 999);
-        let error = policy
-            .check(&batch, Some(&walk(&batch).unwrap()), NOW)
-            .unwrap_err();
+        let error = walked(&policy, &batch).expect("refused");
         assert!(error.contains("offset delta 2"), "{error}");
     }
 
@@ -167,13 +157,17 @@ mod tests {
         let batch = batch_at(0);
         assert!(
             TimestampPolicy::of(&BTreeMap::new())
-                .check(&batch, None, NOW)
-                .is_ok()
+                .header_refusal(&batch, NOW)
+                .is_none()
         );
         assert!(
             policy(&i64::MAX.to_string(), "5")
-                .check(&batch, None, NOW)
-                .is_ok()
+                .header_refusal(&batch, NOW)
+                .is_none()
+        );
+        assert!(
+            policy("5", "5").refusal(0, NO_TIMESTAMP, NOW).is_none(),
+            "no timestamp"
         );
         let log_append = BTreeMap::from([
             (BEFORE_MAX_MS.to_string(), "1".to_string()),
@@ -181,8 +175,8 @@ mod tests {
         ]);
         assert!(
             TimestampPolicy::of(&log_append)
-                .check(&batch, None, NOW)
-                .is_ok()
+                .header_refusal(&batch, NOW)
+                .is_none()
         );
     }
 

@@ -34,15 +34,14 @@ pub enum RecordsError {
     InvalidRecord { index: i32, reason: String },
 }
 
-/// Every record of an uncompressed batch, in order; stops at the first framing error.
-pub fn walk(batch: &RecordBatch) -> Result<Vec<RecordMeta>, RecordsError> {
+/// Visits every record of an uncompressed batch, in order; stops at the first framing error.
+/// Allocates nothing.
+pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<(), RecordsError> {
     if batch.compression() != Compression::None {
         return Err(RecordsError::Compressed);
     }
     let count = batch.record_count().max(0);
     let mut rest = batch.as_bytes().slice(HEADER_BYTES..);
-    // Each record takes at least 7 bytes, so this reserves no more than the batch's own size.
-    let mut records = Vec::with_capacity((count as usize).min(rest.len() / 7));
     for index in 0..count {
         if rest.is_empty() {
             return Err(RecordsError::PrematureEof { index, count });
@@ -63,7 +62,13 @@ pub fn walk(batch: &RecordBatch) -> Result<Vec<RecordMeta>, RecordsError> {
             }
             let headers = wire::read_varint(&mut record)?;
             for _ in 0..headers.max(0) {
-                skip_varint_bytes(&mut record)?;
+                // A header's key may not be null (Kafka: "Invalid negative header key size");
+                // its value may.
+                let key = wire::read_varint(&mut record)?;
+                if key < 0 {
+                    return Err(wire::WireError::NegativeLength(i64::from(key)));
+                }
+                skip(&mut record, key as usize)?;
                 skip_varint_bytes(&mut record)?;
             }
             Ok::<_, wire::WireError>((timestamp_delta, offset_delta, headers))
@@ -78,7 +83,7 @@ pub fn walk(batch: &RecordBatch) -> Result<Vec<RecordMeta>, RecordsError> {
                 record.remaining()
             )));
         }
-        records.push(RecordMeta {
+        visit(RecordMeta {
             index,
             offset_delta,
             timestamp: batch.base_timestamp().saturating_add(timestamp_delta),
@@ -87,7 +92,7 @@ pub fn walk(batch: &RecordBatch) -> Result<Vec<RecordMeta>, RecordsError> {
     if !rest.is_empty() {
         return Err(RecordsError::RecordsRemaining(rest.len()));
     }
-    Ok(records)
+    Ok(())
 }
 
 /// Skips a varint-length byte field (-1 is null).
@@ -96,7 +101,10 @@ fn skip_varint_bytes(buf: &mut bytes::Bytes) -> Result<(), wire::WireError> {
     if length < -1 {
         return Err(wire::WireError::NegativeLength(i64::from(length)));
     }
-    let length = length.max(0) as usize;
+    skip(buf, length.max(0) as usize)
+}
+
+fn skip(buf: &mut bytes::Bytes, length: usize) -> Result<(), wire::WireError> {
     if length > buf.remaining() {
         return Err(wire::WireError::LengthTooLarge {
             length: length as u64,
@@ -126,7 +134,8 @@ mod tests {
     #[test]
     fn every_record_is_found_with_its_timestamp() {
         let batch = RecordBatch::new(build_batch(spec(5))).unwrap();
-        let records = walk(&batch).unwrap();
+        let mut records = Vec::new();
+        walk(&batch, |r| records.push(r)).unwrap();
         assert_eq!(records.len(), 5);
         assert_eq!(
             records[4],
@@ -146,7 +155,7 @@ mod tests {
             let mut raw = bytes.to_vec();
             raw[57..61].copy_from_slice(&i32::to_be_bytes(claimed));
             let batch = RecordBatch::new(raw.into()).unwrap();
-            let error = walk(&batch).unwrap_err().to_string();
+            let error = walk(&batch, |_| {}).unwrap_err().to_string();
             assert!(error.contains(expected), "{claimed}: {error}");
         }
     }
@@ -162,7 +171,7 @@ mod tests {
             raw[8..12].copy_from_slice(&length.to_be_bytes());
             raw[57..61].copy_from_slice(&count.to_be_bytes());
             let batch = RecordBatch::new(raw.into()).unwrap();
-            let _ = walk(&batch);
+            let _ = walk(&batch, |_| {});
         });
     }
 }

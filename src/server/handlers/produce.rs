@@ -203,16 +203,20 @@ fn validate(
         batch
             .validate()
             .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
-        let walked = match batch.compression() {
-            Compression::None => {
-                Some(records::walk(&batch).map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?)
-            }
-            _ => None,
-        };
-        checks
-            .timestamps
-            .check(&batch, walked.as_deref(), checks.now_ms)
-            .map_err(|message| (ErrorCode::InvalidTimestamp, message))?;
+        let (policy, now_ms) = (&checks.timestamps, checks.now_ms);
+        let mut out_of_range = None;
+        match batch.compression() {
+            Compression::None => records::walk(&batch, |r| {
+                if out_of_range.is_none() {
+                    out_of_range = policy.refusal(r.offset_delta, r.timestamp, now_ms);
+                }
+            })
+            .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?,
+            _ => out_of_range = policy.header_refusal(&batch, now_ms),
+        }
+        if let Some(message) = out_of_range {
+            return Err((ErrorCode::InvalidTimestamp, message));
+        }
         batches.push(batch);
     }
     if batches.is_empty() {
