@@ -539,6 +539,11 @@ impl ConsumerGroup {
             }
         } else if let Some(m) = member.and_then(|id| self.members.get_mut(id)) {
             m.resolved = Arc::new(resolver.resolve(m));
+            // Resolved against an older copy than the rest: the next heartbeat with a newer
+            // one resolves everything again, this member included.
+            if self.resolved_at.is_some_and(|at| version < at) {
+                self.resolved_at = Some(version);
+            }
         }
         let subscribed = self.union_of_subscriptions();
         let moved = subscribed != self.subscribed_topics;
