@@ -89,6 +89,23 @@ fn metrics_views_and_cost_reflect_traffic() {
         );
     }
     assert!(text.contains("floe_produce_records_total 1000"), "{text}");
+    // The leader's ticks bring its clock into the state (`metadata/ticks.rs`).
+    let state_time = || {
+        let (_, text) = http_get(floe.admin, "/metrics");
+        text.lines()
+            .find_map(|l| l.strip_prefix("floe_state_time_seconds "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .expect("floe_state_time_seconds")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while state_time() == 0.0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        state_time() > 1.0e9,
+        "the state's time is the leader's wall clock"
+    );
+    assert!(text.contains("floe_state_producer_ids "), "{text}");
 
     let topics = http_json(floe.admin, "/v1/topics");
     let watched = &topics["topics"][0];

@@ -182,10 +182,13 @@ pub fn render(broker: &Broker) -> String {
         broker.cache.bytes() as f64,
     );
 
-    let (topics, partitions) = broker.metadata.read(|s| {
+    let (topics, partitions, producers, commits, now_ms) = broker.metadata.read(|s| {
         (
             s.topics().count(),
-            s.topics().map(|t| t.partitions.len()).sum::<usize>(),
+            s.partition_count(),
+            s.producer_count(),
+            s.remembered_commits(),
+            s.now_ms(),
         )
     });
     e.gauge("floe_topics", "Topics.", topics as f64);
@@ -193,6 +196,21 @@ pub fn render(broker: &Broker) -> String {
         "floe_partitions",
         "Partitions over all topics.",
         partitions as f64,
+    );
+    e.gauge(
+        "floe_state_producer_ids",
+        "Producer ids the state holds (idle ones expire after producer.id.expiration.ms).",
+        producers as f64,
+    );
+    e.gauge(
+        "floe_state_remembered_commits",
+        "Object commits whose outcome the state keeps for retried commits.",
+        commits as f64,
+    );
+    e.gauge(
+        "floe_state_time_seconds",
+        "The state's time: the leader's clock, from its last tick (0 before the first).",
+        now_ms as f64 / 1000.0,
     );
     e.finish()
 }
