@@ -577,3 +577,73 @@ fn a_fetch_returns_no_more_than_its_max_bytes_and_one_batch() {
     assert_eq!(fetch(10), batch.len());
     assert_eq!(fetch(0), batch.len(), "max_bytes 0: still the first batch");
 }
+
+/// Bodies no client sends, tried on every API: field values at the extremes wherever the
+/// API's fields fall.
+fn hostile_bodies() -> Vec<(&'static str, Vec<u8>)> {
+    let mib = 1usize << 20;
+    let mut compact_string = Vec::new();
+    // A compact (flexible-version) length of 1 MiB + 1, then the 1 MiB.
+    let mut n = (mib + 1) as u64;
+    while n >= 0x80 {
+        compact_string.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    compact_string.push(n as u8);
+    compact_string.extend(std::iter::repeat_n(b'a', mib));
+    let mut classic_string = i16::MAX.to_be_bytes().to_vec();
+    classic_string.extend(std::iter::repeat_n(b'a', i16::MAX as usize));
+    classic_string.extend(i32::MAX.to_be_bytes());
+    vec![
+        ("an empty body", Vec::new()),
+        ("negative sizes and -1 counts", vec![0xff; 1024]),
+        ("i32::MAX counts", [0x7f, 0xff, 0xff, 0xff].repeat(256)),
+        (
+            "u32::MAX compact counts",
+            [0xff, 0xff, 0xff, 0xff, 0x0f].repeat(200),
+        ),
+        ("zero counts and empty names", vec![0; 1024]),
+        ("a 1 MiB string", compact_string),
+        ("a 32 KiB string, then i32::MAX", classic_string),
+    ]
+}
+
+#[test]
+fn every_api_survives_hostile_bodies_and_the_log_replays_cleanly() {
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let mut floe = Floe::start(&data, support::NO_FLAGS);
+    for range in floe::server::supported::SUPPORTED {
+        for version in [range.min, range.max] {
+            for (what, body) in hostile_bodies() {
+                let mut head = BytesMut::new();
+                header(range.api_key, version)
+                    .encode(&mut head, range.api_key.request_header_version(version))
+                    .expect("header");
+                let mut frame = ((head.len() + body.len()) as i32).to_be_bytes().to_vec();
+                frame.extend_from_slice(&head);
+                frame.extend_from_slice(&body);
+                let mut stream = connect(&floe);
+                let api = range.api_key;
+                stream
+                    .write_all(&frame)
+                    .unwrap_or_else(|e| panic!("{api:?} v{version}, {what}: {e}"));
+                // Answered with an error, closed, or (a request that decoded and waits, say
+                // a long poll) pending: any of them, as long as the broker lives on.
+                stream
+                    .set_read_timeout(Some(Duration::from_millis(300)))
+                    .expect("timeout");
+                let _ = stream.read(&mut [0u8; 64]);
+            }
+        }
+        still_serving(&floe);
+    }
+    assert!(
+        floe.log().contains("closing connection"),
+        "refusals are logged"
+    );
+    // Whatever those requests wrote to the Raft log replays.
+    floe.stop();
+    let floe = Floe::start_at(&data, floe.addr, floe.admin, support::NO_FLAGS);
+    still_serving(&floe);
+}
