@@ -8,10 +8,12 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 # Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
 # confluent-kafka (librdkafka) plus kafka-python (an independent implementation) from PyPI;
 # real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto; haproxy
-# (Debian) is the TCP load balancer of the load-balancer-mode test.
-if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1; then
+# (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
+# the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
+if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
+  || ! command -v c++ >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat haproxy) >/dev/null
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat haproxy g++) >/dev/null
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
