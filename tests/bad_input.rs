@@ -647,3 +647,44 @@ fn every_api_survives_hostile_bodies_and_the_log_replays_cleanly() {
     let floe = Floe::start_at(&data, floe.addr, floe.admin, support::NO_FLAGS);
     still_serving(&floe);
 }
+
+#[test]
+fn group_requests_beyond_the_coordinators_bounds_get_kafka_errors() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
+    let mut stream = connect(&floe);
+    let join = |group_id: String, metadata: usize| JoinGroupRequest {
+        group_id,
+        session_timeout_ms: 10_000,
+        rebalance_timeout_ms: 10_000,
+        protocol_type: "consumer".into(),
+        protocols: vec![join_group_request::JoinGroupRequestProtocol {
+            name: "range".into(),
+            metadata: Bytes::from(vec![0; metadata]),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let code = |stream: &mut TcpStream, request| {
+        let mut body = call(
+            stream,
+            ApiKey::JoinGroup,
+            5,
+            RequestBody::JoinGroup(request),
+        );
+        JoinGroupResponse::decode(&mut body, 5)
+            .expect("decode")
+            .error_code
+    };
+    assert_eq!(
+        code(&mut stream, join("g".repeat(2000), 10)),
+        24,
+        "INVALID_GROUP_ID"
+    );
+    assert_eq!(
+        code(&mut stream, join("g".into(), 2 << 20)),
+        42,
+        "INVALID_REQUEST: 2 MiB of metadata"
+    );
+    still_serving(&floe);
+}

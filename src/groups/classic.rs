@@ -200,6 +200,13 @@ impl Group {
             .instance_id
             .as_ref()
             .and_then(|i| self.member_by_instance(i));
+        // Kafka's `group.max.size`: a full group takes back its own members only.
+        let known = self.members.contains_key(&request.member_id)
+            || self.pending.contains_key(&request.member_id)
+            || static_id.is_some();
+        if !known && self.members.len() + self.pending.len() >= super::limits::CLASSIC_MEMBERS_MAX {
+            return refuse(ErrorCode::GroupMaxSizeReached);
+        }
         let member_id = if request.member_id.is_empty() {
             let id = new_member_id();
             match static_id {
@@ -660,6 +667,24 @@ mod tests {
                 now,
             )
             .expect("join")
+    }
+
+    #[test]
+    fn a_full_group_refuses_new_members_and_takes_back_its_own() {
+        let mut group = Group::new("g", 0);
+        let mut last = String::new();
+        for i in 0..super::super::limits::CLASSIC_MEMBERS_MAX {
+            last = join_new(&mut group, &format!("m{i}"), 0).0;
+        }
+        let refused = group
+            .join(request("", &["range"]), || "extra".to_string(), 0)
+            .expect_err("full");
+        assert_eq!(refused.error, ErrorCode::GroupMaxSizeReached);
+        assert!(
+            group
+                .join(request(&last, &["range"]), || unreachable!(), 0)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -96,6 +96,13 @@ struct Groups {
     consumer: HashMap<String, ConsumerGroup>,
 }
 
+impl Groups {
+    /// Whether a new group would exceed `limits::GROUPS_MAX`.
+    fn is_full(&self) -> bool {
+        self.classic.len() + self.consumer.len() >= super::limits::GROUPS_MAX
+    }
+}
+
 #[derive(Clone)]
 pub struct Coordinator {
     groups: Arc<Mutex<Groups>>,
@@ -173,6 +180,9 @@ impl Coordinator {
             if groups.consumer.get(group_id).is_some_and(|g| !g.is_empty()) {
                 // Kafka's answer to a classic member joining a consumer group it cannot convert.
                 return JoinResult::error(ErrorCode::InconsistentGroupProtocol, &request.member_id);
+            }
+            if !groups.classic.contains_key(group_id) && groups.is_full() {
+                return JoinResult::error(ErrorCode::CoordinatorNotAvailable, &request.member_id);
             }
             let slot = self.slot(&mut groups, group_id);
             let now = self.clock.now_ms();
@@ -323,6 +333,15 @@ impl Coordinator {
             return Err(GroupError {
                 code: ErrorCode::GroupIdNotFound,
                 message: format!("Group {} is not a consumer group.", request.group_id),
+            });
+        }
+        if !groups.consumer.contains_key(&request.group_id) && groups.is_full() {
+            return Err(GroupError {
+                code: ErrorCode::CoordinatorNotAvailable,
+                message: format!(
+                    "this agent coordinates its maximum of {} groups",
+                    super::limits::GROUPS_MAX
+                ),
             });
         }
         let group = groups

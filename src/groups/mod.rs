@@ -10,6 +10,7 @@ pub mod assignor;
 pub mod classic;
 pub mod consumer;
 pub mod coordinator;
+pub mod limits;
 pub mod topics_copy;
 
 pub use coordinator::Coordinator;

@@ -2,6 +2,7 @@
 //! acknowledge revocations, receive the server-side assignment, leave (see `groups::consumer`).
 
 use super::Client;
+use crate::groups::limits;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
 use crate::protocol::messages::ConsumerGroupHeartbeatResponse;
@@ -24,6 +25,31 @@ pub fn handle(
         member_epoch: request.member_epoch,
         ..Default::default()
     };
+    let names = [
+        request.member_id.as_str(),
+        request.instance_id.as_deref().unwrap_or_default(),
+        request.rack_id.as_deref().unwrap_or_default(),
+        request
+            .subscribed_topic_regex
+            .as_deref()
+            .unwrap_or_default(),
+        request.server_assignor.as_deref().unwrap_or_default(),
+    ];
+    if let Some(code) =
+        // Kafka answers an empty group id here with INVALID_REQUEST ("GroupId can't be empty").
+        limits::group_id_refusal(&request.group_id)
+            .map(|_| ErrorCode::InvalidRequest)
+            .or_else(|| limits::names_refusal(names))
+    {
+        return refuse(
+            code,
+            format!(
+                "group ids are 1 to {} bytes, and so are member and instance ids, racks, \
+                 subscription patterns and assignor names",
+                limits::ID_BYTES_MAX
+            ),
+        );
+    }
     if !broker.coordinates(&request.group_id) {
         return refuse(
             ErrorCode::NotCoordinator,

@@ -3,6 +3,7 @@
 
 use super::Client;
 use crate::groups::classic::JoinRequest;
+use crate::groups::limits;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::JoinGroupRequest;
 use crate::protocol::messages::JoinGroupResponse;
@@ -22,8 +23,18 @@ pub async fn handle(
         protocol_name: (version < 7).then(String::new),
         ..Default::default()
     };
-    if request.group_id.is_empty() {
-        return refuse(ErrorCode::InvalidGroupId);
+    let names = [
+        request.member_id.as_str(),
+        request.group_instance_id.as_deref().unwrap_or_default(),
+        client.id.unwrap_or_default(),
+        request.protocol_type.as_str(),
+    ];
+    if let Some(code) = limits::group_id_refusal(&request.group_id)
+        .or_else(|| limits::names_refusal(names))
+        .or_else(|| limits::names_refusal(request.protocols.iter().map(|p| p.name.as_str())))
+        .or_else(|| limits::metadata_refusal(request.protocols.iter().map(|p| &p.metadata)))
+    {
+        return refuse(code);
     }
     if !broker.coordinates(&request.group_id) {
         return refuse(ErrorCode::NotCoordinator);

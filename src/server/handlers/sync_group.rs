@@ -1,5 +1,6 @@
 //! SyncGroup (key 14): the leader hands out assignments; followers wait for theirs.
 
+use crate::groups::limits;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::SyncGroupRequest;
 use crate::protocol::messages::SyncGroupResponse;
@@ -9,6 +10,24 @@ pub async fn handle(broker: &Broker, request: SyncGroupRequest) -> SyncGroupResp
     if !broker.coordinates(&request.group_id) {
         return SyncGroupResponse {
             error_code: ErrorCode::NotCoordinator.code(),
+            ..Default::default()
+        };
+    }
+    let refusal = limits::group_id_refusal(&request.group_id)
+        .or_else(|| limits::names_refusal(request.assignments.iter().map(|a| a.member_id.as_str())))
+        .or_else(|| {
+            request
+                .assignments
+                .iter()
+                .find_map(|a| limits::metadata_refusal([&a.assignment]))
+        })
+        .or_else(|| {
+            (request.assignments.len() > limits::CLASSIC_MEMBERS_MAX)
+                .then_some(ErrorCode::InvalidRequest)
+        });
+    if let Some(code) = refusal {
+        return SyncGroupResponse {
+            error_code: code.code(),
             ..Default::default()
         };
     }
