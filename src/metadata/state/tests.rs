@@ -49,6 +49,14 @@ fn topic(state: &mut MetadataState, partitions: i32) -> Uuid {
     id
 }
 
+/// Partition 0 of a new one-partition topic.
+fn partition_0(state: &mut MetadataState) -> TopicPartition {
+    TopicPartition {
+        topic_id: topic(state, 1),
+        partition: 0,
+    }
+}
+
 fn batch(
     start: u64,
     len: u64,
@@ -152,10 +160,7 @@ fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
 #[test]
 fn a_retried_batch_gets_its_original_offset_and_is_not_indexed_twice() {
     let mut state = MetadataState::default();
-    let tp = TopicPartition {
-        topic_id: topic(&mut state, 1),
-        partition: 0,
-    };
+    let tp = partition_0(&mut state);
     let p = producer(&mut state);
     assert_eq!(
         commit(&mut state, "a", tp, vec![batch(0, 10, 5, p, 0)]),
@@ -181,10 +186,7 @@ fn a_retried_batch_gets_its_original_offset_and_is_not_indexed_twice() {
 #[test]
 fn only_the_last_five_batches_are_remembered() {
     let mut state = MetadataState::default();
-    let tp = TopicPartition {
-        topic_id: topic(&mut state, 1),
-        partition: 0,
-    };
+    let tp = partition_0(&mut state);
     let p = producer(&mut state);
     for i in 0..6 {
         commit(&mut state, "a", tp, vec![batch(i * 10, 10, 1, p, i as i32)]);
@@ -205,10 +207,7 @@ fn only_the_last_five_batches_are_remembered() {
 #[test]
 fn gaps_and_stale_epochs_are_rejected() {
     let mut state = MetadataState::default();
-    let tp = TopicPartition {
-        topic_id: topic(&mut state, 1),
-        partition: 0,
-    };
+    let tp = partition_0(&mut state);
     let p = producer(&mut state);
     assert_eq!(
         commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 3)]),
@@ -462,10 +461,7 @@ mod limits {
     #[test]
     fn malformed_batches_and_keys_are_refused_without_moving_offsets() {
         let mut state = limited();
-        let tp = TopicPartition {
-            topic_id: topic(&mut state, 1),
-            partition: 0,
-        };
+        let tp = partition_0(&mut state);
         let mut huge = batch(0, 10, 1, NO_PRODUCER, -1);
         huge.offset_count = i64::MAX;
         let mut empty = batch(0, 0, 1, NO_PRODUCER, -1);
@@ -694,10 +690,7 @@ mod clock {
     #[test]
     fn a_retry_within_the_window_is_recognised_however_many_commits_came_between() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition {
-            topic_id: topic(&mut state, 1),
-            partition: 0,
-        };
+        let tp = partition_0(&mut state);
         tick(&mut state, T0);
         let first = commit_as(&mut state, "first", tp);
         // More commits than any count-bounded window would hold, all within the deadline.
@@ -738,10 +731,7 @@ mod clock {
     #[test]
     fn a_clock_far_ahead_moves_the_state_on_at_a_bounded_pace() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition {
-            topic_id: topic(&mut state, 1),
-            partition: 0,
-        };
+        let tp = partition_0(&mut state);
         tick(&mut state, T0);
         let first = commit_as(&mut state, "first", tp);
         // A failover to a voter whose clock is an hour ahead, or a hostile entry.
@@ -759,10 +749,7 @@ mod clock {
     #[test]
     fn idle_producer_ids_expire_after_a_day_and_active_ones_stay() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition {
-            topic_id: topic(&mut state, 1),
-            partition: 0,
-        };
+        let tp = partition_0(&mut state);
         tick(&mut state, T0);
         let idle = producer(&mut state);
         let active = producer(&mut state);
@@ -807,10 +794,7 @@ mod clock {
     #[test]
     fn what_was_remembered_before_the_clock_started_counts_from_its_first_tick() {
         let mut state = MetadataState::default();
-        let tp = TopicPartition {
-            topic_id: topic(&mut state, 1),
-            partition: 0,
-        };
+        let tp = partition_0(&mut state);
         // A log written before ticks existed: commits and producers without a time.
         let first = commit_as(&mut state, "old", tp);
         producer(&mut state);
