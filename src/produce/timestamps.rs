@@ -43,7 +43,7 @@ impl TimestampPolicy {
         }
     }
 
-    pub fn is_unbounded(&self) -> bool {
+    fn is_unbounded(&self) -> bool {
         self.before_max_ms.is_none() && self.after_max_ms.is_none()
     }
 

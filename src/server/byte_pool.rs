@@ -33,10 +33,6 @@ impl BytePool {
         })
     }
 
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// `bytes` (at most the capacity), if that many are free now.
     pub fn try_reserve(self: &Arc<BytePool>, bytes: usize) -> Option<Reservation> {
         let bytes = bytes.min(self.capacity);
@@ -62,7 +58,8 @@ impl BytePool {
         }
     }
 
-    pub fn free(&self) -> usize {
+    #[cfg(test)]
+    fn free(&self) -> usize {
         *self.free.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
