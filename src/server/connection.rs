@@ -117,11 +117,19 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
             };
             let permit = reserved.take();
             let reply = start(broker.clone(), frame, &client_host).await;
-            in_flight.push_back(Box::pin(async move {
+            // The rest of the request (a produce waiting for its commit, a fetch reading) runs
+            // on a task of its own, so it finishes and gives back what it holds (its share of
+            // the request budget, a fetch's share of the fetch budget) even while this loop is
+            // not polling, say stuck writing an earlier response to a client that stopped
+            // reading. Responses still go out in request order; dropping the handle (the
+            // connection closing) cancels the task.
+            let (task, handle) = futures::FutureExt::remote_handle(async move {
                 let result = reply.await;
                 drop(permit);
                 result
-            }));
+            });
+            tokio::spawn(task);
+            in_flight.push_back(Box::pin(handle));
         }
         if !reading && in_flight.is_empty() {
             return;

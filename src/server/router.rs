@@ -128,12 +128,8 @@ pub async fn route(
         }));
     }
     if matches!(body, RequestBody::Fetch(_)) {
-        // Fetches may long-poll, so they run concurrently with later requests, on a task of
-        // their own: a fetch holds part of the fetch budget while it reads, and must finish
-        // its reads (and give it back) even while its connection is not polling it, say
-        // stuck writing an earlier response to a client that stopped reading. Dropped with
-        // the connection (the handle cancels the task).
-        let (task, handle) = futures::FutureExt::remote_handle(async move {
+        // Fetches may long-poll, so they run concurrently with later requests.
+        return Ok(Box::pin(async move {
             let client = Client { id: None, host: "" };
             let response = respond(&broker, body, version, client).await?;
             broker
@@ -144,9 +140,7 @@ pub async fn route(
                 response.encode(buf, version)
             })?;
             Ok(Some(encoded))
-        });
-        tokio::spawn(task);
-        return Ok(Box::pin(handle));
+        }));
     }
     // Everything else completes before the connection's next request is taken, as in Kafka:
     // a CreateTopics pipelined ahead of a Produce has created the topic when the Produce runs.
