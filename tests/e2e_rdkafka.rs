@@ -1,14 +1,18 @@
 //! End to end with librdkafka (the rdkafka crate): 8 partitions, 100k records with keys,
 //! headers and timestamps, every compression codec, idempotent producers, consumers via
-//! assign(); every acknowledged record is read back exactly once, in order.
+//! assign(); every acknowledged record is read back exactly once, in order, and found by its
+//! timestamp.
 
 // These tests drive real processes over real sockets, in real time: the clock and
 // randomness seams of the library do not apply to them.
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use std::collections::BTreeMap;
-use support::kafka::{consume, flush, produce, producer};
+use std::time::Duration;
+use support::kafka::{Seen, consume, flush, produce, producer};
 use support::{Floe, temp_dir};
 
 const PARTITIONS: i32 = 8;
@@ -35,6 +39,9 @@ fn every_acked_record_is_read_back_once_in_order_for_every_codec() {
 
         let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
         let got = consume(&floe.bootstrap(), &topic, &expected);
+        let mut first = acked.get(&0).cloned().unwrap_or_default();
+        first.sort_by_key(|r| r.offset);
+        offsets_for_times_find_each_record(&floe.bootstrap(), &topic, &first, codec);
         for (partition, mut records) in acked {
             records.sort_by_key(|r| r.offset);
             let offsets: Vec<i64> = records.iter().map(|r| r.offset).collect();
@@ -59,4 +66,46 @@ fn every_acked_record_is_read_back_once_in_order_for_every_codec() {
             }
         }
     }
+}
+
+/// ListOffsets by timestamp answers the first record whose time reaches the target, also
+/// inside a (compressed) batch, and -1 past the last record.
+fn offsets_for_times_find_each_record(bootstrap: &str, topic: &str, records: &[Seen], codec: &str) {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("consumer");
+    let lookup = |timestamp: i64| {
+        let mut list = TopicPartitionList::new();
+        list.add_partition_offset(topic, 0, Offset::Offset(timestamp))
+            .expect("add");
+        let found = consumer
+            .offsets_for_times(list, Duration::from_secs(10))
+            .expect("offsets_for_times");
+        found.elements()[0].offset()
+    };
+    // Records of partition 0 are 8 ms apart: a target just before a record finds that record,
+    // wherever it lies in its batch.
+    for at in [
+        0,
+        1,
+        records.len() / 3,
+        records.len() / 2,
+        records.len() - 1,
+    ] {
+        let record = &records[at];
+        let timestamp = record.timestamp.expect("timestamp");
+        assert_eq!(
+            lookup(timestamp - 3),
+            Offset::Offset(record.offset),
+            "{codec}: record {at}"
+        );
+        assert_eq!(lookup(timestamp), Offset::Offset(record.offset), "{codec}");
+    }
+    let last = records.last().and_then(|r| r.timestamp).expect("timestamp");
+    assert_eq!(
+        lookup(last + 1),
+        Offset::End,
+        "{codec}: no record that late"
+    );
 }

@@ -1,5 +1,6 @@
 //! The read path: a pure planner over the partition index, and a reader that fetches byte
 //! ranges and patches batch headers. Long polling lives in the Fetch handler, woken by commits.
 
+pub mod by_time;
 pub mod planner;
 pub mod reader;

@@ -52,32 +52,6 @@ pub fn plan_fetch(partition: &PartitionState, offset: Offset, max_bytes: u64) ->
     }
 }
 
-/// The offset ListOffsets answers for a timestamp: the first run whose newest record is at or
-/// after it (batches are not decompressed, so the answer is a batch boundary at or before the
-/// exact record, which consumers then skip past), or the high watermark if none is.
-pub fn offset_for_timestamp(partition: &PartitionState, timestamp: i64) -> (Offset, i64) {
-    partition
-        .index
-        .iter()
-        .find(|r| r.max_timestamp >= timestamp && r.end_offset > partition.log_start_offset)
-        .map_or((partition.high_watermark, -1), |r| {
-            (
-                r.base_offset.max(partition.log_start_offset),
-                r.max_timestamp,
-            )
-        })
-}
-
-/// The last offset of the run holding the largest timestamp, with that timestamp.
-pub fn offset_of_max_timestamp(partition: &PartitionState) -> (Offset, i64) {
-    partition
-        .index
-        .iter()
-        .filter(|r| r.end_offset > partition.log_start_offset)
-        .max_by_key(|r| r.max_timestamp)
-        .map_or((Offset::NONE, -1), |r| (r.end_offset - 1, r.max_timestamp))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,14 +110,5 @@ mod tests {
             plan_fetch(&PartitionState::default(), Offset(0), 100),
             FetchPlan::Empty
         );
-    }
-
-    #[test]
-    fn timestamps() {
-        let p = partition();
-        assert_eq!(offset_for_timestamp(&p, 6), (Offset(10), 50));
-        assert_eq!(offset_for_timestamp(&p, 0), (Offset(0), 5));
-        assert_eq!(offset_for_timestamp(&p, 51), (Offset(30), -1));
-        assert_eq!(offset_of_max_timestamp(&p), (Offset(19), 50));
     }
 }

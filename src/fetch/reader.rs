@@ -45,11 +45,7 @@ pub async fn read_batches(
     let mut out = BytesMut::new();
     let mut records = 0u64;
     'runs: for run in runs {
-        let range = run.byte_start..run.byte_start + run.byte_len;
-        let raw = match cache.get_range(run.object_key.as_str(), range.clone()) {
-            Some(bytes) => bytes,
-            None => store.get_range(run.object_key.as_str(), range).await?,
-        };
+        let raw = read_run(store, cache, run).await?;
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {
@@ -77,6 +73,19 @@ pub async fn read_batches(
         bytes: out.freeze(),
         records,
     })
+}
+
+/// A run's bytes, from the object cache or else a ranged GET.
+pub async fn read_run(
+    store: &ObjectClient,
+    cache: &ObjectCache,
+    run: &BatchRef,
+) -> Result<Bytes, ObjectStoreError> {
+    let range = run.byte_start..run.byte_start + run.byte_len;
+    match cache.get_range(run.object_key.as_str(), range.clone()) {
+        Some(bytes) => Ok(bytes),
+        None => store.get_range(run.object_key.as_str(), range).await,
+    }
 }
 
 #[cfg(test)]

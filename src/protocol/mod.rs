@@ -10,6 +10,7 @@
 //! frame that `record_batch` can inspect and patch.
 
 pub mod api_versions;
+pub mod compression;
 pub mod decode_budget;
 pub mod error_code;
 pub mod frame;

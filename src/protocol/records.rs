@@ -1,16 +1,18 @@
-//! The records inside an uncompressed batch, walked as Kafka's `DefaultRecordBatch` iterator
-//! walks them: exactly as many records as the header counts, filling the batch to its last
-//! byte. The broker stores batches byte for byte; this only reads each record's framing and
-//! its timestamp, to check a client's batch as Kafka's `LogValidator` does.
+//! The records inside a batch, walked as Kafka's `DefaultRecordBatch` iterator walks them:
+//! exactly as many records as the header counts, filling the batch to its last byte. The
+//! broker stores batches byte for byte; this only reads each record's framing, timestamp and
+//! whether it has a key — to check a client's batch as Kafka's `LogValidator` does, and to find
+//! a record by time. A compressed batch is decompressed first (`walk_decompressed`).
 //!
 //! ```text
 //! record: length varint, attributes int8, timestamp delta varlong, offset delta varint,
 //!         key (varint length, -1 null), value (likewise), header count varint, headers
 //! ```
 
+use super::compression::{DecompressError, decompress};
 use super::record_batch::{Compression, HEADER_BYTES, RecordBatch};
 use super::wire;
-use bytes::Buf;
+use bytes::{Buf, Bytes};
 
 /// One record's place and time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,8 @@ pub struct RecordMeta {
     pub index: i32,
     pub offset_delta: i32,
     pub timestamp: i64,
+    /// A null key (a compacted topic refuses such records).
+    pub key_is_null: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,16 +36,40 @@ pub enum RecordsError {
     RecordsRemaining(usize),
     #[error("Found invalid record structure in record {index}: {reason}")]
     InvalidRecord { index: i32, reason: String },
+    #[error("the batch's records cannot be decompressed")]
+    Decompress(#[from] DecompressError),
 }
 
 /// Visits every record of an uncompressed batch, in order; stops at the first framing error.
 /// Allocates nothing.
-pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<(), RecordsError> {
+pub fn walk(batch: &RecordBatch, visit: impl FnMut(RecordMeta)) -> Result<(), RecordsError> {
     if batch.compression() != Compression::None {
         return Err(RecordsError::Compressed);
     }
+    walk_records(batch, batch.as_bytes().slice(HEADER_BYTES..), visit)
+}
+
+/// Visits every record of any batch, decompressing its records (at most `limit` bytes) first
+/// when the batch is compressed.
+pub fn walk_decompressed(
+    batch: &RecordBatch,
+    limit: usize,
+    visit: impl FnMut(RecordMeta),
+) -> Result<(), RecordsError> {
+    let payload = batch.as_bytes().slice(HEADER_BYTES..);
+    let records = match batch.compression() {
+        Compression::None => payload,
+        codec => Bytes::from(decompress(codec, &payload, limit)?),
+    };
+    walk_records(batch, records, visit)
+}
+
+fn walk_records(
+    batch: &RecordBatch,
+    mut rest: Bytes,
+    mut visit: impl FnMut(RecordMeta),
+) -> Result<(), RecordsError> {
     let count = batch.record_count().max(0);
-    let mut rest = batch.as_bytes().slice(HEADER_BYTES..);
     for index in 0..count {
         if rest.is_empty() {
             return Err(RecordsError::PrematureEof { index, count });
@@ -57,9 +85,8 @@ pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<()
             let _attributes = wire::read_i8(&mut record)?;
             let timestamp_delta = wire::read_varlong(&mut record)?;
             let offset_delta = wire::read_varint(&mut record)?;
-            for _ in 0..2 {
-                skip_varint_bytes(&mut record)?;
-            }
+            let key_is_null = skip_varint_bytes(&mut record)?;
+            skip_varint_bytes(&mut record)?;
             let headers = wire::read_varint(&mut record)?;
             for _ in 0..headers.max(0) {
                 // A header's key may not be null (Kafka: "Invalid negative header key size");
@@ -71,9 +98,10 @@ pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<()
                 skip(&mut record, key as usize)?;
                 skip_varint_bytes(&mut record)?;
             }
-            Ok::<_, wire::WireError>((timestamp_delta, offset_delta, headers))
+            Ok::<_, wire::WireError>((timestamp_delta, offset_delta, headers, key_is_null))
         })();
-        let (timestamp_delta, offset_delta, headers) = meta.map_err(|e| invalid(e.to_string()))?;
+        let (timestamp_delta, offset_delta, headers, key_is_null) =
+            meta.map_err(|e| invalid(e.to_string()))?;
         if headers < 0 {
             return Err(invalid(format!("negative header count {headers}")));
         }
@@ -87,6 +115,7 @@ pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<()
             index,
             offset_delta,
             timestamp: batch.base_timestamp().saturating_add(timestamp_delta),
+            key_is_null,
         });
     }
     if !rest.is_empty() {
@@ -95,13 +124,14 @@ pub fn walk(batch: &RecordBatch, mut visit: impl FnMut(RecordMeta)) -> Result<()
     Ok(())
 }
 
-/// Skips a varint-length byte field (-1 is null).
-fn skip_varint_bytes(buf: &mut bytes::Bytes) -> Result<(), wire::WireError> {
+/// Skips a varint-length byte field; true when it is null (length -1).
+fn skip_varint_bytes(buf: &mut bytes::Bytes) -> Result<bool, wire::WireError> {
     let length = wire::read_varint(buf)?;
     if length < -1 {
         return Err(wire::WireError::NegativeLength(i64::from(length)));
     }
-    skip(buf, length.max(0) as usize)
+    skip(buf, length.max(0) as usize)?;
+    Ok(length == -1)
 }
 
 fn skip(buf: &mut bytes::Bytes, length: usize) -> Result<(), wire::WireError> {
@@ -142,7 +172,8 @@ mod tests {
             RecordMeta {
                 index: 4,
                 offset_delta: 4,
-                timestamp: 1_004
+                timestamp: 1_004,
+                key_is_null: true,
             }
         );
     }

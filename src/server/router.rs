@@ -166,7 +166,7 @@ async fn respond(
     Ok(match body {
         RequestBody::Fetch(r) => ResponseBody::Fetch(handlers::fetch::handle(b, r, version).await),
         RequestBody::ListOffsets(r) => {
-            ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version))
+            ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version).await)
         }
         RequestBody::Metadata(r) => {
             ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client.id).await)

@@ -134,12 +134,13 @@ async fn fetch_once(
                 high_watermark: -1,
                 last_stable_offset: -1,
                 log_start_offset: -1,
+                // Kafka sends empty records, never null, also with an error: librdkafka
+                // refuses a null record set ("invalid MessageSetSize -1").
                 records: Some(bytes::Bytes::new()),
                 ..Default::default()
             };
             let Some((high_watermark, log_start_offset, plan)) = planned else {
                 data.error_code = ErrorCode::UnknownTopicOrPartition.code();
-                data.records = None;
                 out.partitions.push(data);
                 continue;
             };
@@ -158,7 +159,6 @@ async fn fetch_once(
             match plan {
                 FetchPlan::OutOfRange => {
                     data.error_code = ErrorCode::OffsetOutOfRange.code();
-                    data.records = None;
                 }
                 FetchPlan::Empty => {}
                 FetchPlan::Read(runs) if budget > 0 || first => {
@@ -220,7 +220,6 @@ async fn fetch_once(
             Err(e) => {
                 tracing::warn!(error = %ErrorChain(&e), topic = %topic.topic, partition = data.partition_index, "fetch read failed");
                 data.error_code = ErrorCode::KafkaStorageError.code();
-                data.records = None;
             }
         }
     }

@@ -1,7 +1,14 @@
-//! ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
+//! ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3), earliest local (-4),
+//! latest tiered (-5), earliest pending upload (-6), or the first record at or after a time.
+//!
+//! floe topics have no local tier (`remote.storage.enable` is false: every byte is in the
+//! object store already), so as Kafka answers for such a topic, earliest local is the log
+//! start, and latest tiered and earliest pending upload have no offset (-1).
 
-use crate::fetch::planner::{offset_for_timestamp, offset_of_max_timestamp};
-use crate::metadata::state::PartitionState;
+use crate::fetch::by_time::{RunTimes, candidate_runs};
+use crate::fetch::reader::read_run;
+use crate::ids::Offset;
+use crate::metadata::state::{BatchRef, PartitionState};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ListOffsetsRequest;
 use crate::protocol::messages::ListOffsetsResponse;
@@ -9,16 +16,25 @@ use crate::protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::telemetry::ErrorChain;
+use std::sync::Arc;
 
 const LATEST: i64 = -1;
 const EARLIEST: i64 = -2;
 const MAX_TIMESTAMP: i64 = -3;
+const EARLIEST_LOCAL: i64 = -4;
+const LATEST_TIERED: i64 = -5;
+const EARLIEST_PENDING_UPLOAD: i64 = -6;
 
-pub fn handle(broker: &Broker, request: ListOffsetsRequest, version: i16) -> ListOffsetsResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: ListOffsetsRequest,
+    version: i16,
+) -> ListOffsetsResponse {
     // Versions before 4 cannot carry a leader epoch.
     let leader_epoch = if version >= 4 { LEADER_EPOCH } else { -1 };
     // Copies of the partitions asked for, taken under the metadata lock (cheap: a partition's
-    // index is a persistent vector the copy shares); the scans by timestamp run after it is
+    // index is a persistent vector the copy shares); lookups by time read objects after it is
     // released, so they never delay a commit.
     let partitions: Vec<Vec<Option<PartitionState>>> = broker.metadata.read(|state| {
         request
@@ -37,44 +53,99 @@ pub fn handle(broker: &Broker, request: ListOffsetsRequest, version: i16) -> Lis
             })
             .collect()
     });
-    let topics = request
-        .topics
-        .iter()
-        .zip(partitions)
-        .map(|(topic, copies)| ListOffsetsTopicResponse {
+    let mut topics = Vec::with_capacity(request.topics.len());
+    for (topic, copies) in request.topics.iter().zip(partitions) {
+        let mut out = ListOffsetsTopicResponse {
             name: topic.name.clone(),
-            partitions: topic
-                .partitions
-                .iter()
-                .zip(copies)
-                .map(|(p, partition)| {
-                    let mut out = ListOffsetsPartitionResponse {
-                        partition_index: p.partition_index,
-                        timestamp: -1,
-                        offset: -1,
-                        leader_epoch,
-                        ..Default::default()
-                    };
-                    match partition {
-                        None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-                        Some(part) => {
-                            let (offset, timestamp) = match p.timestamp {
-                                LATEST => (part.high_watermark, -1),
-                                EARLIEST => (part.log_start_offset, -1),
-                                MAX_TIMESTAMP => offset_of_max_timestamp(&part),
-                                ts => offset_for_timestamp(&part, ts),
-                            };
-                            (out.offset, out.timestamp) = (offset.0, timestamp);
-                        }
-                    }
-                    out
-                })
-                .collect(),
             ..Default::default()
-        })
-        .collect();
+        };
+        for (p, partition) in topic.partitions.iter().zip(copies) {
+            let mut answer = ListOffsetsPartitionResponse {
+                partition_index: p.partition_index,
+                timestamp: -1,
+                offset: -1,
+                leader_epoch,
+                ..Default::default()
+            };
+            match partition {
+                None => answer.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                Some(part) => match lookup(broker, &part, p.timestamp).await {
+                    Ok(Some((offset, timestamp))) => {
+                        (answer.offset, answer.timestamp) = (offset.0, timestamp)
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %ErrorChain(&*e), topic = %topic.name, partition = p.partition_index, "list offsets by time failed");
+                        answer.error_code = ErrorCode::KafkaStorageError.code();
+                    }
+                },
+            }
+            out.partitions.push(answer);
+        }
+        topics.push(out);
+    }
     ListOffsetsResponse {
         topics,
         ..Default::default()
     }
+}
+
+type LookupError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The offset (and its record's time, or -1) answering `spec`, or none.
+async fn lookup(
+    broker: &Broker,
+    part: &PartitionState,
+    spec: i64,
+) -> Result<Option<(Offset, i64)>, LookupError> {
+    Ok(match spec {
+        LATEST => Some((part.high_watermark, -1)),
+        EARLIEST | EARLIEST_LOCAL => Some((part.log_start_offset, -1)),
+        LATEST_TIERED | EARLIEST_PENDING_UPLOAD => None,
+        MAX_TIMESTAMP => {
+            // The first record holding the largest time, in the first run that holds it.
+            let newest = part
+                .index
+                .iter()
+                .filter(|r| r.end_offset > part.log_start_offset)
+                .fold(None::<&BatchRef>, |best, r| match best {
+                    Some(b) if b.max_timestamp >= r.max_timestamp => Some(b),
+                    _ => Some(r),
+                });
+            match newest {
+                Some(run) => {
+                    let target = run.max_timestamp;
+                    first_in_runs(broker, part, std::slice::from_ref(run), target).await?
+                }
+                None => None,
+            }
+        }
+        // Other negative specs are not Kafka's; no record has such a time.
+        target if target < 0 => None,
+        target => first_in_runs(broker, part, &candidate_runs(part, target), target).await?,
+    })
+}
+
+/// The first record at or after the log start whose time reaches `target`, in `runs`.
+async fn first_in_runs(
+    broker: &Broker,
+    part: &PartitionState,
+    runs: &[BatchRef],
+    target: i64,
+) -> Result<Option<(Offset, i64)>, LookupError> {
+    for run in runs {
+        let times = match broker.run_times.get(run) {
+            Some(times) => times,
+            None => {
+                let raw = read_run(broker.store.as_ref(), broker.cache.as_ref(), run).await?;
+                let times = Arc::new(RunTimes::read(run, raw)?);
+                broker.run_times.insert(run, times.clone());
+                times
+            }
+        };
+        if let Some(found) = times.first_at_or_after(target, part.log_start_offset) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
