@@ -17,3 +17,4 @@ pub mod protocol;
 pub mod random;
 pub mod server;
 pub mod telemetry;
+pub mod topic_config;

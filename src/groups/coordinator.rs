@@ -425,13 +425,12 @@ impl Coordinator {
         })
     }
 
-    /// Live groups here, of both kinds, by id.
+    /// The groups held here, of both kinds (also those whose members all left), by id.
     pub fn list(&self) -> Vec<ListedGroup> {
         let groups = self.lock();
         let classic = groups
             .classic
             .iter()
-            .filter(|(_, s)| !s.group.members.is_empty())
             .map(|(id, s)| ListedGroup {
                 id: id.clone(),
                 protocol_type: s.group.protocol_type.clone().unwrap_or_default(),

@@ -4,6 +4,7 @@
 pub mod batcher;
 pub mod metrics;
 pub mod pipeline;
+pub mod settings;
 pub mod timestamps;
 
 pub use pipeline::{BatchResult, ProduceError, ProducePipeline};

@@ -9,16 +9,17 @@
 //! whose records are in time order, as producers write them.
 
 use crate::protocol::record_batch::RecordBatch;
+use crate::topic_config::catalog;
 use std::collections::BTreeMap;
 
-pub const BEFORE_MAX_MS: &str = "message.timestamp.before.max.ms";
-pub const AFTER_MAX_MS: &str = "message.timestamp.after.max.ms";
-pub const TIMESTAMP_TYPE: &str = "message.timestamp.type";
+pub const BEFORE_MAX_MS: &str = catalog::TIMESTAMP_BEFORE_MAX_MS;
+pub const AFTER_MAX_MS: &str = catalog::TIMESTAMP_AFTER_MAX_MS;
+pub const TIMESTAMP_TYPE: &str = catalog::TIMESTAMP_TYPE;
 
 /// Kafka's "no timestamp".
 const NO_TIMESTAMP: i64 = -1;
 
-/// A topic's bounds; `None` is Kafka's default (`Long.MAX_VALUE`: unbounded).
+/// A topic's bounds; `None` is unbounded (`Long.MAX_VALUE`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimestampPolicy {
     pub before_max_ms: Option<i64>,
@@ -26,7 +27,8 @@ pub struct TimestampPolicy {
 }
 
 impl TimestampPolicy {
-    /// The policy a topic's configs set (values were checked by `config_error` when set).
+    /// The policy a topic's configs set, with Kafka's defaults for what they leave unset
+    /// (no bound in the past, one hour in the future); values were validated when set.
     pub fn of(configs: &BTreeMap<String, String>) -> TimestampPolicy {
         if configs.get(TIMESTAMP_TYPE).map(String::as_str) == Some("LogAppendTime") {
             return TimestampPolicy::default();
@@ -34,7 +36,9 @@ impl TimestampPolicy {
         let bound = |key| {
             configs
                 .get(key)
-                .and_then(|v: &String| v.parse::<i64>().ok())
+                .map(String::as_str)
+                .or_else(|| catalog::find(key).map(|d| d.default))
+                .and_then(|v| v.parse::<i64>().ok())
                 .filter(|&ms| ms >= 0 && ms != i64::MAX)
         };
         TimestampPolicy {
@@ -71,22 +75,6 @@ impl TimestampPolicy {
     pub fn header_refusal(&self, batch: &RecordBatch, now_ms: i64) -> Option<String> {
         self.refusal(0, batch.base_timestamp(), now_ms)
             .or_else(|| self.refusal(batch.last_offset_delta(), batch.max_timestamp(), now_ms))
-    }
-}
-
-/// Why a value is not valid for one of these configs (Kafka: a long, at least 0; the type
-/// `CreateTime` or `LogAppendTime`), for CreateTopics and AlterConfigs (`INVALID_CONFIG`).
-pub fn config_error(key: &str, value: Option<&str>) -> Option<String> {
-    let value = value?;
-    match key {
-        BEFORE_MAX_MS | AFTER_MAX_MS => match value.parse::<i64>() {
-            Ok(ms) if ms >= 0 => None,
-            _ => Some(format!("{key} must be a non-negative long, not {value:?}")),
-        },
-        TIMESTAMP_TYPE if !matches!(value, "CreateTime" | "LogAppendTime") => Some(format!(
-            "{key} must be CreateTime or LogAppendTime, not {value:?}"
-        )),
-        _ => None,
     }
 }
 
@@ -160,6 +148,12 @@ mod tests {
                 .header_refusal(&batch, NOW)
                 .is_none()
         );
+        // Unset, the future is bounded at an hour, as in Kafka 4.
+        assert!(
+            TimestampPolicy::of(&BTreeMap::new())
+                .header_refusal(&batch_at(NOW + 3_600_001), NOW)
+                .is_some()
+        );
         assert!(
             policy(&i64::MAX.to_string(), "5")
                 .header_refusal(&batch, NOW)
@@ -178,14 +172,5 @@ mod tests {
                 .header_refusal(&batch, NOW)
                 .is_none()
         );
-    }
-
-    #[test]
-    fn config_values_are_checked_as_kafka_checks_them() {
-        assert_eq!(config_error(BEFORE_MAX_MS, Some("0")), None);
-        assert!(config_error(AFTER_MAX_MS, Some("-1")).is_some());
-        assert!(config_error(AFTER_MAX_MS, Some("soon")).is_some());
-        assert!(config_error(TIMESTAMP_TYPE, Some("Now")).is_some());
-        assert_eq!(config_error("retention.ms", Some("x")), None);
     }
 }

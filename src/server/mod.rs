@@ -15,6 +15,7 @@ pub mod forward;
 pub mod forwarded;
 pub mod handlers;
 pub mod router;
+pub mod siblings;
 pub mod supported;
 
 use broker::Broker;

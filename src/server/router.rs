@@ -130,7 +130,11 @@ pub async fn route(
     if matches!(body, RequestBody::Fetch(_)) {
         // Fetches may long-poll, so they run concurrently with later requests.
         return Ok(Box::pin(async move {
-            let client = Client { id: None, host: "" };
+            let client = Client {
+                id: None,
+                host: "",
+                forwarded: origin == Origin::Forwarded,
+            };
             let response = respond(&broker, body, version, client).await?;
             broker
                 .metrics
@@ -147,6 +151,7 @@ pub async fn route(
     let client = Client {
         id: client_id.as_deref(),
         host: client_host,
+        forwarded: origin == Origin::Forwarded,
     };
     let response = respond(&broker, body, version, client).await?;
     let encoded = encode_response(api, version, correlation_id, |buf| {
@@ -193,7 +198,9 @@ async fn respond(
         RequestBody::DescribeGroups(r) => {
             ResponseBody::DescribeGroups(handlers::describe_groups::handle(b, r))
         }
-        RequestBody::ListGroups(r) => ResponseBody::ListGroups(handlers::list_groups::handle(b, r)),
+        RequestBody::ListGroups(r) => {
+            ResponseBody::ListGroups(handlers::list_groups::handle(b, r, version, client).await)
+        }
         RequestBody::DeleteGroups(r) => {
             ResponseBody::DeleteGroups(handlers::delete_groups::handle(b, r).await)
         }
@@ -211,6 +218,9 @@ async fn respond(
         }
         RequestBody::DescribeConfigs(r) => {
             ResponseBody::DescribeConfigs(handlers::configs::describe(b, r))
+        }
+        RequestBody::AlterConfigs(r) => {
+            ResponseBody::AlterConfigs(handlers::configs::alter(b, r).await)
         }
         RequestBody::IncrementalAlterConfigs(r) => {
             ResponseBody::IncrementalAlterConfigs(handlers::configs::incremental_alter(b, r).await)

@@ -11,7 +11,7 @@ const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
 pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::Produce, 3, 11),
     range(ApiKey::Fetch, 4, 12),
-    range(ApiKey::ListOffsets, 1, 7),
+    range(ApiKey::ListOffsets, 1, 11),
     range(ApiKey::Metadata, 0, 12),
     range(ApiKey::OffsetCommit, 2, 9),
     range(ApiKey::OffsetFetch, 1, 9),
@@ -29,6 +29,7 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::DeleteTopics, 1, 6),
     range(ApiKey::InitProducerId, 0, 4),
     range(ApiKey::DescribeConfigs, 1, 4),
+    range(ApiKey::AlterConfigs, 0, 2),
     range(ApiKey::CreatePartitions, 0, 3),
     range(ApiKey::IncrementalAlterConfigs, 0, 1),
     range(ApiKey::DescribeCluster, 0, 1),

@@ -1,12 +1,12 @@
 //! CreateTopics (key 19). Replication factor and assignments are accepted and ignored: data
 //! durability comes from the object store, not from broker replicas.
 
-use crate::produce::timestamps;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreateTopicsRequest;
 use crate::protocol::messages::CreateTopicsResponse;
 use crate::protocol::messages::create_topics_response::CreatableTopicResult;
 use crate::server::broker::{Broker, validate_topic_name};
+use crate::topic_config::validate;
 use std::collections::BTreeMap;
 
 pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
@@ -22,6 +22,22 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             .iter()
             .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
             .collect();
+        let nulls: Vec<&str> = topic
+            .configs
+            .iter()
+            .filter(|c| c.value.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        // Kafka's checks and messages; what is stored is normalised as Kafka shows it.
+        let checked = if nulls.is_empty() {
+            validate::check_all(&configs)
+        } else {
+            Err(format!(
+                "Null value not supported for topic configs: {}",
+                nulls.join(",")
+            ))
+        };
+        let configs = checked.clone().unwrap_or(configs);
         let (exists, limits, cluster_partitions) = broker.metadata.read(|s| {
             (
                 s.topic(&topic.name).is_some(),
@@ -35,6 +51,13 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                 code,
                 "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string(),
             ))
+        } else if exists {
+            Err((
+                ErrorCode::TopicAlreadyExists,
+                format!("Topic '{}' already exists.", topic.name),
+            ))
+        } else if let Err(message) = &checked {
+            Err((ErrorCode::InvalidConfig, message.clone()))
         } else if !limits.partitions_per_topic_allow(partitions.into()) {
             Err((
                 ErrorCode::InvalidPartitions,
@@ -48,11 +71,6 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                     limits.partitions_max
                 ),
             ))
-        } else if let Some(message) = configs
-            .iter()
-            .find_map(|(k, v)| timestamps::config_error(k, Some(v)))
-        {
-            Err((ErrorCode::InvalidConfig, message))
         } else if !limits.configs_allow(configs.len(), config_entries) {
             Err((
                 ErrorCode::InvalidConfig,
@@ -62,11 +80,6 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                     limits.config_key_bytes_max,
                     limits.config_value_bytes_max
                 ),
-            ))
-        } else if exists {
-            Err((
-                ErrorCode::TopicAlreadyExists,
-                format!("topic '{}' already exists", topic.name),
             ))
         } else if request.validate_only {
             Ok(())

@@ -1,4 +1,7 @@
-//! DescribeCluster (key 60): this agent (by the id clients know it by) as broker and controller.
+//! DescribeCluster (key 60): every live agent as clients see them (agents behind one load
+//! balancer are one broker), with their zones as racks. The controller named is the agent
+//! asked: every agent serves admin requests (they go through the quorum), so it is as good
+//! a controller as any.
 
 use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
@@ -6,17 +9,21 @@ use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClusterResponse {
-    let (host, port) = broker.advertised();
+    let shown = broker.shown_brokers();
     DescribeClusterResponse {
         endpoint_type: request.endpoint_type,
         cluster_id: broker.cluster_id(),
-        controller_id: broker.shown_id(),
-        brokers: vec![DescribeClusterBroker {
-            broker_id: broker.shown_id(),
-            host,
-            port,
-            ..Default::default()
-        }],
+        controller_id: broker.shown_id_in(&shown),
+        brokers: shown
+            .into_iter()
+            .map(|s| DescribeClusterBroker {
+                broker_id: s.id,
+                host: s.host,
+                port: s.port,
+                rack: s.zone,
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
     }
 }

@@ -28,10 +28,15 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                 };
             }
             match broker.groups.describe(id) {
-                // Kafka describes an unknown group as Dead with no members.
+                // A group with committed offsets and no members is Empty; Kafka describes an
+                // unknown group as Dead with no members.
                 None => DescribedGroup {
                     group_id: id.clone(),
-                    group_state: "Dead".into(),
+                    group_state: if broker.metadata.read(|s| s.group_offsets(id).next().is_some()) {
+                        "Empty".into()
+                    } else {
+                        "Dead".into()
+                    },
                     ..Default::default()
                 },
                 Some(view) => DescribedGroup {

@@ -1,40 +1,86 @@
-//! ListGroups (key 16): the live groups this agent coordinates, filtered by state and type.
+//! ListGroups (key 16): the groups of the whole cluster, filtered by state and type.
+//!
+//! An agent lists the groups it coordinates: those live here, and those that only have
+//! committed offsets in the replicated state (Kafka calls them "Empty"). Clients that see
+//! every agent ask each and merge; behind a load balancer a client sees one broker, so the
+//! agent it reached asks its siblings too (`siblings`).
 
-use crate::protocol::messages::ListGroupsRequest;
-use crate::protocol::messages::ListGroupsResponse;
+use crate::placement;
 use crate::protocol::messages::list_groups_response::ListedGroup;
+use crate::protocol::messages::{ListGroupsRequest, ListGroupsResponse, RequestBody};
 use crate::server::broker::Broker;
+use crate::server::handlers::Client;
+use crate::server::siblings;
+use std::collections::BTreeMap;
 
-pub fn handle(broker: &Broker, request: ListGroupsRequest) -> ListGroupsResponse {
-    let wanted_state = |s: &str| {
-        request.states_filter.is_empty()
-            || request
-                .states_filter
-                .iter()
-                .any(|f| f.eq_ignore_ascii_case(s))
+pub async fn handle(
+    broker: &Broker,
+    request: ListGroupsRequest,
+    version: i16,
+    client: Client<'_>,
+) -> ListGroupsResponse {
+    let mut groups: BTreeMap<String, ListedGroup> = coordinated_here(broker)
+        .into_iter()
+        .map(|g| (g.group_id.clone(), g))
+        .collect();
+    if !client.forwarded {
+        let body = RequestBody::ListGroups(request.clone());
+        for answer in siblings::ask::<ListGroupsResponse>(broker, body, version).await {
+            for group in answer.groups {
+                groups.entry(group.group_id.clone()).or_insert(group);
+            }
+        }
+    }
+    let wanted = |filter: &[String], value: &str| {
+        filter.is_empty() || filter.iter().any(|f| f.eq_ignore_ascii_case(value))
     };
-    let wanted_type = |t: &str| {
-        request.types_filter.is_empty()
-            || request
-                .types_filter
-                .iter()
-                .any(|f| f.eq_ignore_ascii_case(t))
-    };
-    let groups = broker
+    ListGroupsResponse {
+        groups: groups
+            .into_values()
+            .filter(|g| {
+                wanted(&request.states_filter, &g.group_state)
+                    && wanted(&request.types_filter, &g.group_type)
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The groups this agent answers for, unfiltered.
+fn coordinated_here(broker: &Broker) -> Vec<ListedGroup> {
+    let mut listed: BTreeMap<String, ListedGroup> = broker
         .groups
         .list()
         .into_iter()
-        .filter(|g| wanted_state(g.state) && wanted_type(g.group_type))
-        .map(|g| ListedGroup {
-            group_id: g.id,
-            protocol_type: g.protocol_type,
-            group_state: g.state.into(),
-            group_type: g.group_type.into(),
-            ..Default::default()
+        .map(|g| {
+            let group = ListedGroup {
+                group_id: g.id.clone(),
+                protocol_type: g.protocol_type,
+                group_state: g.state.into(),
+                group_type: g.group_type.into(),
+                ..Default::default()
+            };
+            (g.id, group)
         })
         .collect();
-    ListGroupsResponse {
-        groups,
-        ..Default::default()
+    let agents = broker.live_agents();
+    let me = broker.node_id();
+    let with_offsets: Vec<String> = broker.metadata.read(|state| {
+        state
+            .groups()
+            .filter(|g| !listed.contains_key(*g))
+            .filter(|g| placement::coordinator(&agents, g) == Some(me))
+            .map(str::to_string)
+            .collect()
+    });
+    for id in with_offsets {
+        let group = ListedGroup {
+            group_id: id.clone(),
+            group_state: "Empty".into(),
+            group_type: "classic".into(),
+            ..Default::default()
+        };
+        listed.insert(id, group);
     }
+    listed.into_values().collect()
 }

@@ -25,10 +25,12 @@ pub mod offset_fetch;
 pub mod produce;
 pub mod sync_group;
 
-/// Who sent a request: the client id from its header and its address as Kafka shows it
-/// (`/127.0.0.1`).
+/// Who sent a request: the client id from its header, its address as Kafka shows it
+/// (`/127.0.0.1`), and whether another agent forwarded it (such a request is answered here
+/// alone, never passed on).
 #[derive(Debug, Clone, Copy)]
 pub struct Client<'a> {
     pub id: Option<&'a str>,
     pub host: &'a str,
+    pub forwarded: bool,
 }

@@ -5,13 +5,15 @@
 
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::BatchOutcome;
-use crate::produce::timestamps::TimestampPolicy;
+use crate::produce::settings::TopicSettings;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
 use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
-use crate::protocol::record_batch::{BatchError, Batches, Compression, RecordBatch};
+use crate::protocol::record_batch::{
+    BatchError, Batches, Compression, RecordBatch, set_log_append_time,
+};
 use crate::protocol::records;
 use crate::server::broker::Broker;
 use crate::server::error_codes;
@@ -20,7 +22,8 @@ use tokio::sync::oneshot;
 
 enum Pending {
     Failed(ErrorCode, Option<String>),
-    Queued(Vec<oneshot::Receiver<BatchResult>>),
+    /// The batches' commits, and the time they were stamped with on a LogAppendTime topic.
+    Queued(Vec<oneshot::Receiver<BatchResult>>, Option<i64>),
 }
 
 /// A produce request whose batches are queued in the pipeline, awaiting their commit.
@@ -54,14 +57,22 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
         enqueued.early = Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
         return enqueued;
     }
+    // A topic may raise its max.message.bytes up to what a request and the buffer can hold.
+    let ceiling = broker
+        .config
+        .produce_buffer_bytes_max
+        .min(broker.config.frame_bytes_max.saturating_sub(1024));
     for topic in &request.topic_data {
         let topic_id = broker.metadata.read(|s| {
-            s.topic(&topic.name)
-                .map(|t| (t.id, t.partitions.len(), TimestampPolicy::of(&t.configs)))
+            s.topic(&topic.name).map(|t| {
+                let settings =
+                    TopicSettings::of(&t.configs, broker.config.batch_bytes_max, ceiling);
+                (t.id, t.partitions.len(), settings)
+            })
         });
         for partition in &topic.partition_data {
             let pending = match topic_id {
-                Some((id, count, timestamps))
+                Some((id, count, settings))
                     if partition.index >= 0 && (partition.index as usize) < count =>
                 {
                     let tp = TopicPartition {
@@ -69,10 +80,10 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                         partition: partition.index,
                     };
                     let checks = Checks {
-                        batch_bytes_max: broker.config.batch_bytes_max,
+                        settings,
                         version,
-                        timestamps,
                         now_ms: broker.clock.now_ms(),
+                        partition: format!("{}-{}", topic.name, partition.index),
                     };
                     match validate(partition.records.clone().unwrap_or_default(), &checks) {
                         Ok(batches) => {
@@ -88,7 +99,8 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                                 );
                                 receivers.push(broker.pipeline.append(tp, batch).await);
                             }
-                            Pending::Queued(receivers)
+                            let stamped = settings.log_append_time.then_some(checks.now_ms);
+                            Pending::Queued(receivers, stamped)
                         }
                         Err((code, message)) => Pending::Failed(code, Some(message)),
                     }
@@ -110,15 +122,20 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     }
     let mut response = ProduceResponse::default();
     for (name, index, pending) in enqueued.partitions {
+        let mut log_append_time_ms = -1;
         let (error, base_offset, error_message) = match pending {
             Pending::Failed(code, message) => (code, Offset::NONE, message),
-            Pending::Queued(receivers) => match enqueued.deadline {
+            Pending::Queued(receivers, stamped) => match enqueued.deadline {
                 None => {
+                    log_append_time_ms = stamped.unwrap_or(-1);
                     let (code, offset) = wait(receivers).await;
                     (code, offset, None)
                 }
                 Some(deadline) => match broker.clock.timeout_at(deadline, wait(receivers)).await {
-                    Ok((code, offset)) => (code, offset, None),
+                    Ok((code, offset)) => {
+                        log_append_time_ms = stamped.unwrap_or(-1);
+                        (code, offset, None)
+                    }
                     Err(_) => (
                         ErrorCode::RequestTimedOut,
                         Offset::NONE,
@@ -144,6 +161,11 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
             error_code: error.code(),
             base_offset: base_offset.0,
             log_start_offset: log_start_offset.0,
+            log_append_time_ms: if error == ErrorCode::None {
+                log_append_time_ms
+            } else {
+                -1
+            },
             error_message,
             ..Default::default()
         };
@@ -165,12 +187,16 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
 
 /// What a client's batches are checked against.
 struct Checks {
-    batch_bytes_max: usize,
+    settings: TopicSettings,
     /// The request's version (zstd needs v7).
     version: i16,
-    timestamps: TimestampPolicy,
     now_ms: i64,
+    /// `topic-partition`, as Kafka's messages name it.
+    partition: String,
 }
+
+/// A batch decompresses to at most this many bytes when its records must be read.
+const DECOMPRESSED_BATCH_MAX: usize = 64 << 20;
 
 /// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
 /// batches (`LogValidator`): the header, the CRC, then the records of an uncompressed batch
@@ -179,7 +205,8 @@ fn validate(
     records: bytes::Bytes,
     checks: &Checks,
 ) -> Result<Vec<RecordBatch>, (ErrorCode, String)> {
-    let batch_bytes_max = checks.batch_bytes_max;
+    let settings = &checks.settings;
+    let batch_bytes_max = settings.max_message_bytes;
     let mut batches = Vec::new();
     for batch in Batches::new(records) {
         let batch = batch.map_err(|e| match e {
@@ -192,7 +219,9 @@ fn validate(
             return Err((
                 ErrorCode::MessageTooLarge,
                 format!(
-                    "a record batch of {} bytes exceeds {batch_bytes_max}",
+                    "The record batch size in the append to {} is {} bytes which exceeds the \
+                     maximum configured value of {batch_bytes_max}.",
+                    checks.partition,
                     batch.size()
                 ),
             ));
@@ -203,20 +232,76 @@ fn validate(
         batch
             .validate()
             .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
-        let (policy, now_ms) = (&checks.timestamps, checks.now_ms);
+        if let Some(codec) = settings.compression
+            && batch.compression() != codec
+        {
+            return Err((
+                ErrorCode::InvalidRecord,
+                format!(
+                    "topic partition {} has compression.type {codec:?} and this batch is \
+                     {:?}: floe stores batches as sent and does not recompress them; set the \
+                     producer's compression.type to match",
+                    checks.partition,
+                    batch.compression()
+                ),
+            ));
+        }
+        if batch.is_log_append_time() && !settings.log_append_time {
+            return Err((
+                ErrorCode::InvalidTimestamp,
+                format!(
+                    "Invalid timestamp type in message with offset delta 0. Producer should not \
+                     set timestamp type to LogAppendTime (topic partition {}).",
+                    checks.partition
+                ),
+            ));
+        }
+        let (policy, now_ms) = (&settings.timestamps, checks.now_ms);
         let mut out_of_range = None;
+        let mut keyless = None;
+        let mut visit = |r: records::RecordMeta| {
+            if out_of_range.is_none() {
+                out_of_range = policy.refusal(r.offset_delta, r.timestamp, now_ms);
+            }
+            if keyless.is_none() && r.key_is_null {
+                keyless = Some(r.index);
+            }
+        };
         match batch.compression() {
-            Compression::None => records::walk(&batch, |r| {
-                if out_of_range.is_none() {
-                    out_of_range = policy.refusal(r.offset_delta, r.timestamp, now_ms);
-                }
-            })
-            .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?,
+            Compression::None => records::walk(&batch, &mut visit)
+                .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?,
+            // Compressed records are only read when the topic needs their keys.
+            _ if settings.compacted => {
+                records::walk_decompressed(&batch, DECOMPRESSED_BATCH_MAX, &mut visit)
+                    .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?
+            }
             _ => out_of_range = policy.header_refusal(&batch, now_ms),
         }
         if let Some(message) = out_of_range {
             return Err((ErrorCode::InvalidTimestamp, message));
         }
+        if settings.compacted
+            && let Some(index) = keyless
+        {
+            return Err((
+                ErrorCode::InvalidRecord,
+                format!(
+                    "One or more records have been rejected due to 1 record errors in total, \
+                     and only showing the first three errors at most: [RecordError(batchIndex=\
+                     {index}, message='Compacted topic cannot accept message without key in \
+                     topic partition {}')]",
+                    checks.partition
+                ),
+            ));
+        }
+        let batch = if settings.log_append_time {
+            let mut stamped = batch.as_bytes().to_vec();
+            set_log_append_time(&mut stamped, now_ms);
+            RecordBatch::new(stamped.into())
+                .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?
+        } else {
+            batch
+        };
         batches.push(batch);
     }
     if batches.is_empty() {
