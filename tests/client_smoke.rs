@@ -113,3 +113,18 @@ fn confluent_kafka_kip848_group_is_consumed_described_and_listed() {
     assert!(out.contains("600 records read once by 2 members"), "{out}");
     assert!(out.contains("classic group described beside it"), "{out}");
 }
+
+#[test]
+fn topic_configs_produce_rules_and_group_views_answer_as_kafka() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
+    let out = run_client(
+        "python3",
+        &[
+            "tests/clients/confluent_admin_surface.py",
+            &floe.bootstrap(),
+            "surface",
+        ],
+    );
+    assert!(out.contains("as Kafka answers them"), "{out}");
+}

@@ -428,16 +428,13 @@ impl Coordinator {
     /// The groups held here, of both kinds (also those whose members all left), by id.
     pub fn list(&self) -> Vec<ListedGroup> {
         let groups = self.lock();
-        let classic = groups
-            .classic
-            .iter()
-            .map(|(id, s)| ListedGroup {
-                id: id.clone(),
-                protocol_type: s.group.protocol_type.clone().unwrap_or_default(),
-                state: s.group.state.name(),
-                group_type: "classic",
-                members: s.group.members.len(),
-            });
+        let classic = groups.classic.iter().map(|(id, s)| ListedGroup {
+            id: id.clone(),
+            protocol_type: s.group.protocol_type.clone().unwrap_or_default(),
+            state: s.group.state.name(),
+            group_type: "classic",
+            members: s.group.members.len(),
+        });
         let consumer = groups.consumer.iter().map(|(id, g)| ListedGroup {
             id: id.clone(),
             protocol_type: "consumer".into(),

@@ -69,11 +69,17 @@ mod tests {
         let configs = BTreeMap::from([
             ("max.message.bytes".to_string(), "5000000".to_string()),
             ("cleanup.policy".to_string(), "delete,compact".to_string()),
-            ("message.timestamp.type".to_string(), "LogAppendTime".to_string()),
+            (
+                "message.timestamp.type".to_string(),
+                "LogAppendTime".to_string(),
+            ),
             ("compression.type".to_string(), "zstd".to_string()),
         ]);
         let settings = TopicSettings::of(&configs, 1000, 4_000_000);
-        assert_eq!(settings.max_message_bytes, 4_000_000, "capped at the ceiling");
+        assert_eq!(
+            settings.max_message_bytes, 4_000_000,
+            "capped at the ceiling"
+        );
         assert!(settings.compacted && settings.log_append_time);
         assert_eq!(settings.compression, Some(Compression::Zstd));
         let plain = TopicSettings::of(&BTreeMap::new(), 1000, 4_000_000);

@@ -78,7 +78,10 @@ fn decode_response<R: Message>(
     api: crate::protocol::ApiKey,
     version: i16,
 ) -> Result<R, String> {
-    let mut rest = frame.get(4..).map(|b| frame.slice_ref(b)).unwrap_or_default();
+    let mut rest = frame
+        .get(4..)
+        .map(|b| frame.slice_ref(b))
+        .unwrap_or_default();
     ResponseHeader::decode(&mut rest, api.response_header_version(version))
         .map_err(|e| e.to_string())?;
     R::decode(&mut rest, version).map_err(|e| e.to_string())

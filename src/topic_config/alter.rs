@@ -88,15 +88,17 @@ pub fn incremental(
                 next.remove(name);
             }
             Op::Append | Op::Subtract => {
-                let def = catalog::find(name).filter(|d| d.kind == Kind::List).ok_or_else(|| {
-                    (
-                        ErrorCode::InvalidConfig,
-                        format!(
-                            "Can't {} to key {name} because its type is not LIST.",
-                            op.name()
-                        ),
-                    )
-                })?;
+                let def = catalog::find(name)
+                    .filter(|d| d.kind == Kind::List)
+                    .ok_or_else(|| {
+                        (
+                            ErrorCode::InvalidConfig,
+                            format!(
+                                "Can't {} to key {name} because its type is not LIST.",
+                                op.name()
+                            ),
+                        )
+                    })?;
                 let base = next.get(name).map_or(def.default, String::as_str);
                 let mut list: Vec<String> = base
                     .split(',')
@@ -185,20 +187,29 @@ mod tests {
     fn set_delete_and_request_errors() {
         let current = map(&[("retention.ms", "1000")]);
         assert_eq!(
-            incremental(&current, &[op("retention.ms", 1, None), op("unknown.key", 1, None)]),
+            incremental(
+                &current,
+                &[op("retention.ms", 1, None), op("unknown.key", 1, None)]
+            ),
             Ok(BTreeMap::new()),
             "deleting what is not set succeeds"
         );
         assert_eq!(
-            incremental(&current, &[op("retention.ms", 0, None)]).unwrap_err().0,
+            incremental(&current, &[op("retention.ms", 0, None)])
+                .unwrap_err()
+                .0,
             ErrorCode::InvalidRequest
         );
         assert_eq!(
-            incremental(&current, &[op("a", 1, None), op("a", 1, None)]).unwrap_err().0,
+            incremental(&current, &[op("a", 1, None), op("a", 1, None)])
+                .unwrap_err()
+                .0,
             ErrorCode::InvalidRequest
         );
         assert_eq!(
-            incremental(&current, &[op("retention.ms", 7, Some("1"))]).unwrap_err().0,
+            incremental(&current, &[op("retention.ms", 7, Some("1"))])
+                .unwrap_err()
+                .0,
             ErrorCode::InvalidRequest
         );
         assert_eq!(

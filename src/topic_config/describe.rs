@@ -12,7 +12,12 @@ pub const SOURCE_DEFAULT: i8 = 5;
 
 /// The broker configs whose own default is null in Kafka: a topic config they set shows no
 /// default synonym (Kafka drops the list up to the primary synonym, which then is absent).
-const NULL_PRIMARY_DEFAULT: &[&str] = &["retention.ms", "segment.ms", "segment.jitter.ms", "flush.ms"];
+const NULL_PRIMARY_DEFAULT: &[&str] = &[
+    "retention.ms",
+    "segment.ms",
+    "segment.jitter.ms",
+    "flush.ms",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Synonym {
@@ -33,7 +38,10 @@ pub struct Entry {
 
 /// The entries of a topic whose configs are `configs`; `broker` holds the topic configs that
 /// floe's own settings change from Kafka's defaults (by topic config name).
-pub fn topic_entries(configs: &BTreeMap<String, String>, broker: &BTreeMap<&str, String>) -> Vec<Entry> {
+pub fn topic_entries(
+    configs: &BTreeMap<String, String>,
+    broker: &BTreeMap<&str, String>,
+) -> Vec<Entry> {
     let mut entries: Vec<Entry> = TOPIC_CONFIGS
         .iter()
         .map(|def| {
@@ -106,16 +114,25 @@ mod tests {
         assert_eq!(entries.len(), 33);
         let get = |name: &str| entries.iter().find(|e| e.name == name).unwrap().clone();
         let retention = get("retention.ms");
-        assert_eq!((retention.value.as_str(), retention.source), ("1000", SOURCE_TOPIC));
+        assert_eq!(
+            (retention.value.as_str(), retention.source),
+            ("1000", SOURCE_TOPIC)
+        );
         assert_eq!(retention.synonyms.len(), 1);
         let max = get("max.message.bytes");
-        assert_eq!((max.value.as_str(), max.source), ("2000000", SOURCE_STATIC_BROKER));
+        assert_eq!(
+            (max.value.as_str(), max.source),
+            ("2000000", SOURCE_STATIC_BROKER)
+        );
         assert_eq!(
             max.synonyms.iter().map(|s| s.source).collect::<Vec<_>>(),
             vec![SOURCE_STATIC_BROKER, SOURCE_DEFAULT]
         );
         let segment = get("segment.bytes");
-        assert_eq!((segment.value.as_str(), segment.source), ("1073741824", SOURCE_DEFAULT));
+        assert_eq!(
+            (segment.value.as_str(), segment.source),
+            ("1073741824", SOURCE_DEFAULT)
+        );
         assert_eq!(segment.synonyms[0].name, "log.segment.bytes");
         assert_eq!(get("cleanup.policy").config_type, 7);
     }

@@ -12,7 +12,10 @@ const VALUE_CHARS_MAX: usize = 32_767;
 /// The value as Kafka would store and show it, or Kafka's message for why it is invalid.
 pub fn normalize(def: &TopicConfigDef, value: &str) -> Result<String, String> {
     let invalid = |shown: &str, why: String| {
-        format!("Invalid value {shown} for configuration {}: {why}", def.name)
+        format!(
+            "Invalid value {shown} for configuration {}: {why}",
+            def.name
+        )
     };
     let trimmed = value.trim();
     let not_a_number = || invalid(trimmed, format!("Not a number of type {}", def.kind.name()));
@@ -118,7 +121,8 @@ fn check_rule(def: &TopicConfigDef, value: &str) -> Result<(), String> {
 pub fn check_all(configs: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
     let mut normalized = BTreeMap::new();
     for (name, value) in configs {
-        let def = catalog::find(name).ok_or_else(|| format!("Unknown topic config name: {name}"))?;
+        let def =
+            catalog::find(name).ok_or_else(|| format!("Unknown topic config name: {name}"))?;
         if value.chars().count() > VALUE_CHARS_MAX {
             return Err(format!(
                 "The configuration value cannot be added because it exceeds the maximum value \
@@ -149,9 +153,11 @@ pub fn check_all(configs: &BTreeMap<String, String>) -> Result<BTreeMap<String, 
     if normalized.get("remote.storage.enable").map(String::as_str) == Some("true") {
         // Every floe topic lives in the object store already; there is no local tier to
         // move from, and Kafka refuses the setting on a broker without tiered storage.
-        return Err("Tiered Storage functionality is disabled in the broker. Topic cannot be \
+        return Err(
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be \
                     configured with remote log storage."
-            .to_string());
+                .to_string(),
+        );
     }
     Ok(normalized)
 }
@@ -172,7 +178,10 @@ mod tests {
     #[test]
     fn kafka_messages_for_bad_values() {
         for (pairs, message) in [
-            (vec![("retnetion.ms", "1")], "Unknown topic config name: retnetion.ms"),
+            (
+                vec![("retnetion.ms", "1")],
+                "Unknown topic config name: retnetion.ms",
+            ),
             (
                 vec![("retention.ms", "abc")],
                 "Invalid value abc for configuration retention.ms: Not a number of type LONG",
@@ -206,7 +215,10 @@ mod tests {
                 "Invalid value 99999999999 for configuration max.message.bytes: Not a number of type INT",
             ),
             (
-                vec![("min.compaction.lag.ms", "10"), ("max.compaction.lag.ms", "5")],
+                vec![
+                    ("min.compaction.lag.ms", "10"),
+                    ("max.compaction.lag.ms", "5"),
+                ],
                 "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)",
             ),
         ] {

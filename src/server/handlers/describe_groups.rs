@@ -32,7 +32,10 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                 // unknown group as Dead with no members.
                 None => DescribedGroup {
                     group_id: id.clone(),
-                    group_state: if broker.metadata.read(|s| s.group_offsets(id).next().is_some()) {
+                    group_state: if broker
+                        .metadata
+                        .read(|s| s.group_offsets(id).next().is_some())
+                    {
                         "Empty".into()
                     } else {
                         "Dead".into()
