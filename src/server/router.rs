@@ -228,6 +228,18 @@ async fn respond(
         RequestBody::CreatePartitions(r) => {
             ResponseBody::CreatePartitions(handlers::create_partitions::handle(b, r).await)
         }
+        RequestBody::DescribeLogDirs(r) => {
+            ResponseBody::DescribeLogDirs(handlers::describe_log_dirs::handle(b, r))
+        }
+        RequestBody::DescribeProducers(r) => {
+            ResponseBody::DescribeProducers(handlers::describe_producers::handle(b, r))
+        }
+        RequestBody::DescribeTopicPartitions(r) => ResponseBody::DescribeTopicPartitions(
+            handlers::describe_topic_partitions::handle(b, r, client.id),
+        ),
+        RequestBody::OffsetForLeaderEpoch(r) => {
+            ResponseBody::OffsetForLeaderEpoch(handlers::offset_for_leader_epoch::handle(b, r))
+        }
         RequestBody::DescribeCluster(r) => {
             ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r))
         }

@@ -10,7 +10,7 @@ const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
 /// The APIs and versions floe serves (never beyond what the handlers implement).
 pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::Produce, 3, 11),
-    range(ApiKey::Fetch, 4, 12),
+    range(ApiKey::Fetch, 4, 18),
     range(ApiKey::ListOffsets, 1, 11),
     range(ApiKey::Metadata, 0, 12),
     range(ApiKey::OffsetCommit, 2, 9),
@@ -33,6 +33,10 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::CreatePartitions, 0, 3),
     range(ApiKey::IncrementalAlterConfigs, 0, 1),
     range(ApiKey::DescribeCluster, 0, 1),
+    range(ApiKey::OffsetForLeaderEpoch, 2, 4),
+    range(ApiKey::DescribeLogDirs, 1, 4),
+    range(ApiKey::DescribeProducers, 0, 0),
+    range(ApiKey::DescribeTopicPartitions, 0, 0),
     range(ApiKey::ConsumerGroupHeartbeat, 0, 1),
     range(ApiKey::ConsumerGroupDescribe, 0, 1),
 ];

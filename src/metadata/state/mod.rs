@@ -33,8 +33,8 @@ pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
 pub use limits::Limits;
 pub use producers::{
-    EXPIRY_CHECK_EVERY_MS, InitProducerIdError, PRODUCER_BATCH_WINDOW, PRODUCER_ID_EXPIRATION_MS,
-    PRODUCERS_MAX,
+    ActiveProducer, EXPIRY_CHECK_EVERY_MS, InitProducerIdError, PRODUCER_BATCH_WINDOW,
+    PRODUCER_ID_EXPIRATION_MS, PRODUCERS_MAX,
 };
 pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
@@ -158,6 +158,11 @@ impl MetadataState {
     }
 
     /// Producer ids held, and object commits remembered for retries (for metrics).
+    /// The producers with recent batches on `tp`.
+    pub fn active_producers(&self, tp: &TopicPartition) -> Vec<ActiveProducer> {
+        self.producers.active_on(tp)
+    }
+
     pub fn producer_count(&self) -> usize {
         self.producers.len()
     }

@@ -56,7 +56,34 @@ pub struct Producers {
     pub(super) by_id: OrdMap<ProducerId, Arc<ProducerState>>,
 }
 
+/// A producer that has written to a partition recently (DescribeProducers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveProducer {
+    pub id: ProducerId,
+    pub epoch: ProducerEpoch,
+    pub last_sequence: i32,
+    /// State time of its last batch or initialisation.
+    pub last_active_ms: i64,
+}
+
 impl Producers {
+    /// The producers whose recent batches on `tp` are remembered (a scan of every producer:
+    /// for admin requests only).
+    pub fn active_on(&self, tp: &TopicPartition) -> Vec<ActiveProducer> {
+        self.by_id
+            .iter()
+            .filter_map(|(id, p)| {
+                let last = p.partitions.get(tp)?.back()?;
+                Some(ActiveProducer {
+                    id: *id,
+                    epoch: p.epoch,
+                    last_sequence: last.last_sequence,
+                    last_active_ms: p.last_active_ms,
+                })
+            })
+            .collect()
+    }
+
     /// Drops every producer's sequence window on a deleted topic's partitions.
     pub(super) fn forget_topic(&mut self, topic_id: uuid::Uuid) {
         let touched: Vec<ProducerId> = self

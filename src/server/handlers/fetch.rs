@@ -31,7 +31,7 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
     let deadline = broker.clock.now() + wait;
     loop {
         changes.borrow_and_update();
-        let (response, bytes) = fetch_once(broker, &request, &redirect).await;
+        let (response, bytes) = fetch_once(broker, &request, version, &redirect).await;
         let enough = bytes >= request.min_bytes.max(1) as usize;
         if enough || broker.clock.now() >= deadline {
             return response;
@@ -39,7 +39,7 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
         // Wake on the next commit, or give up at the deadline.
         match broker.clock.timeout_at(deadline, changes.changed()).await {
             Ok(Ok(())) => continue,
-            _ => return fetch_once(broker, &request, &redirect).await.0,
+            _ => return fetch_once(broker, &request, version, &redirect).await.0,
         }
     }
 }
@@ -92,6 +92,7 @@ struct PlannedRead {
 async fn fetch_once(
     broker: &Broker,
     request: &FetchRequest,
+    version: i16,
     redirect: &RackRedirect,
 ) -> (FetchResponse, usize) {
     let mut response = FetchResponse::default();
@@ -114,7 +115,13 @@ async fn fetch_once(
             let first = reads.is_empty();
             // Plan under the read lock: only the planned runs are copied, not the index.
             let planned = broker.metadata.read(|s| {
-                s.topic(&topic.topic)
+                // From v13 topics are named by id (KIP-516).
+                let found = if version >= 13 {
+                    s.topic_by_id(&topic.topic_id)
+                } else {
+                    s.topic(&topic.topic)
+                };
+                found
                     .and_then(|t| {
                         usize::try_from(p.partition)
                             .ok()
@@ -140,7 +147,15 @@ async fn fetch_once(
                 ..Default::default()
             };
             let Some((high_watermark, log_start_offset, plan)) = planned else {
-                data.error_code = ErrorCode::UnknownTopicOrPartition.code();
+                let known = version >= 13
+                    && broker
+                        .metadata
+                        .read(|s| s.topic_by_id(&topic.topic_id).is_some());
+                data.error_code = if version >= 13 && !known {
+                    ErrorCode::UnknownTopicId.code()
+                } else {
+                    ErrorCode::UnknownTopicOrPartition.code()
+                };
                 out.partitions.push(data);
                 continue;
             };

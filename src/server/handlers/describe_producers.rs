@@ -1,0 +1,64 @@
+//! DescribeProducers (key 61): the idempotent producers with recent batches on a partition.
+//! floe has no transactions yet, so no producer has a transaction open.
+
+use crate::ids::TopicPartition;
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::describe_producers_response::{
+    PartitionResponse, ProducerState, TopicResponse,
+};
+use crate::protocol::messages::{DescribeProducersRequest, DescribeProducersResponse};
+use crate::server::broker::Broker;
+
+pub fn handle(broker: &Broker, request: DescribeProducersRequest) -> DescribeProducersResponse {
+    let topics = broker.metadata.read(|state| {
+        request
+            .topics
+            .iter()
+            .map(|topic| TopicResponse {
+                name: topic.name.clone(),
+                partitions: topic
+                    .partition_indexes
+                    .iter()
+                    .map(|&index| {
+                        let found = state
+                            .topic(&topic.name)
+                            .filter(|t| index >= 0 && (index as usize) < t.partitions.len());
+                        let Some(t) = found else {
+                            return PartitionResponse {
+                                partition_index: index,
+                                error_code: ErrorCode::UnknownTopicOrPartition.code(),
+                                ..Default::default()
+                            };
+                        };
+                        let tp = TopicPartition {
+                            topic_id: t.id,
+                            partition: index,
+                        };
+                        PartitionResponse {
+                            partition_index: index,
+                            active_producers: state
+                                .active_producers(&tp)
+                                .into_iter()
+                                .map(|p| ProducerState {
+                                    producer_id: p.id.0,
+                                    producer_epoch: i32::from(p.epoch.0),
+                                    last_sequence: p.last_sequence,
+                                    last_timestamp: p.last_active_ms,
+                                    coordinator_epoch: -1,
+                                    current_txn_start_offset: -1,
+                                    ..Default::default()
+                                })
+                                .collect(),
+                            ..Default::default()
+                        }
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect()
+    });
+    DescribeProducersResponse {
+        topics,
+        ..Default::default()
+    }
+}

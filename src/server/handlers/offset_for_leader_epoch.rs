@@ -1,0 +1,63 @@
+//! OffsetForLeaderEpoch (key 23): where a leader epoch ends, which consumers ask to detect
+//! log truncation (KIP-320). A floe partition has one leader epoch for its whole life (any
+//! agent serves it; nothing is ever truncated), so that epoch ends at the high watermark.
+
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
+use crate::protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
+use crate::server::broker::{Broker, LEADER_EPOCH};
+
+pub fn handle(
+    broker: &Broker,
+    request: OffsetForLeaderEpochRequest,
+) -> OffsetForLeaderEpochResponse {
+    let topics = broker.metadata.read(|state| {
+        request
+            .topics
+            .iter()
+            .map(|topic| OffsetForLeaderTopicResult {
+                topic: topic.topic.clone(),
+                partitions: topic
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let mut out = EpochEndOffset {
+                            partition: p.partition,
+                            leader_epoch: -1,
+                            end_offset: -1,
+                            ..Default::default()
+                        };
+                        let high_watermark = state.high_watermark(&topic.topic, p.partition);
+                        match high_watermark {
+                            None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                            // The client's view of the current epoch is checked first (fencing).
+                            Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
+                                out.error_code = ErrorCode::UnknownLeaderEpoch.code()
+                            }
+                            Some(_)
+                                if p.current_leader_epoch >= 0
+                                    && p.current_leader_epoch < LEADER_EPOCH =>
+                            {
+                                out.error_code = ErrorCode::FencedLeaderEpoch.code()
+                            }
+                            // An epoch after the current one has no end yet.
+                            Some(_) if p.leader_epoch > LEADER_EPOCH => {}
+                            Some(end) => {
+                                out.leader_epoch = LEADER_EPOCH;
+                                out.end_offset = end.0;
+                            }
+                        }
+                        out
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect()
+    });
+    OffsetForLeaderEpochResponse {
+        topics,
+        ..Default::default()
+    }
+}
