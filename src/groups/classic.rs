@@ -437,6 +437,14 @@ impl Group {
         self.members.is_empty() && self.pending.is_empty()
     }
 
+    /// Kafka's static membership fencing: a request naming `instance` from a member id that
+    /// is no longer the instance's (a newer member took its place) is FENCED_INSTANCE_ID.
+    pub fn is_fenced(&self, member_id: &str, instance: Option<&str>) -> bool {
+        instance
+            .and_then(|i| self.member_by_instance(i))
+            .is_some_and(|current| current != member_id)
+    }
+
     fn member_by_instance(&self, instance: &str) -> Option<String> {
         self.members
             .values()
@@ -467,8 +475,8 @@ impl Group {
         if self.members.is_empty() {
             self.state = State::Empty;
             self.generation += 1;
+            // The protocol type stays, as in Kafka: an Empty group is still a consumer group.
             self.protocol = None;
-            self.protocol_type = None;
             self.leader = None;
             self.initial_delay_until_ms = None;
         } else if self.state == State::PreparingRebalance {
@@ -526,7 +534,6 @@ impl Group {
         if self.members.is_empty() {
             self.state = State::Empty;
             self.protocol = None;
-            self.protocol_type = None;
             return;
         }
         self.protocol = self.select_protocol();
@@ -701,6 +708,7 @@ mod tests {
         assert_eq!(deliveries.syncs[0].1.assignment, Bytes::from_static(b"a"));
         assert_eq!(group.state, State::Stable);
         assert_eq!(group.heartbeat(&id, 1, 1), ErrorCode::None);
+        assert!(!group.is_fenced(&id, None));
         assert_eq!(group.heartbeat(&id, 0, 1), ErrorCode::IllegalGeneration);
         assert_eq!(group.heartbeat("x", 1, 1), ErrorCode::UnknownMemberId);
     }

@@ -94,6 +94,10 @@ pub struct CoordinatorSettings {
 struct Groups {
     classic: HashMap<String, Slot>,
     consumer: HashMap<String, ConsumerGroup>,
+    /// The protocol type of classic groups whose members all left (their offsets stay in the
+    /// state): ListGroups shows it, as Kafka keeps an Empty group's. At most `GROUPS_MAX`
+    /// (then it is forgotten, and such a group lists with an empty protocol type).
+    emptied_protocol_types: HashMap<String, String>,
 }
 
 impl Groups {
@@ -137,9 +141,20 @@ impl Coordinator {
                     let deliveries = slot.group.tick(now);
                     slot.deliver(deliveries);
                 }
+                let emptied: Vec<(String, String)> = groups
+                    .classic
+                    .iter()
+                    .filter(|(_, s)| s.group.is_empty() && s.joins.is_empty() && s.syncs.is_empty())
+                    .filter_map(|(id, s)| Some((id.clone(), s.group.protocol_type.clone()?)))
+                    .collect();
                 groups.classic.retain(|_, slot| {
                     !(slot.group.is_empty() && slot.joins.is_empty() && slot.syncs.is_empty())
                 });
+                for (id, protocol_type) in emptied {
+                    if groups.emptied_protocol_types.len() < super::limits::GROUPS_MAX {
+                        groups.emptied_protocol_types.insert(id, protocol_type);
+                    }
+                }
                 for (id, group) in groups.consumer.iter_mut() {
                     for member in group.expire(now) {
                         tracing::info!(group = %id, %member, "consumer group member expired");
@@ -238,6 +253,14 @@ impl Coordinator {
         }
     }
 
+    /// Whether a classic group's static member `instance` now has another member id.
+    pub fn is_fenced(&self, group_id: &str, member_id: &str, instance: Option<&str>) -> bool {
+        self.lock()
+            .classic
+            .get(group_id)
+            .is_some_and(|slot| slot.group.is_fenced(member_id, instance))
+    }
+
     pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> ErrorCode {
         let mut groups = self.lock();
         match groups.classic.get_mut(group_id) {
@@ -280,18 +303,29 @@ impl Coordinator {
                 code => code,
             };
         }
+        let live = groups
+            .classic
+            .get(group_id)
+            .is_some_and(|slot| !slot.group.members.is_empty());
         if generation < 0 && member_id.is_empty() {
-            return ErrorCode::None;
+            // A consumer outside the group (or an admin client) may commit only while the
+            // group has no members, as in Kafka.
+            return if live {
+                ErrorCode::UnknownMemberId
+            } else {
+                ErrorCode::None
+            };
         }
         let Some(slot) = groups.classic.get(group_id) else {
             // Not a live group here (e.g. after a coordinator change): members must rejoin.
             return ErrorCode::UnknownMemberId;
         };
         let group = &slot.group;
+        // As Kafka 4's classic groups: a member commits with its generation whatever the
+        // group's state, so a consumer can commit while a rebalance is prepared (eager
+        // consumers do so as they give up their partitions).
         if !group.members.contains_key(member_id) {
             ErrorCode::UnknownMemberId
-        } else if group.state == State::PreparingRebalance {
-            ErrorCode::RebalanceInProgress
         } else if generation != group.generation {
             ErrorCode::IllegalGeneration
         } else {
@@ -386,6 +420,35 @@ impl Coordinator {
             .collect()
     }
 
+    /// The topics a live classic group's members subscribe to, read from their consumer
+    /// protocol metadata. `None`: no live members; `Some(None)`: members whose metadata is not
+    /// the consumer protocol's (such a group's offsets cannot be deleted while it lives).
+    pub fn classic_subscriptions(
+        &self,
+        group_id: &str,
+    ) -> Option<Option<std::collections::BTreeSet<String>>> {
+        let groups = self.lock();
+        let group = &groups.classic.get(group_id)?.group;
+        if group.members.is_empty() {
+            return None;
+        }
+        if group.protocol_type.as_deref() != Some("consumer") {
+            return Some(None);
+        }
+        let mut topics = std::collections::BTreeSet::new();
+        for member in group.members.values() {
+            for (_, metadata) in &member.protocols {
+                topics.extend(subscribed_topics(metadata)?);
+            }
+        }
+        Some(Some(topics))
+    }
+
+    /// The protocol type a classic group had before its members all left, if remembered.
+    pub fn emptied_protocol_type(&self, group_id: &str) -> Option<String> {
+        self.lock().emptied_protocol_types.get(group_id).cloned()
+    }
+
     /// Whether the group has members, of either kind.
     pub fn has_members(&self, group_id: &str) -> bool {
         let groups = self.lock();
@@ -446,4 +509,21 @@ impl Coordinator {
         list.sort_by(|a, b| a.id.cmp(&b.id));
         list
     }
+}
+
+/// The topics in a consumer protocol subscription (its version first, read at the newest
+/// version this codec knows when it is newer, as Kafka's `ConsumerProtocol` does).
+fn subscribed_topics(metadata: &Bytes) -> Option<Vec<String>> {
+    use crate::protocol::messages::ConsumerProtocolSubscription;
+    use crate::protocol::wire::Message;
+    let mut rest = metadata.clone();
+    if rest.len() < 2 {
+        return None;
+    }
+    let version = i16::from_be_bytes([rest[0], rest[1]]);
+    let _ = bytes::Buf::get_i16(&mut rest);
+    let version = version.clamp(0, ConsumerProtocolSubscription::VALID_VERSIONS.1);
+    ConsumerProtocolSubscription::decode(&mut rest, version)
+        .ok()
+        .map(|s| s.topics)
 }

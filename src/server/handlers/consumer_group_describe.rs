@@ -9,6 +9,7 @@ use crate::protocol::messages::ConsumerGroupDescribeResponse;
 use crate::protocol::messages::consumer_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
 };
+use crate::server::authorized;
 use crate::server::broker::Broker;
 
 /// KIP-1099's member type of a consumer-protocol member.
@@ -48,6 +49,10 @@ pub fn handle(
                 return error(ErrorCode::GroupIdNotFound, message);
             };
             broker.metadata.read(|topics| DescribedGroup {
+                authorized_operations: authorized::if_asked(
+                    request.include_authorized_operations,
+                    authorized::GROUP,
+                ),
                 group_id: id.clone(),
                 group_state: group.state_name().into(),
                 group_epoch: group.epoch,

@@ -12,11 +12,16 @@ use std::collections::BTreeMap;
 pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
-        let partitions = if topic.num_partitions == -1 {
+        // A replica assignment names the partitions (its replicas are not used: data lives
+        // in the object store); otherwise the count, or the default.
+        let partitions = if !topic.assignments.is_empty() {
+            i32::try_from(topic.assignments.len()).unwrap_or(i32::MAX)
+        } else if topic.num_partitions == -1 {
             broker.config.default_partitions
         } else {
             topic.num_partitions
         };
+        let assignment_error = assignment_error(topic);
         let configs: BTreeMap<String, String> = topic
             .configs
             .iter()
@@ -46,7 +51,9 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             )
         });
         let config_entries = configs.iter().map(|(k, v)| (k.as_str(), Some(v.as_str())));
-        let result = if let Err(code) = validate_topic_name(&topic.name) {
+        let result = if let Some(refusal) = assignment_error {
+            Err(refusal)
+        } else if let Err(code) = validate_topic_name(&topic.name) {
             Err((
                 code,
                 "topic names are 1-249 characters of [a-zA-Z0-9._-]".to_string(),
@@ -120,4 +127,38 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
         topics: results,
         ..Default::default()
     }
+}
+
+/// Kafka's checks of a replica assignment: not together with a count or replication factor,
+/// and naming partitions 0..n once each.
+fn assignment_error(
+    topic: &crate::protocol::messages::create_topics_request::CreatableTopic,
+) -> Option<(ErrorCode, String)> {
+    if topic.assignments.is_empty() {
+        return None;
+    }
+    if topic.num_partitions != -1 || topic.replication_factor != -1 {
+        return Some((
+            ErrorCode::InvalidRequest,
+            "Both numPartitions or replicationFactor and replicasAssignments were set. Both \
+             cannot be used at the same time."
+                .to_string(),
+        ));
+    }
+    let mut indexes: Vec<i32> = topic
+        .assignments
+        .iter()
+        .map(|a| a.partition_index)
+        .collect();
+    indexes.sort_unstable();
+    let consecutive = indexes.iter().enumerate().all(|(i, &p)| p == i as i32);
+    let replicas = topic.assignments.iter().all(|a| !a.broker_ids.is_empty());
+    (!consecutive || !replicas).then(|| {
+        (
+            ErrorCode::InvalidReplicaAssignment,
+            "Partitions should be a consecutive 0-based integer sequence, each with at least \
+             one replica"
+                .to_string(),
+        )
+    })
 }

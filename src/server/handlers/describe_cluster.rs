@@ -6,6 +6,7 @@
 use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
 use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use crate::server::authorized;
 use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClusterResponse {
@@ -14,6 +15,10 @@ pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClust
         endpoint_type: request.endpoint_type,
         cluster_id: broker.cluster_id(),
         controller_id: broker.shown_id_in(&shown),
+        cluster_authorized_operations: authorized::if_asked(
+            request.include_cluster_authorized_operations,
+            authorized::CLUSTER,
+        ),
         brokers: shown
             .into_iter()
             .map(|s| DescribeClusterBroker {

@@ -4,9 +4,11 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::DescribeGroupsRequest;
 use crate::protocol::messages::DescribeGroupsResponse;
 use crate::protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use crate::server::authorized;
 use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
+    let operations = authorized::if_asked(request.include_authorized_operations, authorized::GROUP);
     let groups = request
         .groups
         .iter()
@@ -31,6 +33,7 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                 // A group with committed offsets and no members is Empty; Kafka describes an
                 // unknown group as Dead with no members.
                 None => DescribedGroup {
+                    authorized_operations: operations,
                     group_id: id.clone(),
                     group_state: if broker
                         .metadata
@@ -43,6 +46,7 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                     ..Default::default()
                 },
                 Some(view) => DescribedGroup {
+                    authorized_operations: operations,
                     group_id: id.clone(),
                     group_state: view.state.name().into(),
                     protocol_type: view.protocol_type,

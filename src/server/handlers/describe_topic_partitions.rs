@@ -8,6 +8,7 @@ use crate::protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
 use crate::protocol::messages::{DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse};
+use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 
 /// Kafka's `max.request.partition.size.limit` default: no response holds more partitions.
@@ -79,6 +80,7 @@ pub fn handle(
                 name: Some(name.clone()),
                 topic_id: topic.id,
                 partitions,
+                topic_authorized_operations: authorized::TOPIC,
                 ..Default::default()
             });
             if last < count {

@@ -6,12 +6,18 @@ use crate::protocol::messages::HeartbeatResponse;
 use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: HeartbeatRequest) -> HeartbeatResponse {
-    let code = if broker.coordinates(&request.group_id) {
+    let instance = request.group_instance_id.as_deref();
+    let code = if !broker.coordinates(&request.group_id) {
+        ErrorCode::NotCoordinator
+    } else if broker
+        .groups
+        .is_fenced(&request.group_id, &request.member_id, instance)
+    {
+        ErrorCode::FencedInstanceId
+    } else {
         broker
             .groups
             .heartbeat(&request.group_id, &request.member_id, request.generation_id)
-    } else {
-        ErrorCode::NotCoordinator
     };
     HeartbeatResponse {
         error_code: code.code(),

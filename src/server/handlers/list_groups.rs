@@ -75,6 +75,7 @@ fn coordinated_here(broker: &Broker) -> Vec<ListedGroup> {
     });
     for id in with_offsets {
         let group = ListedGroup {
+            protocol_type: broker.groups.emptied_protocol_type(&id).unwrap_or_default(),
             group_id: id.clone(),
             group_state: "Empty".into(),
             group_type: "classic".into(),

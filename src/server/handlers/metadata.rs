@@ -10,6 +10,7 @@ use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
+use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use std::collections::BTreeMap;
 
@@ -60,6 +61,10 @@ pub async fn handle(
             Some(topic) => MetadataResponseTopic {
                 name: Some(topic.name.clone()),
                 topic_id: topic.id,
+                topic_authorized_operations: authorized::if_asked(
+                    request.include_topic_authorized_operations,
+                    authorized::TOPIC,
+                ),
                 partitions: (0..topic.partitions.len() as i32)
                     .map(|index| {
                         let leader = placement::leader(&shown, zone, &topic.id, index)
@@ -116,6 +121,10 @@ pub async fn handle(
             .collect(),
         cluster_id: Some(broker.cluster_id()),
         controller_id: broker.shown_id_in(&shown),
+        cluster_authorized_operations: authorized::if_asked(
+            request.include_cluster_authorized_operations,
+            authorized::CLUSTER,
+        ),
         topics,
         ..Default::default()
     }

@@ -22,13 +22,14 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
     if !broker.coordinates(&request.group_id) {
         return refuse(ErrorCode::NotCoordinator);
     }
-    if broker
-        .groups
-        .describe(&request.group_id)
-        .is_some_and(|g| !g.members.is_empty())
-    {
-        return refuse(ErrorCode::NonEmptyGroup);
-    }
+    // A live classic group keeps the offsets of the topics its members subscribe to (Kafka:
+    // GROUP_SUBSCRIBED_TO_TOPIC); one whose members do not speak the consumer protocol keeps
+    // them all.
+    let classic_topics = match broker.groups.classic_subscriptions(&request.group_id) {
+        Some(None) => return refuse(ErrorCode::NonEmptyGroup),
+        Some(Some(topics)) => topics,
+        None => BTreeSet::new(),
+    };
     let known = broker
         .metadata
         .read(|s| s.groups().any(|g| g == request.group_id));
@@ -39,7 +40,14 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
         let ids = broker.groups.subscribed_topic_ids(&request.group_id);
         broker
             .metadata
-            .read(|state| ids.iter().filter_map(|id| state.name_of(id)).collect())
+            .read(|state| {
+                ids.iter()
+                    .filter_map(|id| state.name_of(id))
+                    .collect::<BTreeSet<_>>()
+            })
+            .into_iter()
+            .chain(classic_topics)
+            .collect()
     };
     let partitions: Vec<(String, i32)> = request
         .topics

@@ -10,7 +10,9 @@ use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
 use crate::protocol::messages::ProduceResponse;
-use crate::protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use crate::protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use crate::protocol::record_batch::{
     BatchError, Batches, Compression, RecordBatch, set_log_append_time,
 };
@@ -21,7 +23,8 @@ use crate::telemetry::BrokerMetrics;
 use tokio::sync::oneshot;
 
 enum Pending {
-    Failed(ErrorCode, Option<String>),
+    /// Refused: the code, a message, and Kafka's per-record errors (index, message).
+    Failed(ErrorCode, Option<String>, Vec<(i32, String)>),
     /// The batches' commits, and the time they were stamped with on a LogAppendTime topic.
     Queued(Vec<oneshot::Receiver<BatchResult>>, Option<i64>),
 }
@@ -85,7 +88,9 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                         now_ms: broker.clock.now_ms(),
                         partition: format!("{}-{}", topic.name, partition.index),
                     };
-                    match validate(partition.records.clone().unwrap_or_default(), &checks) {
+                    let mut record_errors = Vec::new();
+                    let records = partition.records.clone().unwrap_or_default();
+                    match validate(records, &checks, &mut record_errors) {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
                             for batch in batches {
@@ -102,10 +107,10 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                             let stamped = settings.log_append_time.then_some(checks.now_ms);
                             Pending::Queued(receivers, stamped)
                         }
-                        Err((code, message)) => Pending::Failed(code, Some(message)),
+                        Err((code, message)) => Pending::Failed(code, Some(message), record_errors),
                     }
                 }
-                _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition, None),
+                _ => Pending::Failed(ErrorCode::UnknownTopicOrPartition, None, Vec::new()),
             };
             enqueued
                 .partitions
@@ -123,8 +128,12 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     let mut response = ProduceResponse::default();
     for (name, index, pending) in enqueued.partitions {
         let mut log_append_time_ms = -1;
+        let mut record_errors = Vec::new();
         let (error, base_offset, error_message) = match pending {
-            Pending::Failed(code, message) => (code, Offset::NONE, message),
+            Pending::Failed(code, message, errors) => {
+                record_errors = errors;
+                (code, Offset::NONE, message)
+            }
             Pending::Queued(receivers, stamped) => match enqueued.deadline {
                 None => {
                     log_append_time_ms = stamped.unwrap_or(-1);
@@ -167,6 +176,14 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
                 -1
             },
             error_message,
+            record_errors: record_errors
+                .into_iter()
+                .map(|(batch_index, message)| BatchIndexAndErrorMessage {
+                    batch_index,
+                    batch_index_error_message: Some(message),
+                    ..Default::default()
+                })
+                .collect(),
             ..Default::default()
         };
         match response.responses.iter_mut().find(|t| t.name == name) {
@@ -201,9 +218,12 @@ const DECOMPRESSED_BATCH_MAX: usize = 64 << 20;
 /// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
 /// batches (`LogValidator`): the header, the CRC, then the records of an uncompressed batch
 /// (their count and framing) and their timestamps. A refusal carries the code and a message.
+/// Kafka's per-record errors of a refused batch go to `record_errors` (index in the batch,
+/// message), so a client fails only those records with the error and retries the others.
 fn validate(
     records: bytes::Bytes,
     checks: &Checks,
+    record_errors: &mut Vec<(i32, String)>,
 ) -> Result<Vec<RecordBatch>, (ErrorCode, String)> {
     let settings = &checks.settings;
     let batch_bytes_max = settings.max_message_bytes;
@@ -258,13 +278,13 @@ fn validate(
         }
         let (policy, now_ms) = (&settings.timestamps, checks.now_ms);
         let mut out_of_range = None;
-        let mut keyless = None;
+        let mut keyless = Vec::new();
         let mut visit = |r: records::RecordMeta| {
             if out_of_range.is_none() {
                 out_of_range = policy.refusal(r.offset_delta, r.timestamp, now_ms);
             }
-            if keyless.is_none() && r.key_is_null {
-                keyless = Some(r.index);
+            if r.key_is_null {
+                keyless.push(r.index);
             }
         };
         match batch.compression() {
@@ -280,17 +300,24 @@ fn validate(
         if let Some(message) = out_of_range {
             return Err((ErrorCode::InvalidTimestamp, message));
         }
-        if settings.compacted
-            && let Some(index) = keyless
-        {
+        if settings.compacted && !keyless.is_empty() {
+            let message = format!(
+                "Compacted topic cannot accept message without key in topic partition {}",
+                checks.partition
+            );
+            let shown: Vec<String> = keyless
+                .iter()
+                .take(3)
+                .map(|i| format!("RecordError(batchIndex={i}, message='{message}')"))
+                .collect();
+            record_errors.extend(keyless.iter().map(|&i| (i, message.clone())));
             return Err((
                 ErrorCode::InvalidRecord,
                 format!(
-                    "One or more records have been rejected due to 1 record errors in total, \
-                     and only showing the first three errors at most: [RecordError(batchIndex=\
-                     {index}, message='Compacted topic cannot accept message without key in \
-                     topic partition {}')]",
-                    checks.partition
+                    "One or more records have been rejected due to {} record errors in total, \
+                     and only showing the first three errors at most: [{}]",
+                    keyless.len(),
+                    shown.join(", ")
                 ),
             ));
         }

@@ -24,6 +24,13 @@ pub async fn handle(broker: &Broker, request: SyncGroupRequest) -> SyncGroupResp
         .or_else(|| {
             (request.assignments.len() > limits::CLASSIC_MEMBERS_MAX)
                 .then_some(ErrorCode::InvalidRequest)
+        })
+        .or_else(|| {
+            let instance = request.group_instance_id.as_deref();
+            broker
+                .groups
+                .is_fenced(&request.group_id, &request.member_id, instance)
+                .then_some(ErrorCode::FencedInstanceId)
         });
     if let Some(code) = refusal {
         return SyncGroupResponse {

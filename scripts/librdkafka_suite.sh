@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# librdkafka's own integration suite (its tests/ directory) against a real floe process: an
+# external judge of floe's Kafka compatibility. Builds the suite's test runner from the
+# librdkafka sources vendored by the npm package @confluentinc/kafka-javascript (cached under
+# ~/.cache), starts `floe serve --default-partitions 4` (the suite's default scenario), and
+# runs every test of tests/librdkafka/allowlist.txt in its own process. Each test not in the
+# allowlist is listed with its reason in tests/librdkafka/excluded.txt.
+#
+#   scripts/librdkafka_suite.sh                 the allowlist
+#   scripts/librdkafka_suite.sh 0001 0017 ...   only these tests (exploring)
+#
+# An entry is a test number, or `NNNN:Name` to run only that test's subtests whose names
+# contain `Name` (the runner's SUBTESTS), for a test some of whose subtests need what floe
+# does not build yet.
+#
+# Needs: build-essential pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev, npm
+# (the README test command installs them). FLOE_RDK_PARALLEL tests run at once (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
+version=1.10.1 # @confluentinc/kafka-javascript 1.10.1 vendors librdkafka 2.15.1
+cache=$HOME/.cache/floe-librdkafka/$version
+src=$cache/package/deps/librdkafka
+runner=$src/tests/test-runner
+
+if [ ! -x "$runner" ]; then
+  echo "building librdkafka's test runner (once; cached in $cache)" >&2
+  rm -rf "$cache" && mkdir -p "$cache"
+  (cd "$cache" && npm pack -s "@confluentinc/kafka-javascript@$version" >/dev/null \
+    && tar xzf "confluentinc-kafka-javascript-$version.tgz")
+  # No downloads, no Kerberos (Cyrus SASL), no libcurl (only OIDC's test uses it), the
+  # bundled lz4; PLAIN, SCRAM and OAUTHBEARER are built in regardless.
+  (cd "$src" && ./configure --no-download --disable-gssapi --disable-curl --disable-lz4-ext \
+    --disable-debug-symbols >"$cache/configure.log" 2>&1 \
+    && make -j"$(nproc)" libs >"$cache/build.log" 2>&1 \
+    && make -j"$(nproc)" -C tests test-runner >>"$cache/build.log" 2>&1) \
+    || { tail -30 "$cache/build.log" "$cache/configure.log" >&2; exit 1; }
+fi
+
+if [ $# -gt 0 ]; then
+  tests=("$@")
+else
+  mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_]+)?' tests/librdkafka/allowlist.txt)
+fi
+
+floe=$CARGO_TARGET_DIR/release/floe
+[ -x "$floe" ] || cargo build -q --release --bin floe
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$floe" serve --data-dir "$work/data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
+  --default-partitions 4 >"$work/floe.log" 2>&1 &
+floe_pid=$!
+trap 'kill $floe_pid 2>/dev/null; wait $floe_pid 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" >"$work/test.conf"
+
+# One process per test; floe speaks Kafka 4.0's protocol (share groups, 4.2, are not built).
+run_one() {
+  local n=$1 number=${1%%:*} subtests=
+  [[ $1 == *:* ]] && subtests=${1#*:}
+  if (cd "$src/tests" && env -u CI LD_LIBRARY_PATH=../src:../src-cpp \
+    RDKAFKA_TEST_CONF="$work/test.conf" TESTS="$number" SUBTESTS="$subtests" \
+    TEST_KAFKA_VERSION=4.0.0 timeout 600 stdbuf -oL ./test-runner -L -p1 >"$work/$n.log" 2>&1); then
+    echo "PASS $n"
+  else
+    echo "FAIL $n (exit $?)"
+    grep -E '^### Test|FAILED|failed at' "$work/$n.log" | head -5 | sed 's/^/    /'
+    cp "$work/$n.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n.log" 2>/dev/null || true
+  fi
+}
+export -f run_one
+export src work
+printf '%s\n' "${tests[@]}" | xargs -P "${FLOE_RDK_PARALLEL:-2}" -I{} bash -c 'run_one {}' \
+  | tee "$work/results"
+results=$(cat "$work/results")
+passed=$(grep -c '^PASS' <<<"$results" || true)
+failed=$(grep -c '^FAIL' <<<"$results" || true)
+excluded=$(grep -cE '^[0-9]{4}' tests/librdkafka/excluded.txt || true)
+echo "librdkafka suite: ${#tests[@]} run, $passed passed, $failed failed; $excluded excluded (tests/librdkafka/excluded.txt)"
+[ "$failed" -eq 0 ]
