@@ -40,7 +40,7 @@ fi
 if [ $# -gt 0 ]; then
   tests=("$@")
 else
-  mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_]+)?' tests/librdkafka/allowlist.txt)
+  mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_:]+)?' tests/librdkafka/allowlist.txt)
 fi
 
 floe=$CARGO_TARGET_DIR/release/floe

@@ -11,10 +11,13 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 # real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto; haproxy
 # (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
 # the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
+# librdkafka's own test suite is built from source (scripts/librdkafka_suite.sh): a C
+# toolchain, pkg-config and the libraries its codecs and SCRAM use.
+debian_packages=(kcat haproxy g++ make pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev)
 if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
-  || ! command -v c++ >/dev/null 2>&1; then
+  || ! command -v c++ >/dev/null 2>&1 || ! dpkg -s "${debian_packages[@]}" >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat haproxy g++) >/dev/null
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debian_packages[@]}") >/dev/null
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
@@ -46,6 +49,9 @@ cargo build -q --release --bin floe
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test -q --workspace 2>&1 | tee "$log"
+# librdkafka's own integration suite against a floe process (its allowlist and exclusions
+# are under tests/librdkafka/); its summary line joins the others.
+scripts/librdkafka_suite.sh 2>&1 | tee -a "$log" | grep -E '^(PASS|FAIL|    |librdkafka suite)'
 # Every decoder of untrusted bytes under libFuzzer for a short bounded time (scripts/fuzz.sh;
 # FLOE_FUZZ_SECONDS=600 for a campaign).
 scripts/fuzz.sh

@@ -216,7 +216,8 @@ struct ServeArgs {
     /// Memory for recently uploaded objects that serve fresh fetches (0 disables the cache).
     #[arg(long, env = "FLOE_OBJECT_CACHE_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
     object_cache_bytes_max: u64,
-    /// Largest record batch accepted (Kafka's max.message.bytes).
+    /// Largest record batch accepted (Kafka's message.max.bytes: the default of a topic's
+    /// max.message.bytes).
     #[arg(long, env = "FLOE_BATCH_BYTES_MAX", default_value_t = 1024 * 1024 + 12)]
     batch_bytes_max: usize,
     /// This node's id: its member id in the metadata quorum and its Kafka broker id.

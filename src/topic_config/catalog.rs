@@ -143,26 +143,3 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
 pub fn find(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS.iter().find(|d| d.name == name)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_unique_and_defaults_are_valid() {
-        for (i, d) in TOPIC_CONFIGS.iter().enumerate() {
-            assert!(
-                TOPIC_CONFIGS[..i].iter().all(|e| e.name != d.name),
-                "{} twice",
-                d.name
-            );
-            assert_eq!(
-                super::super::validate::normalize(d, d.default).as_deref(),
-                Ok(d.default),
-                "{}",
-                d.name
-            );
-        }
-        assert_eq!(TOPIC_CONFIGS.len(), 33);
-    }
-}

@@ -227,6 +227,25 @@ mod tests {
     }
 
     #[test]
+    fn names_are_unique_and_defaults_are_valid() {
+        let all = catalog::TOPIC_CONFIGS;
+        for (i, d) in all.iter().enumerate() {
+            assert!(
+                all[..i].iter().all(|e| e.name != d.name),
+                "{} twice",
+                d.name
+            );
+            assert_eq!(
+                normalize(d, d.default).as_deref(),
+                Ok(d.default),
+                "{}",
+                d.name
+            );
+        }
+        assert_eq!(all.len(), 33);
+    }
+
+    #[test]
     fn values_are_normalised() {
         let got = check(&[
             ("cleanup.policy", " compact , delete "),

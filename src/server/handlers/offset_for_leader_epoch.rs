@@ -32,15 +32,10 @@ pub fn handle(
                         let high_watermark = state.high_watermark(&topic.topic, p.partition);
                         match high_watermark {
                             None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-                            // The client's view of the current epoch is checked first (fencing).
+                            // The client's view of the current epoch is checked first (fencing;
+                            // the epoch is the first there is, so none is older).
                             Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
                                 out.error_code = ErrorCode::UnknownLeaderEpoch.code()
-                            }
-                            Some(_)
-                                if p.current_leader_epoch >= 0
-                                    && p.current_leader_epoch < LEADER_EPOCH =>
-                            {
-                                out.error_code = ErrorCode::FencedLeaderEpoch.code()
                             }
                             // An epoch after the current one has no end yet.
                             Some(_) if p.leader_epoch > LEADER_EPOCH => {}
