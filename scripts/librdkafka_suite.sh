@@ -44,13 +44,19 @@ else
 fi
 
 floe=$CARGO_TARGET_DIR/release/floe
-[ -x "$floe" ] || cargo build -q --release --bin floe
+cargo build -q --release --bin floe # a no-op when the test command built it already
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$floe" serve --data-dir "$work/data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
   --default-partitions 4 >"$work/floe.log" 2>&1 &
 floe_pid=$!
-trap 'kill $floe_pid 2>/dev/null; wait $floe_pid 2>/dev/null; rm -rf "$work"' EXIT
+stop() {
+  kill "$floe_pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$floe_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$floe_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap stop EXIT
 for _ in $(seq 100); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.1

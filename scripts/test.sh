@@ -14,6 +14,8 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 # librdkafka's own test suite is built from source (scripts/librdkafka_suite.sh): a C
 # toolchain, pkg-config and the libraries its codecs and SCRAM use.
 debian_packages=(kcat haproxy g++ make pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev)
+# npm installs kafkajs and fetches librdkafka's sources; Debian's when the machine has none.
+command -v npm >/dev/null 2>&1 || debian_packages+=(nodejs npm)
 if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
   || ! command -v c++ >/dev/null 2>&1 || ! dpkg -s "${debian_packages[@]}" >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then

@@ -119,8 +119,8 @@ fn hostile_frames_close_only_their_connection() {
     // An unsupported version of a served API.
     let mut stream = connect(&floe);
     let frame = encode_request(
-        &header(ApiKey::Fetch, 17),
-        &RequestBody::Fetch(Default::default()),
+        &header(ApiKey::Produce, 13),
+        &RequestBody::Produce(Default::default()),
     )
     .expect("encode");
     stream.write_all(&frame).expect("write");

@@ -4,108 +4,135 @@
 //! The index only knows each run's largest timestamp, so the answer lies in the first run
 //! whose largest timestamp reaches the target (a later run could only hold later offsets).
 //! That run's batch headers show the first batch that reaches it, and only that batch's
-//! records are read — decompressed if need be. What a run yields is kept in a byte-bounded
-//! cache (`RunTimesCache`), so a consumer group seeking many partitions to one time reads
-//! each run once.
+//! records are read — decompressed if need be, and never kept: one pass finds the record.
+//! The headers a run yields are kept in a byte-bounded cache (`RunBatchesCache`), so a
+//! consumer group seeking many partitions to one time reads each run's headers once.
+//!
+//! A batch whose records cannot be read (a compressed batch the produce path did not
+//! decompress may be malformed, or expand past the bound) is answered at batch granularity:
+//! its first offset and its largest time, as a reader that skips past earlier records would.
 
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, PartitionState};
-use crate::protocol::record_batch::{BatchError, Batches};
-use crate::protocol::records::{RecordsError, walk_decompressed};
+use crate::protocol::compression::decompressed_limit;
+use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
+use crate::protocol::records::walk_decompressed;
 use bytes::Bytes;
 use std::sync::Arc;
 
-/// A batch decompresses to at most this many bytes (Kafka's largest batch is far smaller).
-const DECOMPRESSED_BATCH_MAX: usize = 64 << 20;
-
-/// Every record's offset and timestamp in one run, in offset order; control batches (which
-/// hold no data) are left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunTimes(Vec<(Offset, i64)>);
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunTimesError {
-    #[error("malformed batch")]
-    Batch(#[from] BatchError),
-    #[error("malformed records")]
-    Records(#[from] RecordsError),
+/// One batch of a run: its offsets, largest time and place in the run's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchTimes {
+    pub base_offset: Offset,
+    /// One past its last offset.
+    pub end_offset: Offset,
+    pub max_timestamp: i64,
+    /// Where the batch starts in the run's bytes, and its size.
+    pub at: u64,
+    pub len: u64,
 }
 
-impl RunTimes {
-    /// Walks the run's batches (`raw` is the run's bytes, starting at its first batch).
-    pub fn read(run: &BatchRef, raw: Bytes) -> Result<RunTimes, RunTimesError> {
-        let mut times = Vec::new();
+/// A run's data batches (control batches hold no records and are left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunBatches(Vec<BatchTimes>);
+
+impl RunBatches {
+    /// Walks the run's batch headers (`raw` is the run's bytes, starting at its first batch).
+    pub fn read(run: &BatchRef, raw: Bytes) -> Result<RunBatches, BatchError> {
+        let mut batches = Vec::new();
         let mut base = run.base_offset;
+        let mut at = 0u64;
         for batch in Batches::new(raw) {
             let batch = batch?;
-            let next = base + batch.offset_count();
+            let end = base + batch.offset_count();
             if !batch.is_control() {
-                if batch.is_log_append_time() {
-                    // Every record of a LogAppendTime batch carries the batch's time.
-                    let time = batch.max_timestamp();
-                    walk_decompressed(&batch, DECOMPRESSED_BATCH_MAX, |r| {
-                        times.push((base + i64::from(r.offset_delta), time))
-                    })?;
-                } else {
-                    walk_decompressed(&batch, DECOMPRESSED_BATCH_MAX, |r| {
-                        times.push((base + i64::from(r.offset_delta), r.timestamp))
-                    })?;
-                }
+                batches.push(BatchTimes {
+                    base_offset: base,
+                    end_offset: end,
+                    max_timestamp: batch.max_timestamp(),
+                    at,
+                    len: batch.size() as u64,
+                });
             }
-            base = next;
+            at += batch.size() as u64;
+            base = end;
         }
-        Ok(RunTimes(times))
+        Ok(RunBatches(batches))
     }
 
-    /// The first record at or after `log_start` whose time reaches `target`.
-    pub fn first_at_or_after(&self, target: i64, log_start: Offset) -> Option<(Offset, i64)> {
+    /// The batches that may hold the answer, in offset order: those whose largest time
+    /// reaches the target and that end after the log start.
+    pub fn candidates(&self, target: i64, log_start: Offset) -> impl Iterator<Item = &BatchTimes> {
         self.0
             .iter()
-            .find(|(offset, time)| *time >= target && *offset >= log_start)
-            .copied()
+            .filter(move |b| b.max_timestamp >= target && b.end_offset > log_start)
     }
 
     fn weight(&self) -> u32 {
-        u32::try_from(self.0.len() * std::mem::size_of::<(Offset, i64)>() + 64).unwrap_or(u32::MAX)
+        u32::try_from(self.0.len() * std::mem::size_of::<BatchTimes>() + 64).unwrap_or(u32::MAX)
     }
 }
 
-/// The runs that may hold the answer, in offset order: those whose largest timestamp reaches
-/// the target and that end after the log start.
-pub fn candidate_runs(partition: &PartitionState, target: i64) -> Vec<BatchRef> {
+/// The first record of `batch` (whose first offset is `base`) at or after `log_start` whose
+/// time reaches `target`; the batch's first offset and largest time when its records cannot
+/// be read.
+pub fn first_record_at_or_after(
+    batch: &RecordBatch,
+    base: Offset,
+    target: i64,
+    log_start: Offset,
+) -> Option<(Offset, i64)> {
+    let limit = decompressed_limit(batch.size());
+    let append_time = batch.is_log_append_time().then(|| batch.max_timestamp());
+    let mut found = None;
+    let walked = walk_decompressed(batch, limit, |r| {
+        // Every record of a LogAppendTime batch carries the batch's time.
+        let time = append_time.unwrap_or(r.timestamp);
+        let offset = base + i64::from(r.offset_delta);
+        if found.is_none() && time >= target && offset >= log_start {
+            found = Some((offset, time));
+        }
+    });
+    match walked {
+        Ok(()) => found,
+        Err(_) => Some((base.max(log_start), batch.max_timestamp())),
+    }
+}
+
+/// The runs whose largest timestamp reaches the target and that end after the log start, in
+/// offset order.
+pub fn candidate_runs(partition: &PartitionState, target: i64) -> impl Iterator<Item = &BatchRef> {
     partition
         .index
         .iter()
-        .filter(|r| r.max_timestamp >= target && r.end_offset > partition.log_start_offset)
-        .cloned()
-        .collect()
+        .filter(move |r| r.max_timestamp >= target && r.end_offset > partition.log_start_offset)
 }
 
-/// What runs yielded, keyed by where the run lies; bounded by bytes (0 disables it).
-pub struct RunTimesCache {
-    runs: Option<moka::sync::Cache<(ObjectKey, u64), Arc<RunTimes>>>,
+/// What runs' headers yielded, keyed by where the run lies; bounded by bytes (0 disables it).
+pub struct RunBatchesCache {
+    runs: Option<moka::sync::Cache<(ObjectKey, u64), Arc<RunBatches>>>,
 }
 
-impl RunTimesCache {
-    pub fn new(bytes_max: u64) -> RunTimesCache {
+impl RunBatchesCache {
+    pub fn new(bytes_max: u64) -> RunBatchesCache {
         let runs = (bytes_max > 0).then(|| {
             moka::sync::Cache::builder()
                 .max_capacity(bytes_max)
-                .weigher(|_key: &(ObjectKey, u64), times: &Arc<RunTimes>| times.weight())
+                .weigher(|_key: &(ObjectKey, u64), batches: &Arc<RunBatches>| batches.weight())
                 .build()
         });
-        RunTimesCache { runs }
+        RunBatchesCache { runs }
     }
 
-    pub fn get(&self, run: &BatchRef) -> Option<Arc<RunTimes>> {
+    pub fn get(&self, run: &BatchRef) -> Option<Arc<RunBatches>> {
         self.runs
             .as_ref()?
             .get(&(run.object_key.clone(), run.byte_start))
     }
 
-    pub fn insert(&self, run: &BatchRef, times: Arc<RunTimes>) {
+    pub fn insert(&self, run: &BatchRef, batches: Arc<RunBatches>) {
         if let Some(runs) = &self.runs {
-            runs.insert((run.object_key.clone(), run.byte_start), times);
+            runs.insert((run.object_key.clone(), run.byte_start), batches);
         }
     }
 }
@@ -137,32 +164,39 @@ mod tests {
         }
     }
 
+    /// The answer for `target` in a run of `raw` starting at offset 10.
+    fn answer(raw: &Bytes, target: i64, log_start: i64) -> Option<(Offset, i64)> {
+        let batches = RunBatches::read(&run(10, 20, 204), raw.clone()).unwrap();
+        let b = batches.candidates(target, Offset(log_start)).next()?;
+        let bytes = raw.slice(b.at as usize..(b.at + b.len) as usize);
+        let batch = RecordBatch::new(bytes).unwrap();
+        first_record_at_or_after(&batch, b.base_offset, target, Offset(log_start))
+    }
+
     #[test]
     fn finds_the_first_record_reaching_the_target_inside_a_batch() {
         // Two batches at offsets 10..15 (times 100..104) and 15..20 (times 200..204).
         let raw = Bytes::from([batch(5, 100), batch(5, 200)].concat());
-        let times = RunTimes::read(&run(10, 20, 204), raw).unwrap();
-        assert_eq!(
-            times.first_at_or_after(0, Offset(0)),
-            Some((Offset(10), 100))
-        );
-        assert_eq!(
-            times.first_at_or_after(103, Offset(0)),
-            Some((Offset(13), 103))
-        );
-        assert_eq!(
-            times.first_at_or_after(105, Offset(0)),
-            Some((Offset(15), 200))
-        );
-        assert_eq!(
-            times.first_at_or_after(202, Offset(0)),
-            Some((Offset(17), 202))
-        );
-        assert_eq!(times.first_at_or_after(205, Offset(0)), None);
+        assert_eq!(answer(&raw, 0, 0), Some((Offset(10), 100)));
+        assert_eq!(answer(&raw, 103, 0), Some((Offset(13), 103)));
+        assert_eq!(answer(&raw, 105, 0), Some((Offset(15), 200)));
+        assert_eq!(answer(&raw, 202, 0), Some((Offset(17), 202)));
+        assert_eq!(answer(&raw, 205, 0), None);
         // Records below the log start are gone.
+        assert_eq!(answer(&raw, 0, 12), Some((Offset(12), 102)));
+    }
+
+    #[test]
+    fn an_unreadable_batch_is_answered_at_batch_granularity() {
+        // A batch that claims gzip but holds plain records.
+        let mut raw = batch(5, 100).to_vec();
+        raw[22] |= 1;
+        let crc = crc32c::crc32c(&raw[21..]);
+        raw[17..21].copy_from_slice(&crc.to_be_bytes());
+        let batch = RecordBatch::new(Bytes::from(raw)).unwrap();
         assert_eq!(
-            times.first_at_or_after(0, Offset(12)),
-            Some((Offset(12), 102))
+            first_record_at_or_after(&batch, Offset(10), 102, Offset(0)),
+            Some((Offset(10), 104))
         );
     }
 
@@ -175,7 +209,6 @@ mod tests {
         };
         let bases = |target| {
             candidate_runs(&partition, target)
-                .iter()
                 .map(|r| r.base_offset.0)
                 .collect::<Vec<_>>()
         };

@@ -81,10 +81,21 @@ pub async fn read_run(
     cache: &ObjectCache,
     run: &BatchRef,
 ) -> Result<Bytes, ObjectStoreError> {
-    let range = run.byte_start..run.byte_start + run.byte_len;
-    match cache.get_range(run.object_key.as_str(), range.clone()) {
+    read_range(store, cache, &run.object_key, run.byte_start, run.byte_len).await
+}
+
+/// `len` bytes of object `key` from `start`, from the object cache or else a ranged GET.
+pub async fn read_range(
+    store: &ObjectClient,
+    cache: &ObjectCache,
+    key: &ObjectKey,
+    start: u64,
+    len: u64,
+) -> Result<Bytes, ObjectStoreError> {
+    let range = start..start + len;
+    match cache.get_range(key.as_str(), range.clone()) {
         Some(bytes) => Ok(bytes),
-        None => store.get_range(run.object_key.as_str(), range).await,
+        None => store.get_range(key.as_str(), range).await,
     }
 }
 

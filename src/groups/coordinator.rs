@@ -151,9 +151,14 @@ impl Coordinator {
                     !(slot.group.is_empty() && slot.joins.is_empty() && slot.syncs.is_empty())
                 });
                 for (id, protocol_type) in emptied {
-                    if groups.emptied_protocol_types.len() < super::limits::GROUPS_MAX {
-                        groups.emptied_protocol_types.insert(id, protocol_type);
+                    let remembered = &mut groups.emptied_protocol_types;
+                    if remembered.len() >= super::limits::GROUPS_MAX
+                        && let Some(any) = remembered.keys().next().cloned()
+                    {
+                        // Full: one (arbitrary) older entry makes room.
+                        remembered.remove(&any);
                     }
+                    remembered.insert(id, protocol_type);
                 }
                 for (id, group) in groups.consumer.iter_mut() {
                     for member in group.expire(now) {
@@ -171,6 +176,9 @@ impl Coordinator {
     }
 
     fn slot<'a>(&self, groups: &'a mut Groups, id: &str) -> &'a mut Slot {
+        if !groups.classic.contains_key(id) {
+            groups.emptied_protocol_types.remove(id);
+        }
         groups
             .classic
             .entry(id.to_string())
@@ -321,13 +329,16 @@ impl Coordinator {
             return ErrorCode::UnknownMemberId;
         };
         let group = &slot.group;
-        // As Kafka 4's classic groups: a member commits with its generation whatever the
-        // group's state, so a consumer can commit while a rebalance is prepared (eager
-        // consumers do so as they give up their partitions).
+        // As Kafka 4's classic groups: a member commits with its generation while a rebalance
+        // is prepared (eager consumers do so as they give up their partitions), not while
+        // the new assignment is handed out.
         if !group.members.contains_key(member_id) {
             ErrorCode::UnknownMemberId
         } else if generation != group.generation {
             ErrorCode::IllegalGeneration
+        } else if group.state == State::CompletingRebalance {
+            // Its assignment is being handed out: it commits after its SyncGroup.
+            ErrorCode::RebalanceInProgress
         } else {
             ErrorCode::None
         }
@@ -420,33 +431,41 @@ impl Coordinator {
             .collect()
     }
 
-    /// The topics a live classic group's members subscribe to, read from their consumer
-    /// protocol metadata. `None`: no live members; `Some(None)`: members whose metadata is not
-    /// the consumer protocol's (such a group's offsets cannot be deleted while it lives).
-    pub fn classic_subscriptions(
-        &self,
-        group_id: &str,
-    ) -> Option<Option<std::collections::BTreeSet<String>>> {
+    /// What a live classic group's members subscribe to, read from their consumer protocol
+    /// metadata (OffsetDelete keeps those topics' offsets).
+    pub fn classic_subscriptions(&self, group_id: &str) -> ClassicSubscriptions {
         let groups = self.lock();
-        let group = &groups.classic.get(group_id)?.group;
+        let Some(slot) = groups.classic.get(group_id) else {
+            return ClassicSubscriptions::NotLive;
+        };
+        let group = &slot.group;
         if group.members.is_empty() {
-            return None;
+            return ClassicSubscriptions::NotLive;
         }
         if group.protocol_type.as_deref() != Some("consumer") {
-            return Some(None);
+            return ClassicSubscriptions::NotConsumer;
         }
         let mut topics = std::collections::BTreeSet::new();
         for member in group.members.values() {
             for (_, metadata) in &member.protocols {
-                topics.extend(subscribed_topics(metadata)?);
+                match subscribed_topics(metadata) {
+                    Some(named) => topics.extend(named),
+                    // Unreadable: as Kafka, counted as subscribed to every topic.
+                    None => return ClassicSubscriptions::Everything,
+                }
             }
         }
-        Some(Some(topics))
+        ClassicSubscriptions::Topics(topics)
     }
 
     /// The protocol type a classic group had before its members all left, if remembered.
     pub fn emptied_protocol_type(&self, group_id: &str) -> Option<String> {
         self.lock().emptied_protocol_types.get(group_id).cloned()
+    }
+
+    /// Forgets what is remembered of a deleted group.
+    pub fn forget_emptied(&self, group_id: &str) {
+        self.lock().emptied_protocol_types.remove(group_id);
     }
 
     /// Whether the group has members, of either kind.
@@ -509,6 +528,18 @@ impl Coordinator {
         list.sort_by(|a, b| a.id.cmp(&b.id));
         list
     }
+}
+
+/// What a classic group's live members subscribe to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClassicSubscriptions {
+    /// No live classic group of that id here.
+    NotLive,
+    /// Members that do not speak the consumer protocol.
+    NotConsumer,
+    /// A member's subscription could not be read.
+    Everything,
+    Topics(std::collections::BTreeSet<String>),
 }
 
 /// The topics in a consumer protocol subscription (its version first, read at the newest

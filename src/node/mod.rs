@@ -227,15 +227,15 @@ fn build_broker(
         pipeline,
         store,
         cache,
-        run_times: crate::fetch::by_time::RunTimesCache::new(RUN_TIMES_BYTES_MAX),
+        run_batches: crate::fetch::by_time::RunBatchesCache::new(RUN_BATCHES_BYTES_MAX),
         local_cluster_id,
         clock,
         rng,
     }
 }
 
-/// Memory for record times read by ListOffsets lookups (16 bytes a record).
-const RUN_TIMES_BYTES_MAX: u64 = 16 << 20;
+/// Memory for batch headers read by ListOffsets lookups (40 bytes a batch).
+const RUN_BATCHES_BYTES_MAX: u64 = 16 << 20;
 
 async fn bind(addr: &str) -> Result<TcpListener, StartError> {
     TcpListener::bind(addr)

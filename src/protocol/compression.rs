@@ -14,6 +14,20 @@ use std::io::Read;
 const XERIAL_MAGIC: &[u8] = b"\x82SNAPPY\x00";
 const XERIAL_HEADER_BYTES: usize = XERIAL_MAGIC.len() + 8;
 
+/// Records decompress to at most this many bytes per compressed byte, and at least
+/// `DECOMPRESSED_MIN`, at most `DECOMPRESSED_MAX` in all: a small batch cannot claim a huge
+/// output (snappy states its output size up front; the others stop at the bound).
+const EXPANSION_MAX: usize = 1024;
+const DECOMPRESSED_MIN: usize = 1 << 20;
+const DECOMPRESSED_MAX: usize = 64 << 20;
+
+/// What decompressing a batch of `compressed` bytes may produce.
+pub fn decompressed_limit(compressed: usize) -> usize {
+    compressed
+        .saturating_mul(EXPANSION_MAX)
+        .clamp(DECOMPRESSED_MIN, DECOMPRESSED_MAX)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecompressError {
     #[error("unknown compression codec {0}")]
@@ -172,5 +186,7 @@ mod tests {
             );
         }
         assert!(decompress(Compression::Unknown(6), b"", 10).is_err());
+        assert_eq!(decompressed_limit(10), 1 << 20);
+        assert_eq!(decompressed_limit(usize::MAX), 64 << 20);
     }
 }

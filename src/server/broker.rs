@@ -24,8 +24,8 @@ pub struct Broker {
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
     pub cache: Arc<ObjectCache>,
-    /// Record times read for ListOffsets by timestamp (`fetch::by_time`).
-    pub run_times: crate::fetch::by_time::RunTimesCache,
+    /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
+    pub run_batches: crate::fetch::by_time::RunBatchesCache,
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names
     /// the cluster for every node.
     pub local_cluster_id: String,

@@ -3,7 +3,7 @@
 //! Kafka's controller computes it. Pure: the handler proposes the result to the quorum.
 
 use super::catalog::{self, Kind};
-use super::validate::check_all;
+use super::validate::{check_all, check_changed};
 use crate::protocol::ErrorCode;
 use std::collections::BTreeMap;
 
@@ -120,7 +120,7 @@ pub fn incremental(
             }
         }
     }
-    check_all(&next).map_err(|message| (ErrorCode::InvalidConfig, message))
+    check_changed(current, &next).map_err(|message| (ErrorCode::InvalidConfig, message))
 }
 
 /// The topic's configs after a legacy AlterConfigs: exactly those the request names.

@@ -119,8 +119,22 @@ fn check_rule(def: &TopicConfigDef, value: &str) -> Result<(), String> {
 /// Checks a topic's whole set of configs (names, values, and their consistency), returning it
 /// normalised; the error is Kafka's message (INVALID_CONFIG).
 pub fn check_all(configs: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
+    check_changed(&BTreeMap::new(), configs)
+}
+
+/// Checks the configs of `next` that differ from `current` (what a topic holds already was
+/// checked when it was set, possibly by an older floe that did not know every rule), then
+/// the consistency of the whole; returns `next` with the changed values normalised.
+pub fn check_changed(
+    current: &BTreeMap<String, String>,
+    next: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, String> {
     let mut normalized = BTreeMap::new();
-    for (name, value) in configs {
+    for (name, value) in next {
+        if current.get(name) == Some(value) {
+            normalized.insert(name.clone(), value.clone());
+            continue;
+        }
         let def =
             catalog::find(name).ok_or_else(|| format!("Unknown topic config name: {name}"))?;
         if value.chars().count() > VALUE_CHARS_MAX {

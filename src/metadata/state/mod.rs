@@ -158,9 +158,12 @@ impl MetadataState {
     }
 
     /// Producer ids held, and object commits remembered for retries (for metrics).
-    /// The producers with recent batches on `tp`.
-    pub fn active_producers(&self, tp: &TopicPartition) -> Vec<ActiveProducer> {
-        self.producers.active_on(tp)
+    /// The producers with recent batches on each of `partitions`.
+    pub fn active_producers(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> std::collections::BTreeMap<TopicPartition, Vec<ActiveProducer>> {
+        self.producers.active_on(partitions)
     }
 
     pub fn producer_count(&self) -> usize {

@@ -67,21 +67,27 @@ pub struct ActiveProducer {
 }
 
 impl Producers {
-    /// The producers whose recent batches on `tp` are remembered (a scan of every producer:
-    /// for admin requests only).
-    pub fn active_on(&self, tp: &TopicPartition) -> Vec<ActiveProducer> {
-        self.by_id
-            .iter()
-            .filter_map(|(id, p)| {
-                let last = p.partitions.get(tp)?.back()?;
-                Some(ActiveProducer {
-                    id: *id,
-                    epoch: p.epoch,
-                    last_sequence: last.last_sequence,
-                    last_active_ms: p.last_active_ms,
-                })
-            })
-            .collect()
+    /// The producers whose recent batches on each of `partitions` are remembered: one scan of
+    /// every producer, for admin requests only.
+    pub fn active_on(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> BTreeMap<TopicPartition, Vec<ActiveProducer>> {
+        let mut active: BTreeMap<TopicPartition, Vec<ActiveProducer>> =
+            partitions.iter().map(|tp| (*tp, Vec::new())).collect();
+        for (id, p) in self.by_id.iter() {
+            for (tp, found) in active.iter_mut() {
+                if let Some(last) = p.partitions.get(tp).and_then(|b| b.back()) {
+                    found.push(ActiveProducer {
+                        id: *id,
+                        epoch: p.epoch,
+                        last_sequence: last.last_sequence,
+                        last_active_ms: p.last_active_ms,
+                    });
+                }
+            }
+        }
+        active
     }
 
     /// Drops every producer's sequence window on a deleted topic's partitions.

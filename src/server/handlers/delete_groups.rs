@@ -15,6 +15,7 @@ pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGrou
         } else if broker.groups.has_members(&group) {
             ErrorCode::NonEmptyGroup
         } else {
+            broker.groups.forget_emptied(&group);
             match broker
                 .metadata
                 .delete_group_offsets(group.clone(), None)

@@ -11,33 +11,50 @@ use crate::server::broker::Broker;
 
 pub fn handle(broker: &Broker, request: DescribeProducersRequest) -> DescribeProducersResponse {
     let topics = broker.metadata.read(|state| {
+        // Each asked partition that exists, then one scan of the producers for all of them.
+        let asked: Vec<Vec<Option<TopicPartition>>> = request
+            .topics
+            .iter()
+            .map(|topic| {
+                let found = state.topic(&topic.name);
+                topic
+                    .partition_indexes
+                    .iter()
+                    .map(|&index| {
+                        let t = found
+                            .filter(|t| index >= 0 && (index as usize) < t.partitions.len())?;
+                        Some(TopicPartition {
+                            topic_id: t.id,
+                            partition: index,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let known: Vec<TopicPartition> = asked.iter().flatten().flatten().copied().collect();
+        let mut active = state.active_producers(&known);
         request
             .topics
             .iter()
-            .map(|topic| TopicResponse {
+            .zip(asked)
+            .map(|(topic, partitions)| TopicResponse {
                 name: topic.name.clone(),
                 partitions: topic
                     .partition_indexes
                     .iter()
-                    .map(|&index| {
-                        let found = state
-                            .topic(&topic.name)
-                            .filter(|t| index >= 0 && (index as usize) < t.partitions.len());
-                        let Some(t) = found else {
-                            return PartitionResponse {
-                                partition_index: index,
-                                error_code: ErrorCode::UnknownTopicOrPartition.code(),
-                                ..Default::default()
-                            };
-                        };
-                        let tp = TopicPartition {
-                            topic_id: t.id,
-                            partition: index,
-                        };
-                        PartitionResponse {
+                    .zip(partitions)
+                    .map(|(&index, tp)| match tp {
+                        None => PartitionResponse {
                             partition_index: index,
-                            active_producers: state
-                                .active_producers(&tp)
+                            error_code: ErrorCode::UnknownTopicOrPartition.code(),
+                            ..Default::default()
+                        },
+                        Some(tp) => PartitionResponse {
+                            partition_index: index,
+                            active_producers: active
+                                .get_mut(&tp)
+                                .map(std::mem::take)
+                                .unwrap_or_default()
                                 .into_iter()
                                 .map(|p| ProducerState {
                                     producer_id: p.id.0,
@@ -50,7 +67,7 @@ pub fn handle(broker: &Broker, request: DescribeProducersRequest) -> DescribePro
                                 })
                                 .collect(),
                             ..Default::default()
-                        }
+                        },
                     })
                     .collect(),
                 ..Default::default()

@@ -46,12 +46,12 @@ pub fn handle(
                 });
                 continue;
             };
+            let count = topic.partitions.len() as i32;
             let first = if name == start_topic {
-                start_partition
+                start_partition.min(count)
             } else {
                 0
             };
-            let count = topic.partitions.len() as i32;
             if room == 0 {
                 response.next_cursor = Some(Cursor {
                     topic_name: name,
@@ -60,7 +60,7 @@ pub fn handle(
                 });
                 break;
             }
-            let last = (first + room as i32).min(count);
+            let last = first.saturating_add(room as i32).min(count);
             let partitions = (first..last)
                 .map(|index| {
                     let leader = placement::leader(&shown, zone, &topic.id, index)

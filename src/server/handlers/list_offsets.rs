@@ -5,8 +5,8 @@
 //! object store already), so as Kafka answers for such a topic, earliest local is the log
 //! start, and latest tiered and earliest pending upload have no offset (-1).
 
-use crate::fetch::by_time::{RunTimes, candidate_runs};
-use crate::fetch::reader::read_run;
+use crate::fetch::by_time::{RunBatches, candidate_runs, first_record_at_or_after};
+use crate::fetch::reader::{read_range, read_run};
 use crate::ids::Offset;
 use crate::metadata::state::{BatchRef, PartitionState};
 use crate::protocol::ErrorCode;
@@ -15,6 +15,7 @@ use crate::protocol::messages::ListOffsetsResponse;
 use crate::protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
+use crate::protocol::record_batch::RecordBatch;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::ErrorChain;
 use std::sync::Arc;
@@ -115,36 +116,49 @@ async fn lookup(
             match newest {
                 Some(run) => {
                     let target = run.max_timestamp;
-                    first_in_runs(broker, part, std::slice::from_ref(run), target).await?
+                    first_in_runs(broker, part, std::iter::once(run), target).await?
                 }
                 None => None,
             }
         }
         // Other negative specs are not Kafka's; no record has such a time.
         target if target < 0 => None,
-        target => first_in_runs(broker, part, &candidate_runs(part, target), target).await?,
+        target => first_in_runs(broker, part, candidate_runs(part, target), target).await?,
     })
 }
 
-/// The first record at or after the log start whose time reaches `target`, in `runs`.
-async fn first_in_runs(
+/// The first record at or after the log start whose time reaches `target`, in `runs`: each
+/// run's batch headers (cached), then the records of the batch that may hold it.
+async fn first_in_runs<'a>(
     broker: &Broker,
     part: &PartitionState,
-    runs: &[BatchRef],
+    runs: impl Iterator<Item = &'a BatchRef>,
     target: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
+    let (store, cache) = (broker.store.as_ref(), broker.cache.as_ref());
     for run in runs {
-        let times = match broker.run_times.get(run) {
-            Some(times) => times,
+        let (batches, raw) = match broker.run_batches.get(run) {
+            Some(batches) => (batches, None),
             None => {
-                let raw = read_run(broker.store.as_ref(), broker.cache.as_ref(), run).await?;
-                let times = Arc::new(RunTimes::read(run, raw)?);
-                broker.run_times.insert(run, times.clone());
-                times
+                let raw = read_run(store, cache, run).await?;
+                let batches = Arc::new(RunBatches::read(run, raw.clone())?);
+                broker.run_batches.insert(run, batches.clone());
+                (batches, Some(raw))
             }
         };
-        if let Some(found) = times.first_at_or_after(target, part.log_start_offset) {
-            return Ok(Some(found));
+        for b in batches.candidates(target, part.log_start_offset) {
+            let bytes = match &raw {
+                Some(raw) => raw.slice(b.at as usize..(b.at + b.len) as usize),
+                None => {
+                    read_range(store, cache, &run.object_key, run.byte_start + b.at, b.len).await?
+                }
+            };
+            let batch = RecordBatch::new(bytes)?;
+            if let Some(found) =
+                first_record_at_or_after(&batch, b.base_offset, target, part.log_start_offset)
+            {
+                return Ok(Some(found));
+            }
         }
     }
     Ok(None)

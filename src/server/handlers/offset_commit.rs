@@ -26,6 +26,12 @@ pub async fn handle(
         ErrorCode::None
     } else if !broker.coordinates(&request.group_id) {
         ErrorCode::NotCoordinator
+    } else if broker.groups.is_fenced(
+        &request.group_id,
+        &request.member_id,
+        request.group_instance_id.as_deref(),
+    ) {
+        ErrorCode::FencedInstanceId
     } else {
         let check = |partitions: &[(uuid::Uuid, i32)]| {
             broker.groups.check_commit(

@@ -4,6 +4,7 @@
 //! subscriptions out of the members' protocol metadata; floe does not).
 
 use crate::groups::consumer::TopicImage;
+use crate::groups::coordinator::ClassicSubscriptions;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetDeleteRequest;
 use crate::protocol::messages::OffsetDeleteResponse;
@@ -25,10 +26,15 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
     // A live classic group keeps the offsets of the topics its members subscribe to (Kafka:
     // GROUP_SUBSCRIBED_TO_TOPIC); one whose members do not speak the consumer protocol keeps
     // them all.
+    let mut keep_all = false;
     let classic_topics = match broker.groups.classic_subscriptions(&request.group_id) {
-        Some(None) => return refuse(ErrorCode::NonEmptyGroup),
-        Some(Some(topics)) => topics,
-        None => BTreeSet::new(),
+        ClassicSubscriptions::NotConsumer => return refuse(ErrorCode::NonEmptyGroup),
+        ClassicSubscriptions::Topics(topics) => topics,
+        ClassicSubscriptions::Everything => {
+            keep_all = true;
+            BTreeSet::new()
+        }
+        ClassicSubscriptions::NotLive => BTreeSet::new(),
     };
     let known = broker
         .metadata
@@ -47,6 +53,12 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
             })
             .into_iter()
             .chain(classic_topics)
+            .chain(
+                keep_all
+                    .then(|| request.topics.iter().map(|t| t.name.clone()))
+                    .into_iter()
+                    .flatten(),
+            )
             .collect()
     };
     let partitions: Vec<(String, i32)> = request

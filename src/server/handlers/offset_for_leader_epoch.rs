@@ -37,8 +37,9 @@ pub fn handle(
                             Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
                                 out.error_code = ErrorCode::UnknownLeaderEpoch.code()
                             }
-                            // An epoch after the current one has no end yet.
-                            Some(_) if p.leader_epoch > LEADER_EPOCH => {}
+                            // An epoch after the current one has no end yet; an undefined
+                            // one (-1) has none either.
+                            Some(_) if p.leader_epoch > LEADER_EPOCH || p.leader_epoch < 0 => {}
                             Some(end) => {
                                 out.leader_epoch = LEADER_EPOCH;
                                 out.end_offset = end.0;

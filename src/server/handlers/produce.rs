@@ -212,8 +212,9 @@ struct Checks {
     partition: String,
 }
 
-/// A batch decompresses to at most this many bytes when its records must be read.
-const DECOMPRESSED_BATCH_MAX: usize = 64 << 20;
+/// Per-record errors answered for one partition at most (the rest are counted in the
+/// message).
+const RECORD_ERRORS_MAX: usize = 1000;
 
 /// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
 /// batches (`LogValidator`): the header, the CRC, then the records of an uncompressed batch
@@ -266,7 +267,8 @@ fn validate(
                 ),
             ));
         }
-        if batch.is_log_append_time() && !settings.log_append_time {
+        // Kafka refuses the flag from any client, whatever the topic's timestamp type.
+        if batch.is_log_append_time() {
             return Err((
                 ErrorCode::InvalidTimestamp,
                 format!(
@@ -292,7 +294,8 @@ fn validate(
                 .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?,
             // Compressed records are only read when the topic needs their keys.
             _ if settings.compacted => {
-                records::walk_decompressed(&batch, DECOMPRESSED_BATCH_MAX, &mut visit)
+                let limit = crate::protocol::compression::decompressed_limit(batch.size());
+                records::walk_decompressed(&batch, limit, &mut visit)
                     .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?
             }
             _ => out_of_range = policy.header_refusal(&batch, now_ms),
@@ -310,7 +313,12 @@ fn validate(
                 .take(3)
                 .map(|i| format!("RecordError(batchIndex={i}, message='{message}')"))
                 .collect();
-            record_errors.extend(keyless.iter().map(|&i| (i, message.clone())));
+            record_errors.extend(
+                keyless
+                    .iter()
+                    .take(RECORD_ERRORS_MAX)
+                    .map(|&i| (i, message.clone())),
+            );
             return Err((
                 ErrorCode::InvalidRecord,
                 format!(
