@@ -2,8 +2,9 @@
 # librdkafka's own integration suite (its tests/ directory) against a real floe process: an
 # external judge of floe's Kafka compatibility. Builds the suite's test runner from the
 # librdkafka sources vendored by the npm package @confluentinc/kafka-javascript (cached under
-# ~/.cache), starts `floe serve --default-partitions 4` (the suite's default scenario), and
-# runs every test of tests/librdkafka/allowlist.txt in its own process. Each test not in the
+# ~/.cache), starts `floe serve --default-partitions 4` (the suite's default scenario; a
+# second one without auto-creation for its noautocreate scenario), and runs every test of
+# tests/librdkafka/allowlist.txt in its own process. Each test not in the
 # allowlist is listed with its reason in tests/librdkafka/excluded.txt.
 #
 #   scripts/librdkafka_suite.sh                 the allowlist
@@ -11,7 +12,8 @@
 #
 # An entry is a test number, or `NNNN:Name` to run only that test's subtests whose names
 # contain `Name` (the runner's SUBTESTS), for a test some of whose subtests need what floe
-# does not build yet.
+# does not build yet; `NNNN@noautocreate` runs the test's variants of the suite's
+# noautocreate scenario, against a second floe that does not create topics on first use.
 #
 # Needs: build-essential pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev, npm
 # (the README test command installs them). FLOE_RDK_PARALLEL tests run at once (default 2).
@@ -40,36 +42,51 @@ fi
 if [ $# -gt 0 ]; then
   tests=("$@")
 else
-  mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_:]+)?' tests/librdkafka/allowlist.txt)
+  mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_:]+|@noautocreate)?' tests/librdkafka/allowlist.txt)
 fi
 
 floe=$CARGO_TARGET_DIR/release/floe
 cargo build -q --release --bin floe # a no-op when the test command built it already
 work=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$floe" serve --data-dir "$work/data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
-  --default-partitions 4 >"$work/floe.log" 2>&1 &
-floe_pid=$!
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# The suite's default scenario (auto-creation, 4 partitions), and its noautocreate one.
+pids=()
+start_floe() { # name, extra flags...
+  local name=$1 port
+  shift
+  port=$(free_port)
+  "$floe" serve --data-dir "$work/$name-data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
+    --default-partitions 4 "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+  done
+  printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" >"$work/$name.conf"
+}
 stop() {
-  kill "$floe_pid" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$floe_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$floe_pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap stop EXIT
-for _ in $(seq 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
-done
-printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" >"$work/test.conf"
+start_floe default
+start_floe noautocreate --auto-create-topics false
 
 # One process per test; floe speaks Kafka 4.0's protocol (share groups, 4.2, are not built).
 run_one() {
-  local n=$1 number=${1%%:*} subtests=
+  local n=$1 number=${1%%[:@]*} subtests= scenario=default
   [[ $1 == *:* ]] && subtests=${1#*:}
+  [[ $1 == *@* ]] && scenario=${1#*@}
   if (cd "$src/tests" && env -u CI LD_LIBRARY_PATH=../src:../src-cpp \
-    RDKAFKA_TEST_CONF="$work/test.conf" TESTS="$number" SUBTESTS="$subtests" \
-    TEST_KAFKA_VERSION=4.0.0 timeout 600 stdbuf -oL ./test-runner -L -p1 >"$work/$n.log" 2>&1); then
+    RDKAFKA_TEST_CONF="$work/$scenario.conf" TESTS="$number" SUBTESTS="$subtests" \
+    TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=4.0.0 \
+    timeout 600 stdbuf -oL ./test-runner -L -p1 >"$work/$n.log" 2>&1); then
     echo "PASS $n"
   else
     echo "FAIL $n (exit $?)"
