@@ -115,6 +115,17 @@ impl Broker {
         agents
     }
 
+    /// The broker shown as `partition`'s leader to a client in `zone` (see `placement`).
+    pub fn partition_leader(
+        &self,
+        shown: &[Shown],
+        zone: Option<&str>,
+        topic: &uuid::Uuid,
+        partition: i32,
+    ) -> i32 {
+        placement::leader(shown, zone, topic, partition).unwrap_or(self.node_id())
+    }
+
     /// The agent that coordinates `group`.
     pub fn coordinator_agent(&self, group: &str) -> Agent {
         let agents = self.live_agents();

@@ -14,8 +14,8 @@ use crate::server::broker::Broker;
 use axum::body::Bytes;
 use std::time::Duration;
 
-/// A forwarded request may wait as long as a JoinGroup does.
-const FORWARD_TIMEOUT: Duration = Duration::from_secs(330);
+/// A forwarded group request may wait as long as a JoinGroup does.
+pub const FORWARD_TIMEOUT: Duration = Duration::from_secs(330);
 
 /// Sends a request frame to the agent at `addr`; returns its response frame.
 pub async fn send(
@@ -23,6 +23,7 @@ pub async fn send(
     addr: &str,
     frame: Bytes,
     client_host: &str,
+    timeout: Duration,
 ) -> Result<Bytes, PostError> {
     let path = format!(
         "/kafka/forward?{}",
@@ -34,6 +35,6 @@ pub async fn send(
         .metadata
         .quorum()
         .peers()
-        .post_bytes(addr, &path, frame, FORWARD_TIMEOUT)
+        .post_bytes(addr, &path, frame, timeout)
         .await
 }

@@ -95,7 +95,8 @@ pub async fn route(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let request = crate::protocol::frame::encode_request(&frame.header, &body)
             .map_err(RouteError::Encode)?;
-        match super::forward::send(&broker, &target, request, client_host).await {
+        let timeout = super::forward::FORWARD_TIMEOUT;
+        match super::forward::send(&broker, &target, request, client_host, timeout).await {
             Ok(response) => return Ok(Box::pin(async move { Ok(Some(response)) })),
             // The coordinator is unreachable (it may have died, its lease not yet lapsed).
             // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this

@@ -11,6 +11,7 @@ use crate::protocol::frame::encode_request;
 use crate::protocol::messages::{RequestBody, RequestHeader, ResponseHeader};
 use crate::protocol::wire::Message;
 use crate::server::broker::Broker;
+use crate::server::forward;
 use crate::telemetry::ErrorChain;
 use bytes::Bytes;
 use std::time::Duration;
@@ -49,13 +50,11 @@ pub async fn ask<R: Message>(broker: &Broker, body: RequestBody, version: i16) -
             return Vec::new();
         }
     };
-    let peers = broker.metadata.quorum().peers();
     let answers = futures::future::join_all(siblings.iter().map(|agent| {
         let frame = frame.clone();
         let addr = agent.internal_addr.clone().unwrap_or_default();
         async move {
-            let path = "/kafka/forward";
-            let sent = peers.post_bytes(&addr, path, frame, SIBLING_TIMEOUT).await;
+            let sent = forward::send(broker, &addr, frame, "", SIBLING_TIMEOUT).await;
             (agent.id, sent)
         }
     }))

@@ -5,6 +5,7 @@
 //! effective settings under Kafka's names; they are set on floe's command line, so they are
 //! read-only here.
 
+use crate::metadata::state::PRODUCER_ID_EXPIRATION_MS;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::alter_configs_response::AlterConfigsResourceResponse as LegacyResponse;
 use crate::protocol::messages::describe_configs_request::DescribeConfigsResource;
@@ -152,112 +153,34 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
     let config = &broker.config;
     let (host, port) = broker.advertised();
     let ms = |d: std::time::Duration| d.as_millis().to_string();
+    // One line per setting: floe's value under Kafka's name.
+    #[rustfmt::skip]
     let settings: Vec<(&str, String, Kind)> = vec![
         ("broker.id", id.to_string(), Kind::Int),
         ("node.id", broker.node_id().to_string(), Kind::Int),
-        (
-            "listeners",
-            format!("PLAINTEXT://{}", config.kafka_addr),
-            Kind::String,
-        ),
-        (
-            "advertised.listeners",
-            format!("PLAINTEXT://{host}:{port}"),
-            Kind::String,
-        ),
-        (
-            "broker.rack",
-            config.zone.clone().unwrap_or_default(),
-            Kind::String,
-        ),
-        (
-            "log.dirs",
-            config.data_dir.display().to_string(),
-            Kind::String,
-        ),
-        (
-            "num.partitions",
-            config.default_partitions.to_string(),
-            Kind::Int,
-        ),
+        ("listeners", format!("PLAINTEXT://{}", config.kafka_addr), Kind::String),
+        ("advertised.listeners", format!("PLAINTEXT://{host}:{port}"), Kind::String),
+        ("broker.rack", config.zone.clone().unwrap_or_default(), Kind::String),
+        ("log.dirs", config.data_dir.display().to_string(), Kind::String),
+        ("num.partitions", config.default_partitions.to_string(), Kind::Int),
         // Durability comes from the object store, not from broker replicas.
         ("default.replication.factor", "1".into(), Kind::Short),
-        (
-            "auto.create.topics.enable",
-            config.auto_create_topics.to_string(),
-            Kind::Boolean,
-        ),
+        ("auto.create.topics.enable", config.auto_create_topics.to_string(), Kind::Boolean),
         ("delete.topic.enable", "true".into(), Kind::Boolean),
-        (
-            "message.max.bytes",
-            config.batch_bytes_max.to_string(),
-            Kind::Int,
-        ),
-        (
-            "socket.request.max.bytes",
-            config.frame_bytes_max.to_string(),
-            Kind::Int,
-        ),
-        (
-            "fetch.max.bytes",
-            config.fetch_bytes_max.to_string(),
-            Kind::Int,
-        ),
-        (
-            "max.connections",
-            config.connections_max.to_string(),
-            Kind::Int,
-        ),
-        (
-            "max.connections.per.ip",
-            config.connections_per_ip_max.to_string(),
-            Kind::Int,
-        ),
-        (
-            "connections.max.idle.ms",
-            ms(config.connection_idle_timeout),
-            Kind::Long,
-        ),
-        (
-            "group.initial.rebalance.delay.ms",
-            ms(config.group_initial_rebalance_delay),
-            Kind::Int,
-        ),
-        (
-            "group.consumer.heartbeat.interval.ms",
-            ms(config.group_consumer_heartbeat_interval),
-            Kind::Int,
-        ),
-        (
-            "group.consumer.session.timeout.ms",
-            ms(config.group_consumer_session_timeout),
-            Kind::Int,
-        ),
-        (
-            "group.consumer.max.size",
-            config.group_consumer_max_size.to_string(),
-            Kind::Int,
-        ),
-        (
-            "producer.id.expiration.ms",
-            crate::metadata::state::PRODUCER_ID_EXPIRATION_MS.to_string(),
-            Kind::Int,
-        ),
-        (
-            "floe.flush.interval.ms",
-            ms(config.flush_interval),
-            Kind::Long,
-        ),
-        (
-            "floe.object.bytes.max",
-            config.object_bytes_max.to_string(),
-            Kind::Long,
-        ),
-        (
-            "floe.object.cache.bytes.max",
-            config.object_cache_bytes_max.to_string(),
-            Kind::Long,
-        ),
+        ("message.max.bytes", config.batch_bytes_max.to_string(), Kind::Int),
+        ("socket.request.max.bytes", config.frame_bytes_max.to_string(), Kind::Int),
+        ("fetch.max.bytes", config.fetch_bytes_max.to_string(), Kind::Int),
+        ("max.connections", config.connections_max.to_string(), Kind::Int),
+        ("max.connections.per.ip", config.connections_per_ip_max.to_string(), Kind::Int),
+        ("connections.max.idle.ms", ms(config.connection_idle_timeout), Kind::Long),
+        ("group.initial.rebalance.delay.ms", ms(config.group_initial_rebalance_delay), Kind::Int),
+        ("group.consumer.heartbeat.interval.ms", ms(config.group_consumer_heartbeat_interval), Kind::Int),
+        ("group.consumer.session.timeout.ms", ms(config.group_consumer_session_timeout), Kind::Int),
+        ("group.consumer.max.size", config.group_consumer_max_size.to_string(), Kind::Int),
+        ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int),
+        ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long),
+        ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long),
+        ("floe.object.cache.bytes.max", config.object_cache_bytes_max.to_string(), Kind::Long),
     ];
     let entry = |name: &str, value: String, kind: Kind, source: i8| Entry {
         name: name.to_string(),

@@ -63,8 +63,7 @@ pub fn handle(
             let last = first.saturating_add(room as i32).min(count);
             let partitions = (first..last)
                 .map(|index| {
-                    let leader = placement::leader(&shown, zone, &topic.id, index)
-                        .unwrap_or(broker.node_id());
+                    let leader = broker.partition_leader(&shown, zone, &topic.id, index);
                     DescribeTopicPartitionsResponsePartition {
                         partition_index: index,
                         leader_id: leader,

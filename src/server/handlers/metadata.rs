@@ -67,8 +67,7 @@ pub async fn handle(
                 ),
                 partitions: (0..topic.partitions.len() as i32)
                     .map(|index| {
-                        let leader = placement::leader(&shown, zone, &topic.id, index)
-                            .unwrap_or(broker.node_id());
+                        let leader = broker.partition_leader(&shown, zone, &topic.id, index);
                         MetadataResponsePartition {
                             partition_index: index,
                             leader_id: leader,

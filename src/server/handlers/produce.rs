@@ -289,16 +289,14 @@ fn validate(
                 keyless.push(r.index);
             }
         };
-        match batch.compression() {
-            Compression::None => records::walk(&batch, &mut visit)
-                .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?,
-            // Compressed records are only read when the topic needs their keys.
-            _ if settings.compacted => {
-                let limit = crate::protocol::compression::decompressed_limit(batch.size());
-                records::walk_decompressed(&batch, limit, &mut visit)
-                    .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?
-            }
-            _ => out_of_range = policy.header_refusal(&batch, now_ms),
+        // Records are read when uncompressed, or when the topic needs their keys; otherwise
+        // the header's first and max timestamps are checked.
+        if batch.compression() == Compression::None || settings.compacted {
+            let limit = crate::protocol::compression::decompressed_limit(batch.size());
+            records::walk_decompressed(&batch, limit, &mut visit)
+                .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?;
+        } else {
+            out_of_range = policy.header_refusal(&batch, now_ms);
         }
         if let Some(message) = out_of_range {
             return Err((ErrorCode::InvalidTimestamp, message));
