@@ -74,6 +74,51 @@ pub struct Config {
     /// simulations only: ids drawn from it must be unique across the cluster and its history,
     /// so every start of every node needs a seed no other start used (the node id is mixed in).
     pub seed: Option<u64>,
+    /// Background jobs: compaction, retention, garbage collection.
+    pub lifecycle: LifecycleConfig,
+}
+
+/// The storage lifecycle's settings (`jobs`).
+#[derive(Debug, Clone)]
+pub struct LifecycleConfig {
+    /// Whether this agent takes job leases (the `jobs` role). Leases keep agents from doing
+    /// the same job, so every agent may have it.
+    pub jobs: bool,
+    /// A segment's target size (Kafka's `segment.bytes`; a topic's own value wins).
+    pub segment_bytes: u64,
+    /// Runs younger than this are left in their produce objects: it bounds the uncompacted
+    /// tail of each partition's index.
+    pub compaction_lag: Duration,
+    /// How often a compactor looks at its shards' partitions.
+    pub compaction_interval: Duration,
+    /// How often retention is applied and dead objects are deleted (Kafka's
+    /// `log.retention.check.interval.ms`).
+    pub collection_interval: Duration,
+    /// How long an object stays in the store after its last reference went, so that reads
+    /// planned before finish.
+    pub dead_object_grace: Duration,
+    /// How often the store is listed for orphans, and how old an unknown object must be to be
+    /// one (an upload whose commit never happened; commits come within seconds of uploads).
+    pub orphan_sweep_interval: Duration,
+    pub orphan_grace: Duration,
+    /// Memory for segment footers (the local index cache fetches go through).
+    pub index_cache_bytes_max: u64,
+}
+
+impl Default for LifecycleConfig {
+    fn default() -> LifecycleConfig {
+        LifecycleConfig {
+            jobs: true,
+            segment_bytes: 64 * 1024 * 1024,
+            compaction_lag: Duration::from_secs(600),
+            compaction_interval: Duration::from_secs(10),
+            collection_interval: Duration::from_secs(60),
+            dead_object_grace: Duration::from_secs(300),
+            orphan_sweep_interval: Duration::from_secs(600),
+            orphan_grace: Duration::from_secs(3600),
+            index_cache_bytes_max: 64 * 1024 * 1024,
+        }
+    }
 }
 
 impl Config {
@@ -110,6 +155,7 @@ impl Config {
             connections_per_ip_max: 10_000,
             connection_idle_timeout: Duration::from_secs(600),
             object_cache_bytes_max: 256 * 1024 * 1024,
+            lifecycle: LifecycleConfig::default(),
         }
     }
 
@@ -147,6 +193,19 @@ impl Config {
         }
         if self.uploads_in_flight_max == 0 || self.connection_requests_in_flight_max == 0 {
             return Err("in-flight limits must be at least 1".into());
+        }
+        let l = &self.lifecycle;
+        if l.segment_bytes < 1024 || l.segment_bytes > u32::MAX as u64 {
+            return Err("the segment size must be between 1 KiB and 4 GiB".into());
+        }
+        if l.compaction_interval.is_zero()
+            || l.collection_interval.is_zero()
+            || l.orphan_sweep_interval.is_zero()
+        {
+            return Err("job intervals must be above zero".into());
+        }
+        if l.orphan_grace < Duration::from_secs(1) {
+            return Err("the orphan grace period must be at least 1s".into());
         }
         if self.quorum.node_id.0 > i32::MAX as u64 {
             return Err("the node id must fit a Kafka broker id (at most 2147483647)".into());

@@ -220,6 +220,35 @@ struct ServeArgs {
     /// max.message.bytes).
     #[arg(long, env = "FLOE_BATCH_BYTES_MAX", default_value_t = 1024 * 1024 + 12)]
     batch_bytes_max: usize,
+    /// Run background jobs (compaction, retention, garbage collection) when holding their
+    /// leases; every agent may.
+    #[arg(long, env = "FLOE_JOBS", default_value_t = true, action = clap::ArgAction::Set)]
+    jobs: bool,
+    /// A segment's target size (Kafka's segment.bytes; a topic's own value wins).
+    #[arg(long, env = "FLOE_SEGMENT_BYTES", default_value_t = 64 * 1024 * 1024)]
+    segment_bytes: u64,
+    /// Runs younger than this stay in their produce objects (bounds each partition's
+    /// uncompacted tail).
+    #[arg(long, env = "FLOE_COMPACTION_LAG", value_parser = humantime::parse_duration, default_value = "10m")]
+    compaction_lag: Duration,
+    /// How often a compactor looks at its partitions.
+    #[arg(long, env = "FLOE_COMPACTION_INTERVAL", value_parser = humantime::parse_duration, default_value = "10s")]
+    compaction_interval: Duration,
+    /// How often retention is applied and dead objects are deleted.
+    #[arg(long, env = "FLOE_COLLECTION_INTERVAL", value_parser = humantime::parse_duration, default_value = "60s")]
+    collection_interval: Duration,
+    /// How long an unreferenced object stays before it is deleted (reads in flight finish).
+    #[arg(long, env = "FLOE_DEAD_OBJECT_GRACE", value_parser = humantime::parse_duration, default_value = "5m")]
+    dead_object_grace: Duration,
+    /// How often the object store is listed for orphans (uploads never committed).
+    #[arg(long, env = "FLOE_ORPHAN_SWEEP_INTERVAL", value_parser = humantime::parse_duration, default_value = "10m")]
+    orphan_sweep_interval: Duration,
+    /// How old an unknown object must be to be deleted as an orphan.
+    #[arg(long, env = "FLOE_ORPHAN_GRACE", value_parser = humantime::parse_duration, default_value = "1h")]
+    orphan_grace: Duration,
+    /// Memory for segment footers (the local index cache).
+    #[arg(long, env = "FLOE_INDEX_CACHE_BYTES_MAX", default_value_t = 64 * 1024 * 1024)]
+    index_cache_bytes_max: u64,
     /// This node's id: its member id in the metadata quorum and its Kafka broker id.
     #[arg(long, env = "FLOE_NODE_ID", default_value_t = 0)]
     node_id: u64,
@@ -360,6 +389,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.produce_buffer_bytes_max = args.produce_buffer_bytes_max;
     config.batch_bytes_max = args.batch_bytes_max;
     config.object_cache_bytes_max = args.object_cache_bytes_max;
+    config.lifecycle = floe::config::LifecycleConfig {
+        jobs: args.jobs,
+        segment_bytes: args.segment_bytes,
+        compaction_lag: args.compaction_lag,
+        compaction_interval: args.compaction_interval,
+        collection_interval: args.collection_interval,
+        dead_object_grace: args.dead_object_grace,
+        orphan_sweep_interval: args.orphan_sweep_interval,
+        orphan_grace: args.orphan_grace,
+        index_cache_bytes_max: args.index_cache_bytes_max,
+    };
     config.zone = args.zone;
     config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;

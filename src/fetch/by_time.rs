@@ -12,6 +12,7 @@
 //! decompress may be malformed, or expand past the bound) is answered at batch granularity:
 //! its first offset and its largest time, as a reader that skips past earlier records would.
 
+use super::runs::Run;
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, PartitionState};
 use crate::protocol::compression::decompressed_limit;
@@ -38,7 +39,7 @@ pub struct RunBatches(Vec<BatchTimes>);
 
 impl RunBatches {
     /// Walks the run's batch headers (`raw` is the run's bytes, starting at its first batch).
-    pub fn read(run: &BatchRef, raw: Bytes) -> Result<RunBatches, BatchError> {
+    pub fn read(run: &Run, raw: Bytes) -> Result<RunBatches, BatchError> {
         let mut batches = Vec::new();
         let mut base = run.base_offset;
         let mut at = 0u64;
@@ -99,9 +100,12 @@ pub fn first_record_at_or_after(
     }
 }
 
-/// The runs whose largest timestamp reaches the target and that end after the log start, in
-/// offset order.
-pub fn candidate_runs(partition: &PartitionState, target: i64) -> impl Iterator<Item = &BatchRef> {
+/// The index entries whose largest timestamp reaches the target and that end after the log
+/// start, in offset order.
+pub fn candidate_entries(
+    partition: &PartitionState,
+    target: i64,
+) -> impl Iterator<Item = &BatchRef> {
     partition
         .index
         .iter()
@@ -124,13 +128,13 @@ impl RunBatchesCache {
         RunBatchesCache { runs }
     }
 
-    pub fn get(&self, run: &BatchRef) -> Option<Arc<RunBatches>> {
+    pub fn get(&self, run: &Run) -> Option<Arc<RunBatches>> {
         self.runs
             .as_ref()?
             .get(&(run.object_key.clone(), run.byte_start))
     }
 
-    pub fn insert(&self, run: &BatchRef, batches: Arc<RunBatches>) {
+    pub fn insert(&self, run: &Run, batches: Arc<RunBatches>) {
         if let Some(runs) = &self.runs {
             runs.insert((run.object_key.clone(), run.byte_start), batches);
         }
@@ -153,11 +157,22 @@ mod tests {
         })
     }
 
-    fn run(base: i64, end: i64, max_timestamp: i64) -> BatchRef {
-        BatchRef {
+    fn run(base: i64, end: i64, max_timestamp: i64) -> Run {
+        Run {
             base_offset: Offset(base),
             end_offset: Offset(end),
             object_key: ObjectKey::new("o".to_string()),
+            byte_start: 0,
+            byte_len: 0,
+            max_timestamp,
+        }
+    }
+
+    fn entry(base: i64, end: i64, max_timestamp: i64) -> BatchRef {
+        BatchRef {
+            base_offset: Offset(base),
+            end_offset: Offset(end),
+            object: crate::metadata::state::ObjectId(0),
             byte_start: 0,
             byte_len: 0,
             max_timestamp,
@@ -205,10 +220,11 @@ mod tests {
         let partition = PartitionState {
             log_start_offset: Offset(5),
             high_watermark: Offset(30),
-            index: imbl::vector![run(0, 5, 900), run(5, 10, 50), run(10, 20, 300)],
+            index: imbl::vector![entry(0, 5, 900), entry(5, 10, 50), entry(10, 20, 300)],
+            bytes: 0,
         };
         let bases = |target| {
-            candidate_runs(&partition, target)
+            candidate_entries(&partition, target)
                 .map(|r| r.base_offset.0)
                 .collect::<Vec<_>>()
         };

@@ -60,7 +60,7 @@ mod tests {
         BatchRef {
             base_offset: Offset(base),
             end_offset: Offset(end),
-            object_key: crate::ids::ObjectKey::new(format!("o{base}")),
+            object: crate::metadata::state::ObjectId(base as u64),
             byte_start: 16,
             byte_len: len,
             max_timestamp: ts,
@@ -76,6 +76,7 @@ mod tests {
                 run(10, 20, 100, 50),
                 run(20, 30, 100, 40),
             ],
+            bytes: 300,
         }
     }
 

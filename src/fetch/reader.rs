@@ -5,8 +5,8 @@
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
 //! decompressed or re-checksummed.
 
+use super::runs::Run;
 use crate::ids::{ObjectKey, Offset};
-use crate::metadata::state::BatchRef;
 use crate::object::cache::ObjectCache;
 use crate::object::{ObjectClient, ObjectStoreError};
 use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
@@ -23,6 +23,12 @@ pub enum ReadError {
         #[source]
         cause: crate::protocol::record_batch::BatchError,
     },
+    #[error("segment {key} has a malformed footer")]
+    CorruptSegment {
+        key: ObjectKey,
+        #[source]
+        cause: crate::object::segment::SegmentError,
+    },
 }
 
 /// Patched batches for a client, and how many records they hold.
@@ -37,7 +43,7 @@ pub struct ReadBatches {
 pub async fn read_batches(
     store: &ObjectClient,
     cache: &ObjectCache,
-    runs: &[BatchRef],
+    runs: &[Run],
     fetch_offset: Offset,
     max_bytes: usize,
     leader_epoch: i32,
@@ -79,7 +85,7 @@ pub async fn read_batches(
 pub async fn read_run(
     store: &ObjectClient,
     cache: &ObjectCache,
-    run: &BatchRef,
+    run: &Run,
 ) -> Result<Bytes, ObjectStoreError> {
     read_range(store, cache, &run.object_key, run.byte_start, run.byte_len).await
 }

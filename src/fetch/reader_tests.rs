@@ -2,8 +2,8 @@
 //! encoder are read back with committed offsets patched in.
 
 use super::read_batches;
+use crate::fetch::runs::Run;
 use crate::ids::{Offset, TopicPartition};
-use crate::metadata::state::BatchRef;
 use crate::object::ObjectClient;
 use crate::object::cache::ObjectCache;
 use crate::object::client::Chaos;
@@ -20,7 +20,7 @@ fn tp() -> TopicPartition {
     }
 }
 
-async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
+async fn store_with_run() -> (ObjectClient, Run, Vec<usize>) {
     let store = ObjectClient::new(
         Arc::new(InMemory::new()),
         "memory://".into(),
@@ -39,7 +39,7 @@ async fn store_with_run() -> (ObjectClient, BatchRef, Vec<usize>) {
     store.put("o1", object).await.unwrap();
     let first = layout[0].batches[0];
     let last = layout[0].batches[2];
-    let run = BatchRef {
+    let run = Run {
         base_offset: Offset(100),
         end_offset: Offset(109),
         object_key: crate::ids::ObjectKey::new("o1"),

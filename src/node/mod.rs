@@ -216,6 +216,8 @@ fn build_broker(
         clock.clone(),
         rng.clone(),
     );
+    let segment_indexes =
+        crate::fetch::runs::SegmentIndexCache::new(config.lifecycle.index_cache_bytes_max);
     Broker {
         request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
         fetch_budget: crate::server::byte_pool::BytePool::new(config.fetch_bytes_in_flight_max),
@@ -228,6 +230,7 @@ fn build_broker(
         store,
         cache,
         run_batches: crate::fetch::by_time::RunBatchesCache::new(RUN_BATCHES_BYTES_MAX),
+        segment_indexes,
         local_cluster_id,
         clock,
         rng,

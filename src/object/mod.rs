@@ -5,7 +5,8 @@
 //!                   ─► object_store (S3 · GCS · Azure · local fs · memory), metrics per attempt,
 //!                   retries with backoff + jitter within a deadline (retry.rs)
 //! ```
-//! `format` and `key` are pure: the multi-partition object layout and the key schema.
+//! `format`, `segment` and `key` are pure: the multi-partition object layout, the segment
+//! layout and the key schema.
 
 pub mod cache;
 pub mod chaos;
@@ -14,6 +15,7 @@ pub mod format;
 pub mod key;
 pub mod metrics;
 pub mod retry;
+pub mod segment;
 pub mod store;
 
 pub use client::{ObjectClient, ObjectStoreError};

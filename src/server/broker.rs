@@ -26,6 +26,8 @@ pub struct Broker {
     pub cache: Arc<ObjectCache>,
     /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
     pub run_batches: crate::fetch::by_time::RunBatchesCache,
+    /// Segment footers read so far: the local index cache fetches go through.
+    pub segment_indexes: crate::fetch::runs::SegmentIndexCache,
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names
     /// the cluster for every node.
     pub local_cluster_id: String,

@@ -17,7 +17,7 @@ use super::types::{
 };
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
-use crate::metadata::state::legacy::{MetadataStateV1, MetadataStateV2};
+use crate::metadata::state::legacy::{MetadataStateV1, MetadataStateV2, MetadataStateV3};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -61,7 +61,9 @@ impl Shared {
 
 /// Tags a snapshot's data as the current layout of `Machine`. Data without a tag is the first
 /// layout: postcard is not self-describing, so the layout must be named, not guessed.
-const MACHINE_FORMAT: &[u8] = b"floe-machine-v3\0";
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v4\0";
+/// The third layout (index entries carrying object keys).
+const MACHINE_FORMAT_V3: &[u8] = b"floe-machine-v3\0";
 /// The second layout (the state without its clock).
 const MACHINE_FORMAT_V2: &[u8] = b"floe-machine-v2\0";
 
@@ -73,7 +75,7 @@ struct OldMachine<S> {
     membership: StoredMembership,
 }
 
-impl<S: Into<MetadataStateV2>> OldMachine<S> {
+impl<S: Into<MetadataStateV3>> OldMachine<S> {
     fn into_current(self) -> Machine {
         Machine {
             state: self.state.into().into(),
@@ -92,6 +94,10 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
 pub fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
     if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
         return postcard::from_bytes(current);
+    }
+    if let Some(v3) = data.strip_prefix(MACHINE_FORMAT_V3) {
+        return postcard::from_bytes::<OldMachine<MetadataStateV3>>(v3)
+            .map(OldMachine::into_current);
     }
     if let Some(v2) = data.strip_prefix(MACHINE_FORMAT_V2) {
         return postcard::from_bytes::<OldMachine<MetadataStateV2>>(v2)

@@ -1,16 +1,19 @@
 //! A partition's log: its offsets and the batch index (which byte ranges of which objects hold
 //! which offsets), and what an object commit says and answers.
 
-use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
+use super::objects::ObjectId;
+use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::{Deserialize, Serialize};
 
-/// Where a run of consecutive batches of one partition lives: a byte range of one object.
+/// Where a run of consecutive batches of one partition lives: a byte range of one object (a
+/// produce object shared by many partitions, or a whole segment of this partition).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchRef {
     pub base_offset: Offset,
     /// One past the last offset of the run.
     pub end_offset: Offset,
-    pub object_key: ObjectKey,
+    /// The object, by its id in `Objects` (its key is stored once there).
+    pub object: ObjectId,
     pub byte_start: u64,
     pub byte_len: u64,
     pub max_timestamp: i64,
@@ -25,6 +28,8 @@ pub struct PartitionState {
     /// copying it, and an append after a copy copies one chunk, not the index.
     #[serde(deserialize_with = "super::persistent::vector")]
     pub index: imbl::Vector<BatchRef>,
+    /// The bytes the index points to (what `retention.bytes` bounds).
+    pub bytes: u64,
 }
 
 impl PartitionState {
@@ -34,32 +39,84 @@ impl PartitionState {
     /// partition's offsets would overflow.
     pub(super) fn append(
         &mut self,
-        object_key: &ObjectKey,
+        object: ObjectId,
         batch: &CommittedBatch,
-    ) -> Option<Offset> {
+    ) -> Option<(Offset, bool)> {
         let base_offset = self.high_watermark;
         let end_offset = Offset(base_offset.0.checked_add(batch.offset_count)?);
         self.high_watermark = end_offset;
+        self.bytes += batch.byte_len;
         match self.index.back_mut() {
             Some(last)
-                if last.object_key == *object_key
+                if last.object == object
                     && last.byte_start + last.byte_len == batch.byte_start
                     && last.end_offset == base_offset =>
             {
                 last.byte_len += batch.byte_len;
                 last.end_offset = end_offset;
                 last.max_timestamp = last.max_timestamp.max(batch.max_timestamp);
+                Some((base_offset, false))
             }
-            _ => self.index.push_back(BatchRef {
-                base_offset,
-                end_offset,
-                object_key: object_key.clone(),
-                byte_start: batch.byte_start,
-                byte_len: batch.byte_len,
-                max_timestamp: batch.max_timestamp,
-            }),
+            _ => {
+                self.index.push_back(BatchRef {
+                    base_offset,
+                    end_offset,
+                    object,
+                    byte_start: batch.byte_start,
+                    byte_len: batch.byte_len,
+                    max_timestamp: batch.max_timestamp,
+                });
+                Some((base_offset, true))
+            }
         }
-        Some(base_offset)
+    }
+
+    /// Moves the log start to `offset` (never back, never past the high watermark) and drops
+    /// the refs that hold only offsets below it; returns the objects they pointed into.
+    pub(super) fn advance_log_start(&mut self, offset: Offset) -> Vec<ObjectId> {
+        let offset = offset.min(self.high_watermark);
+        if offset <= self.log_start_offset {
+            return Vec::new();
+        }
+        self.log_start_offset = offset;
+        let mut dropped = Vec::new();
+        while self.index.front().is_some_and(|r| r.end_offset <= offset) {
+            if let Some(r) = self.index.pop_front() {
+                self.bytes = self.bytes.saturating_sub(r.byte_len);
+                dropped.push(r.object);
+            }
+        }
+        dropped
+    }
+
+    /// Swaps the refs `replaced` (consecutive in the index, unchanged since the compactor read
+    /// them) for `segment`; returns the objects they pointed into, or `None` (nothing changed)
+    /// if the index no longer holds them as they were or `segment` does not cover the same
+    /// offsets.
+    pub(super) fn replace_runs(
+        &mut self,
+        replaced: &[BatchRef],
+        segment: BatchRef,
+    ) -> Option<Vec<ObjectId>> {
+        let (first, last) = (replaced.first()?, replaced.last()?);
+        if segment.base_offset != first.base_offset || segment.end_offset != last.end_offset {
+            return None;
+        }
+        let at = self
+            .index
+            .binary_search_by(|r| r.base_offset.cmp(&first.base_offset))
+            .ok()?;
+        let held = self.index.clone().slice(at..).take(replaced.len());
+        if held.len() != replaced.len() || held.iter().zip(replaced).any(|(a, b)| a != b) {
+            return None;
+        }
+        let old_bytes: u64 = replaced.iter().map(|r| r.byte_len).sum();
+        self.bytes = self.bytes.saturating_sub(old_bytes) + segment.byte_len;
+        let mut tail = self.index.split_off(at);
+        let rest = tail.split_off(replaced.len());
+        self.index.push_back(segment);
+        self.index.append(rest);
+        Some(replaced.iter().map(|r| r.object).collect())
     }
 }
 

@@ -5,16 +5,19 @@
 //! - V1: one flat struct, the topics version not stored (before the state was split by noun).
 //! - V2: split by noun, without the state's clock (before `Tick`): no producer activity
 //!   times, commit outcomes without their time.
+//! - V3: index entries carrying their object's key (before the objects table, segments and
+//!   job leases), partitions without their byte count.
 
 use super::MetadataState;
 use super::agents::{Agent, Registry};
 use super::groups::{GroupOffset, GroupOffsets};
-use super::index::BatchOutcome;
+use super::index::{BatchOutcome, BatchRef, PartitionState};
 use super::limits::Limits;
+use super::objects::Objects;
 use super::producers::{ProducerState, Producers, SequencedBatch};
 use super::recent_commits::RecentCommits;
 use super::topics::{Topic, Topics};
-use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -24,7 +27,7 @@ use uuid::Uuid;
 /// values they wrap, so the parts' own types read the old bytes).
 #[derive(Deserialize)]
 pub struct MetadataStateV1 {
-    topics: BTreeMap<String, Topic>,
+    topics: BTreeMap<String, TopicV3>,
     topic_names: BTreeMap<Uuid, String>,
     next_producer_id: i64,
     producers: BTreeMap<ProducerId, ProducerStateV2>,
@@ -39,13 +42,59 @@ pub struct MetadataStateV1 {
 /// The second layout, field for field.
 #[derive(Deserialize)]
 pub struct MetadataStateV2 {
-    topics: Topics,
+    topics: TopicsV3,
     producers: ProducersV2,
     group_offsets: GroupOffsets,
     registry: Registry,
     recent_commits: RecentCommitsV2,
     limits: Option<Limits>,
     applied: u64,
+}
+
+/// The third layout, field for field.
+#[derive(Deserialize)]
+pub struct MetadataStateV3 {
+    topics: TopicsV3,
+    producers: Producers,
+    group_offsets: GroupOffsets,
+    registry: Registry,
+    recent_commits: RecentCommits,
+    limits: Option<Limits>,
+    applied: u64,
+    now_ms: i64,
+    producers_checked_ms: i64,
+}
+
+#[derive(Deserialize)]
+struct TopicsV3 {
+    by_name: BTreeMap<String, TopicV3>,
+    names: BTreeMap<Uuid, String>,
+    version: u64,
+}
+
+#[derive(Deserialize)]
+struct TopicV3 {
+    name: String,
+    id: Uuid,
+    partitions: Vec<PartitionStateV3>,
+    configs: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct PartitionStateV3 {
+    log_start_offset: Offset,
+    high_watermark: Offset,
+    index: Vec<BatchRefV3>,
+}
+
+#[derive(Deserialize)]
+struct BatchRefV3 {
+    base_offset: Offset,
+    end_offset: Offset,
+    object_key: ObjectKey,
+    byte_start: u64,
+    byte_len: u64,
+    max_timestamp: i64,
 }
 
 #[derive(Deserialize)]
@@ -69,13 +118,9 @@ struct RecentCommitsV2 {
 impl From<MetadataStateV1> for MetadataStateV2 {
     fn from(old: MetadataStateV1) -> MetadataStateV2 {
         MetadataStateV2 {
-            topics: Topics {
-                by_name: old
-                    .topics
-                    .into_iter()
-                    .map(|(name, topic)| (name, Arc::new(topic)))
-                    .collect(),
-                names: old.topic_names.into_iter().collect(),
+            topics: TopicsV3 {
+                by_name: old.topics,
+                names: old.topic_names,
                 // The old layout kept no version. Any value works as long as it moves with the
                 // topics from here on; the applied count is the same on every node restored
                 // from the same snapshot.
@@ -108,10 +153,16 @@ impl From<MetadataStateV1> for MetadataStateV2 {
     }
 }
 
+impl From<MetadataStateV1> for MetadataStateV3 {
+    fn from(old: MetadataStateV1) -> MetadataStateV3 {
+        MetadataStateV2::from(old).into()
+    }
+}
+
 /// Before the clock, every producer and remembered commit is stamped 0: they count from the
 /// first `Tick` (see `MetadataState::tick`).
-impl From<MetadataStateV2> for MetadataState {
-    fn from(old: MetadataStateV2) -> MetadataState {
+impl From<MetadataStateV2> for MetadataStateV3 {
+    fn from(old: MetadataStateV2) -> MetadataStateV3 {
         let mut recent_commits = RecentCommits::default();
         let mut outcomes = old.recent_commits.outcomes;
         for key in old.recent_commits.order {
@@ -119,7 +170,7 @@ impl From<MetadataStateV2> for MetadataState {
                 recent_commits.remember(key, outcomes, 0);
             }
         }
-        MetadataState {
+        MetadataStateV3 {
             topics: old.topics,
             producers: Producers {
                 next_id: old.producers.next_id,
@@ -144,6 +195,69 @@ impl From<MetadataStateV2> for MetadataState {
             applied: old.applied,
             now_ms: 0,
             producers_checked_ms: 0,
+        }
+    }
+}
+
+/// Each key the index entries carried goes into the objects table once, with a reference per
+/// entry; the partitions' byte counts are summed from their entries.
+impl From<MetadataStateV3> for MetadataState {
+    fn from(old: MetadataStateV3) -> MetadataState {
+        let mut objects = Objects::default();
+        let by_name = old
+            .topics
+            .by_name
+            .into_iter()
+            .map(|(name, topic)| {
+                let partitions = topic
+                    .partitions
+                    .into_iter()
+                    .map(|p| {
+                        let index: imbl::Vector<BatchRef> = p
+                            .index
+                            .into_iter()
+                            .map(|r| BatchRef {
+                                base_offset: r.base_offset,
+                                end_offset: r.end_offset,
+                                object: objects.intern(r.object_key, old.now_ms),
+                                byte_start: r.byte_start,
+                                byte_len: r.byte_len,
+                                max_timestamp: r.max_timestamp,
+                            })
+                            .collect();
+                        PartitionState {
+                            log_start_offset: p.log_start_offset,
+                            high_watermark: p.high_watermark,
+                            bytes: index.iter().map(|r| r.byte_len).sum(),
+                            index,
+                        }
+                    })
+                    .collect();
+                let topic = Topic {
+                    name: topic.name,
+                    id: topic.id,
+                    partitions,
+                    configs: topic.configs,
+                };
+                (name, Arc::new(topic))
+            })
+            .collect();
+        MetadataState {
+            topics: Topics {
+                by_name,
+                names: old.topics.names.into_iter().collect(),
+                version: old.topics.version,
+            },
+            producers: old.producers,
+            group_offsets: old.group_offsets,
+            registry: old.registry,
+            recent_commits: old.recent_commits,
+            limits: old.limits,
+            applied: old.applied,
+            now_ms: old.now_ms,
+            producers_checked_ms: old.producers_checked_ms,
+            objects,
+            leases: Default::default(),
         }
     }
 }

@@ -21,17 +21,22 @@
 mod agents;
 mod groups;
 mod index;
+pub mod jobs;
 pub mod legacy;
 pub mod limits;
+pub mod objects;
 mod persistent;
 mod producers;
 mod recent_commits;
+pub mod retention;
 mod topics;
 
 pub use agents::{Agent, RegistryError};
 pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
+pub use jobs::{Job, Lease};
 pub use limits::Limits;
+pub use objects::{DeadObject, FooterAt, ObjectId, Objects, StoredObject};
 pub use producers::{
     ActiveProducer, EXPIRY_CHECK_EVERY_MS, InitProducerIdError, PRODUCER_BATCH_WINDOW,
     PRODUCER_ID_EXPIRATION_MS, PRODUCERS_MAX,
@@ -42,8 +47,10 @@ pub use topics::{Topic, TopicError};
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use agents::Registry;
 use groups::GroupOffsets;
+use jobs::Leases;
 use producers::Producers;
 use recent_commits::RecentCommits;
+use retention::Retention;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use topics::Topics;
@@ -111,6 +118,53 @@ pub enum Command {
     Tick {
         now_ms: i64,
     },
+    /// Compaction's swap: `replaced`, consecutive refs of `partition` exactly as the compactor
+    /// read them, become one ref into the new segment, which holds the same batches. Refused
+    /// (nothing changes) if the index no longer holds them so: a DeleteRecords, retention or a
+    /// second compactor came first.
+    ReplaceRuns {
+        partition: TopicPartition,
+        replaced: Vec<BatchRef>,
+        segment: NewSegment,
+    },
+    /// Kafka's DeleteRecords: each partition's log starts at the offset given (-1: the high
+    /// watermark) unless it already starts later.
+    DeleteRecords {
+        partitions: Vec<(TopicPartition, i64)>,
+    },
+    /// Applies every topic's `retention.ms` and `retention.bytes` at the state's time.
+    EnforceRetention,
+    /// Forgets dead objects the collector has deleted from the store.
+    ForgetObjects {
+        ids: Vec<ObjectId>,
+    },
+    /// Grants or renews a job lease (see `jobs`).
+    AcquireLease {
+        job: Job,
+        holder: i32,
+        for_ms: i64,
+    },
+    /// Gives up every lease `holder` has (an agent that stops).
+    ReleaseLeases {
+        holder: i32,
+    },
+}
+
+/// A segment a compactor wrote, as `ReplaceRuns` indexes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSegment {
+    pub key: ObjectKey,
+    /// The batches' bytes, from byte 0; the footer follows them.
+    pub data_len: u64,
+    pub footer: FooterAt,
+    pub max_timestamp: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeleteRecordsError {
+    UnknownTopicOrPartition,
+    /// Beyond the high watermark.
+    OffsetOutOfRange,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +182,16 @@ pub enum Outcome {
     Ticked {
         producers_expired: u64,
     },
+    /// Whether the swap was made.
+    Replaced(bool),
+    /// Per partition, in command order: the log start offset after the command.
+    RecordsDeleted(Vec<Result<Offset, DeleteRecordsError>>),
+    /// Partitions whose log start moved.
+    Retained(u64),
+    ObjectsForgotten(u64),
+    /// Whether the lease is the asker's.
+    Leased(bool),
+    LeasesReleased,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,6 +209,8 @@ pub struct MetadataState {
     now_ms: i64,
     /// When (state time) idle producers were last looked for.
     producers_checked_ms: i64,
+    objects: Objects,
+    leases: Leases,
 }
 
 impl MetadataState {
@@ -233,6 +299,19 @@ impl MetadataState {
             .sum()
     }
 
+    /// The objects the indexes point into, and the dead ones awaiting deletion.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    pub fn lease(&self, job: &Job) -> Option<&Lease> {
+        self.leases.get(job)
+    }
+
+    pub fn leases(&self) -> impl Iterator<Item = (&Job, &Lease)> {
+        self.leases.iter()
+    }
+
     pub fn cluster_id(&self) -> Option<&str> {
         self.registry.cluster_id()
     }
@@ -310,7 +389,141 @@ impl MetadataState {
             Command::Tick { now_ms } => Outcome::Ticked {
                 producers_expired: self.tick(now_ms),
             },
+            Command::ReplaceRuns {
+                partition,
+                replaced,
+                segment,
+            } => Outcome::Replaced(self.replace_runs(partition, &replaced, segment)),
+            Command::DeleteRecords { partitions } => Outcome::RecordsDeleted(
+                partitions
+                    .into_iter()
+                    .map(|(tp, offset)| self.delete_records(tp, offset))
+                    .collect(),
+            ),
+            Command::EnforceRetention => Outcome::Retained(self.enforce_retention()),
+            Command::ForgetObjects { ids } => {
+                Outcome::ObjectsForgotten(self.objects.forget(&ids) as u64)
+            }
+            Command::AcquireLease {
+                job,
+                holder,
+                for_ms,
+            } => Outcome::Leased(self.leases.acquire(job, holder, for_ms, self.now_ms)),
+            Command::ReleaseLeases { holder } => {
+                self.leases.release_all(holder);
+                Outcome::LeasesReleased
+            }
         }
+    }
+
+    fn replace_runs(
+        &mut self,
+        tp: TopicPartition,
+        replaced: &[BatchRef],
+        segment: NewSegment,
+    ) -> bool {
+        let now_ms = self.now_ms;
+        if replaced.is_empty()
+            || segment.key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize
+            || self.objects.knows(&segment.key)
+            || segment.footer.start != segment.data_len
+        {
+            return false;
+        }
+        let Some(partition) = self.topics.partition_mut(&tp) else {
+            return false;
+        };
+        let Some(first) = replaced.first() else {
+            return false;
+        };
+        // The id the segment will get: registered only if the swap is made.
+        let Some(id) = self
+            .objects
+            .register(segment.key.clone(), now_ms, Some(segment.footer))
+        else {
+            return false;
+        };
+        let new_ref = BatchRef {
+            base_offset: first.base_offset,
+            end_offset: replaced.last().map_or(first.end_offset, |r| r.end_offset),
+            object: id,
+            byte_start: 0,
+            byte_len: segment.data_len,
+            max_timestamp: segment.max_timestamp,
+        };
+        match partition.replace_runs(replaced, new_ref) {
+            Some(released) => {
+                self.objects.add_ref(id);
+                for object in released {
+                    self.objects.drop_ref(object, now_ms);
+                }
+                true
+            }
+            None => {
+                // Never indexed: dead at once, so the collector deletes the segment.
+                self.objects.bury_if_unreferenced(id, now_ms);
+                false
+            }
+        }
+    }
+
+    fn delete_records(
+        &mut self,
+        tp: TopicPartition,
+        offset: i64,
+    ) -> Result<Offset, DeleteRecordsError> {
+        let now_ms = self.now_ms;
+        let partition = self
+            .topics
+            .partition_mut(&tp)
+            .ok_or(DeleteRecordsError::UnknownTopicOrPartition)?;
+        // Kafka: -1 deletes up to the high watermark; anything else outside 0..=HW is refused.
+        let offset = match offset {
+            -1 => partition.high_watermark,
+            o if o < 0 || o > partition.high_watermark.0 => {
+                return Err(DeleteRecordsError::OffsetOutOfRange);
+            }
+            o => Offset(o),
+        };
+        let released = partition.advance_log_start(offset);
+        let start = partition.log_start_offset;
+        for object in released {
+            self.objects.drop_ref(object, now_ms);
+        }
+        Ok(start)
+    }
+
+    /// Applies retention to every partition; returns how many log starts moved.
+    fn enforce_retention(&mut self) -> u64 {
+        let now_ms = self.now_ms;
+        if now_ms == 0 {
+            return 0; // no clock yet: every record would look new, or old
+        }
+        let mut moves = Vec::new();
+        for topic in self.topics.iter() {
+            let Some(retention) = Retention::of(&topic.configs) else {
+                continue;
+            };
+            for (i, p) in topic.partitions.iter().enumerate() {
+                if let Some(start) = retention.new_log_start(p, now_ms) {
+                    moves.push((
+                        TopicPartition {
+                            topic_id: topic.id,
+                            partition: i as i32,
+                        },
+                        start,
+                    ));
+                }
+            }
+        }
+        for (tp, start) in &moves {
+            if let Some(partition) = self.topics.partition_mut(tp) {
+                for object in partition.advance_log_start(*start) {
+                    self.objects.drop_ref(object, now_ms);
+                }
+            }
+        }
+        moves.len() as u64
     }
 
     /// Moves the state's time on and forgets what has aged out; returns how many producer ids
@@ -361,6 +574,9 @@ impl MetadataState {
     /// A deleted topic takes its producers' sequence windows and its groups' offsets along.
     fn delete_topic(&mut self, name: &str) -> Result<(), TopicError> {
         let topic = self.topics.delete(name)?;
+        for r in topic.partitions.iter().flat_map(|p| p.index.iter()) {
+            self.objects.drop_ref(r.object, self.now_ms);
+        }
         self.producers.forget_topic(topic.id);
         self.group_offsets.forget_topic(name);
         Ok(())
@@ -382,10 +598,20 @@ impl MetadataState {
                 .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
                 .collect();
         }
+        // A key the state knows already (a retry after its outcome was forgotten) is refused:
+        // its batches may be indexed, and a second registration would count them twice.
+        let Some(id) = self.objects.register(object_key.clone(), self.now_ms, None) else {
+            return partitions
+                .iter()
+                .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
+                .collect();
+        };
         let outcomes: Vec<Vec<BatchOutcome>> = partitions
             .iter()
-            .map(|p| self.commit_partition(&object_key, p))
+            .map(|p| self.commit_partition(id, p))
             .collect();
+        // Nothing indexed (all refused or duplicates): the object is garbage from the start.
+        self.objects.bury_if_unreferenced(id, self.now_ms);
         self.recent_commits
             .remember(object_key, outcomes.clone(), self.now_ms);
         outcomes
@@ -393,7 +619,7 @@ impl MetadataState {
 
     fn commit_partition(
         &mut self,
-        object_key: &ObjectKey,
+        object: ObjectId,
         batches: &PartitionBatches,
     ) -> Vec<BatchOutcome> {
         let tp = batches.partition;
@@ -409,8 +635,11 @@ impl MetadataState {
             }
             let outcome = match self.producers.check_sequence(&tp, batch) {
                 Err(outcome) => outcome,
-                Ok(()) => match partition.append(object_key, batch) {
-                    Some(base_offset) => {
+                Ok(()) => match partition.append(object, batch) {
+                    Some((base_offset, new_ref)) => {
+                        if new_ref {
+                            self.objects.add_ref(object);
+                        }
                         self.producers.remember(&tp, batch, base_offset, now_ms);
                         BatchOutcome::Appended { base_offset }
                     }

@@ -21,7 +21,7 @@ pub fn handle(broker: &Broker, request: DescribeLogDirsRequest) -> DescribeLogDi
                 .filter(|(i, _)| wanted.is_none_or(|w| w.contains(i)))
                 .map(|(i, p)| DescribeLogDirsPartition {
                     partition_index: i,
-                    partition_size: p.index.iter().map(|r| r.byte_len).sum::<u64>() as i64,
+                    partition_size: p.bytes as i64,
                     offset_lag: 0,
                     is_future_key: false,
                     ..Default::default()

@@ -9,6 +9,7 @@
 
 use crate::fetch::planner::{FetchPlan, plan_fetch};
 use crate::fetch::reader::read_batches;
+use crate::fetch::runs::{Located, Run, locate, runs_for_fetch};
 use crate::ids::Offset;
 use crate::metadata::state::PartitionState;
 use crate::placement;
@@ -76,11 +77,21 @@ impl RackRedirect {
     }
 }
 
+/// What planning under the state's lock found for one partition.
+enum Planned {
+    Empty,
+    OutOfRange,
+    /// The index entries to read, with their objects.
+    Read(Vec<Located>),
+    /// An entry whose object the state does not hold (never expected).
+    Missing,
+}
+
 /// One partition's planned read: its slot in the response and the runs to read.
 struct PlannedRead {
     topic: usize,
     partition: usize,
-    runs: Vec<crate::metadata::state::BatchRef>,
+    runs: Vec<Run>,
     fetch_offset: i64,
     budget: usize,
     /// Only the first read may return a batch larger than its budget (Kafka's rule).
@@ -131,7 +142,17 @@ async fn fetch_once(
                     .map(|(t, state): (_, &PartitionState)| {
                         let plan = match redirect.preferred(&t.id, p.partition) {
                             Some(agent) => Err(agent),
-                            None => Ok(plan_fetch(state, Offset(p.fetch_offset), budget as u64)),
+                            None => Ok(
+                                match plan_fetch(state, Offset(p.fetch_offset), budget as u64) {
+                                    FetchPlan::Read(entries) => entries
+                                        .iter()
+                                        .map(|e| locate(s.objects(), e))
+                                        .collect::<Option<Vec<_>>>()
+                                        .map_or(Planned::Missing, Planned::Read),
+                                    FetchPlan::Empty => Planned::Empty,
+                                    FetchPlan::OutOfRange => Planned::OutOfRange,
+                                },
+                            ),
                         };
                         (state.high_watermark, state.log_start_offset, plan)
                     })
@@ -171,12 +192,39 @@ async fn fetch_once(
                     continue;
                 }
             };
-            match plan {
-                FetchPlan::OutOfRange => {
-                    data.error_code = ErrorCode::OffsetOutOfRange.code();
+            let plan = match plan {
+                Planned::Read(entries) => match runs_for_fetch(
+                    &broker.segment_indexes,
+                    broker.store.as_ref(),
+                    broker.cache.as_ref(),
+                    &entries,
+                    Offset(p.fetch_offset),
+                    budget as u64,
+                )
+                .await
+                {
+                    Ok(runs) => Ok(runs),
+                    Err(e) => {
+                        tracing::warn!(error = %ErrorChain(&e), topic = %topic.topic, partition = p.partition, "fetch planning failed");
+                        Err(())
+                    }
+                },
+                Planned::Missing => {
+                    tracing::error!(topic = %topic.topic, partition = p.partition, "an index entry names an object the state does not hold");
+                    Err(())
                 }
-                FetchPlan::Empty => {}
-                FetchPlan::Read(runs) if budget > 0 || first => {
+                Planned::Empty => Ok(Vec::new()),
+                Planned::OutOfRange => {
+                    data.error_code = ErrorCode::OffsetOutOfRange.code();
+                    Ok(Vec::new())
+                }
+            };
+            match plan {
+                Err(()) => {
+                    data.error_code = ErrorCode::KafkaStorageError.code();
+                }
+                Ok(runs) if runs.is_empty() => {}
+                Ok(runs) if budget > 0 || first => {
                     // An upper bound of what the read returns: the budget (a later read that
                     // would exceed it is dropped), or for the first read up to its first run
                     // whole (a batch above the budget).
@@ -196,7 +244,7 @@ async fn fetch_once(
                         may_exceed: first,
                     });
                 }
-                FetchPlan::Read(_) => {}
+                Ok(_) => {}
             }
             out.partitions.push(data);
         }

@@ -5,10 +5,11 @@
 //! object store already), so as Kafka answers for such a topic, earliest local is the log
 //! start, and latest tiered and earliest pending upload have no offset (-1).
 
-use crate::fetch::by_time::{RunBatches, candidate_runs, first_record_at_or_after};
+use crate::fetch::by_time::{RunBatches, candidate_entries, first_record_at_or_after};
 use crate::fetch::reader::{read_range, read_run};
+use crate::fetch::runs::{Run, locate, runs_reaching};
 use crate::ids::Offset;
-use crate::metadata::state::{BatchRef, PartitionState};
+use crate::metadata::state::{BatchRef, Objects, PartitionState};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ListOffsetsRequest;
 use crate::protocol::messages::ListOffsetsResponse;
@@ -37,23 +38,25 @@ pub async fn handle(
     // Copies of the partitions asked for, taken under the metadata lock (cheap: a partition's
     // index is a persistent vector the copy shares); lookups by time read objects after it is
     // released, so they never delay a commit.
-    let partitions: Vec<Vec<Option<PartitionState>>> = broker.metadata.read(|state| {
-        request
-            .topics
-            .iter()
-            .map(|topic| {
-                let found = state.topic(&topic.name);
-                topic
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        let index = usize::try_from(p.partition_index).ok()?;
-                        found?.partitions.get(index).cloned()
-                    })
-                    .collect()
-            })
-            .collect()
-    });
+    let (objects, partitions): (Objects, Vec<Vec<Option<PartitionState>>>) =
+        broker.metadata.read(|state| {
+            let partitions = request
+                .topics
+                .iter()
+                .map(|topic| {
+                    let found = state.topic(&topic.name);
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let index = usize::try_from(p.partition_index).ok()?;
+                            found?.partitions.get(index).cloned()
+                        })
+                        .collect()
+                })
+                .collect();
+            (state.objects().clone(), partitions)
+        });
     let mut topics = Vec::with_capacity(request.topics.len());
     for (topic, copies) in request.topics.iter().zip(partitions) {
         let mut out = ListOffsetsTopicResponse {
@@ -70,7 +73,7 @@ pub async fn handle(
             };
             match partition {
                 None => answer.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-                Some(part) => match lookup(broker, &part, p.timestamp).await {
+                Some(part) => match lookup(broker, &objects, &part, p.timestamp).await {
                     Ok(Some((offset, timestamp))) => {
                         (answer.offset, answer.timestamp) = (offset.0, timestamp)
                     }
@@ -96,6 +99,7 @@ type LookupError = Box<dyn std::error::Error + Send + Sync>;
 /// The offset (and its record's time, or -1) answering `spec`, or none.
 async fn lookup(
     broker: &Broker,
+    objects: &Objects,
     part: &PartitionState,
     spec: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
@@ -114,17 +118,52 @@ async fn lookup(
                     _ => Some(r),
                 });
             match newest {
-                Some(run) => {
-                    let target = run.max_timestamp;
-                    first_in_runs(broker, part, std::iter::once(run), target).await?
+                Some(entry) => {
+                    let target = entry.max_timestamp;
+                    first_in_entries(broker, objects, part, std::iter::once(entry), target).await?
                 }
                 None => None,
             }
         }
         // Other negative specs are not Kafka's; no record has such a time.
         target if target < 0 => None,
-        target => first_in_runs(broker, part, candidate_runs(part, target), target).await?,
+        target => {
+            first_in_entries(
+                broker,
+                objects,
+                part,
+                candidate_entries(part, target),
+                target,
+            )
+            .await?
+        }
     })
+}
+
+/// The first record reaching `target` in `entries`: each entry's runs that reach it (a
+/// segment's chunks, through its footer), in offset order.
+async fn first_in_entries<'a>(
+    broker: &Broker,
+    objects: &Objects,
+    part: &PartitionState,
+    entries: impl Iterator<Item = &'a BatchRef>,
+    target: i64,
+) -> Result<Option<(Offset, i64)>, LookupError> {
+    for entry in entries {
+        let located = locate(objects, entry).ok_or("an index entry names an unknown object")?;
+        let runs = runs_reaching(
+            &broker.segment_indexes,
+            broker.store.as_ref(),
+            broker.cache.as_ref(),
+            &located,
+            target,
+        )
+        .await?;
+        if let Some(found) = first_in_runs(broker, part, runs.iter(), target).await? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// The first record at or after the log start whose time reaches `target`, in `runs`: each
@@ -132,7 +171,7 @@ async fn lookup(
 async fn first_in_runs<'a>(
     broker: &Broker,
     part: &PartitionState,
-    runs: impl Iterator<Item = &'a BatchRef>,
+    runs: impl Iterator<Item = &'a Run>,
     target: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
     let (store, cache) = (broker.store.as_ref(), broker.cache.as_ref());
