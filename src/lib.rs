@@ -8,6 +8,7 @@ pub mod cost;
 pub mod fetch;
 pub mod groups;
 pub mod ids;
+pub mod jobs;
 pub mod metadata;
 pub mod node;
 pub mod object;

@@ -212,7 +212,154 @@ pub fn render(broker: &Broker) -> String {
         "The state's time: the leader's clock, from its last tick (0 before the first).",
         now_ms as f64 / 1000.0,
     );
+    lifecycle(&mut e, broker);
     e.finish()
+}
+
+/// The storage lifecycle: what the jobs did and cost, and how large the index is.
+fn lifecycle(e: &mut Exposition, broker: &Broker) {
+    use crate::jobs::metrics::JobMetrics;
+    let j = &broker.job_metrics;
+    let counters: [(&str, &str, &std::sync::atomic::AtomicU64); 12] = [
+        (
+            "floe_compaction_runs_total",
+            "Compactions started.",
+            &j.compaction_runs,
+        ),
+        (
+            "floe_compaction_failures_total",
+            "Compactions that failed (tried again later).",
+            &j.compaction_failures,
+        ),
+        (
+            "floe_compaction_segments_total",
+            "Segments written and indexed.",
+            &j.segments_written,
+        ),
+        (
+            "floe_compaction_rewritten_bytes_total",
+            "Bytes of batches rewritten into segments.",
+            &j.bytes_rewritten,
+        ),
+        (
+            "floe_compaction_replaced_entries_total",
+            "Index entries replaced by segments.",
+            &j.entries_replaced,
+        ),
+        (
+            "floe_compaction_swaps_lost_total",
+            "Segments the state refused: their runs changed meanwhile.",
+            &j.swaps_lost,
+        ),
+        (
+            "floe_collection_runs_total",
+            "Collector rounds (retention and dead objects, or the orphan sweep).",
+            &j.collection_runs,
+        ),
+        (
+            "floe_collection_failures_total",
+            "Collector rounds that failed (tried again later).",
+            &j.collection_failures,
+        ),
+        (
+            "floe_retention_moves_total",
+            "Partitions whose log start retention moved.",
+            &j.retention_moves,
+        ),
+        (
+            "floe_objects_deleted_total",
+            "Dead objects deleted from the store.",
+            &j.objects_deleted,
+        ),
+        (
+            "floe_orphans_found_total",
+            "Objects found in the store that no commit refers to.",
+            &j.orphans_found,
+        ),
+        (
+            "floe_orphans_deleted_total",
+            "Orphaned objects deleted.",
+            &j.orphans_deleted,
+        ),
+    ];
+    for (name, help, counter) in counters {
+        e.counter(name, help, JobMetrics::load(counter) as f64);
+    }
+    let ops = broker.jobs_store.metrics().snapshot();
+    type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;
+    let families: [(&str, &str, Pick); 3] = [
+        (
+            "floe_jobs_object_store_requests_total",
+            "Object-store requests of the background jobs (every attempt), by operation.",
+            |o| o.requests,
+        ),
+        (
+            "floe_jobs_object_store_errors_total",
+            "Object-store requests of the background jobs that failed, by operation.",
+            |o| o.errors,
+        ),
+        (
+            "floe_jobs_object_store_bytes_total",
+            "Bytes the background jobs sent (put) or received (get), by operation.",
+            |o| o.bytes,
+        ),
+    ];
+    for (name, help, pick) in families {
+        e.header(name, "counter", help);
+        for op in &ops {
+            e.sample(name, &[("op", op.operation.name())], pick(op) as f64);
+        }
+    }
+    let (entries, entries_max, live, dead) = broker.metadata.read(|s| {
+        let per_partition = s
+            .topics()
+            .flat_map(|t| t.partitions.iter().map(|p| p.index.len()));
+        let (sum, max) = per_partition.fold((0, 0), |(sum, max), n| (sum + n, max.max(n)));
+        (sum, max, s.objects().live_count(), s.objects().dead_count())
+    });
+    e.gauge(
+        "floe_index_entries",
+        "Index entries over all partitions.",
+        entries as f64,
+    );
+    e.gauge(
+        "floe_index_entries_partition_max",
+        "Index entries of the partition with the most.",
+        entries_max as f64,
+    );
+    e.gauge(
+        "floe_index_bytes",
+        "Memory the index entries take (their fixed size; keys are stored once per object).",
+        (entries * std::mem::size_of::<crate::metadata::state::BatchRef>()) as f64,
+    );
+    e.gauge(
+        "floe_objects_live",
+        "Objects the index refers to.",
+        live as f64,
+    );
+    e.gauge(
+        "floe_objects_dead",
+        "Unreferenced objects waiting for deletion.",
+        dead as f64,
+    );
+    let (cached, cached_bytes) = broker.segment_indexes.usage();
+    e.gauge(
+        "floe_index_cache_segments",
+        "Segment footers in the local index cache.",
+        cached as f64,
+    );
+    e.gauge(
+        "floe_index_cache_bytes",
+        "Bytes of segment footers in the local index cache.",
+        cached_bytes as f64,
+    );
+    let snapshot = std::fs::metadata(broker.config.data_dir.join("meta/raft/snapshot"))
+        .map_or(0, |m| m.len());
+    e.gauge(
+        "floe_snapshot_bytes",
+        "Size of this node's last metadata snapshot.",
+        snapshot as f64,
+    );
 }
 
 /// Consumer groups: the live groups this agent coordinates, and every group's lag (records

@@ -12,11 +12,12 @@
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
-    Agent, BatchOutcome, Command, GroupOffset, InitProducerIdError, Limits, MetadataState,
-    OffsetCommitError, Outcome, PartitionBatches, RegistryError, TopicError,
+    Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
+    Job, Limits, MetadataState, NewSegment, ObjectId, OffsetCommitError, Outcome, PartitionBatches,
+    RegistryError, TopicError,
 };
 use crate::clock::Clock;
-use crate::ids::{ObjectKey, ProducerEpoch, ProducerId};
+use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -241,6 +242,74 @@ impl MetadataStore {
     pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
         let outcome = self.apply_one(Command::Tick { now_ms }).await?;
         expect_outcome!("Tick", outcome, Outcome::Ticked { producers_expired } => producers_expired)
+    }
+
+    /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.
+    pub async fn replace_runs(
+        &self,
+        partition: TopicPartition,
+        replaced: Vec<BatchRef>,
+        segment: NewSegment,
+    ) -> Result<bool, MetadataError> {
+        let outcome = self
+            .apply_one(Command::ReplaceRuns {
+                partition,
+                replaced,
+                segment,
+            })
+            .await?;
+        expect_outcome!("ReplaceRuns", outcome, Outcome::Replaced(made) => made)
+    }
+
+    /// Kafka's DeleteRecords: per partition, the log start offset after it.
+    pub async fn delete_records(
+        &self,
+        partitions: Vec<(TopicPartition, i64)>,
+    ) -> Result<Vec<Result<Offset, DeleteRecordsError>>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::DeleteRecords { partitions })
+            .await?;
+        expect_outcome!("DeleteRecords", outcome, Outcome::RecordsDeleted(starts) => starts)
+    }
+
+    /// Applies every topic's retention; how many partitions' log starts moved.
+    pub async fn enforce_retention(&self) -> Result<u64, MetadataError> {
+        let outcome = self.apply_one(Command::EnforceRetention).await?;
+        expect_outcome!("EnforceRetention", outcome, Outcome::Retained(moved) => moved)
+    }
+
+    /// Forgets dead objects deleted from the store; how many were forgotten.
+    pub async fn forget_objects(&self, ids: Vec<ObjectId>) -> Result<u64, MetadataError> {
+        let outcome = self.apply_one(Command::ForgetObjects { ids }).await?;
+        expect_outcome!("ForgetObjects", outcome, Outcome::ObjectsForgotten(n) => n)
+    }
+
+    /// Grants or renews job leases, in one log entry; per job, whether `holder` has it.
+    pub async fn acquire_leases(
+        &self,
+        jobs: Vec<Job>,
+        holder: i32,
+        for_ms: i64,
+    ) -> Result<Vec<bool>, MetadataError> {
+        let commands = jobs
+            .into_iter()
+            .map(|job| Command::AcquireLease {
+                job,
+                holder,
+                for_ms,
+            })
+            .collect();
+        self.apply(commands)
+            .await?
+            .into_iter()
+            .map(|outcome| expect_outcome!("AcquireLease", Some(outcome), Outcome::Leased(held) => held))
+            .collect()
+    }
+
+    /// Gives up every lease `holder` has.
+    pub async fn release_leases(&self, holder: i32) -> Result<(), MetadataError> {
+        let outcome = self.apply_one(Command::ReleaseLeases { holder }).await?;
+        expect_outcome!("ReleaseLeases", outcome, Outcome::LeasesReleased => ())
     }
 
     /// Commits the commands (durable on a majority), waits until this node has applied

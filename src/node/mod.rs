@@ -170,6 +170,18 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             ),
         ));
     }
+    if broker.config.lifecycle.jobs {
+        others.push(tokio::spawn(crate::jobs::run(crate::jobs::JobContext {
+            metadata: broker.metadata.clone(),
+            store: broker.jobs_store.clone(),
+            cache: broker.cache.clone(),
+            clock: broker.clock.clone(),
+            rng: broker.rng.clone(),
+            config: broker.config.lifecycle.clone(),
+            node_id: broker.config.node_id(),
+            metrics: broker.job_metrics.clone(),
+        })));
+    }
     let task = tokio::spawn(crate::server::serve(kafka, broker.clone()));
     Ok(Running {
         local_addr,
@@ -218,6 +230,7 @@ fn build_broker(
     );
     let segment_indexes =
         crate::fetch::runs::SegmentIndexCache::new(config.lifecycle.index_cache_bytes_max);
+    let jobs_store = Arc::new(store.with_own_metrics(config.object_store.chaos_seed ^ JOBS_SEED));
     Broker {
         request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
         fetch_budget: crate::server::byte_pool::BytePool::new(config.fetch_bytes_in_flight_max),
@@ -231,11 +244,17 @@ fn build_broker(
         cache,
         run_batches: crate::fetch::by_time::RunBatchesCache::new(RUN_BATCHES_BYTES_MAX),
         segment_indexes,
+        jobs_store,
+        job_metrics: Default::default(),
         local_cluster_id,
         clock,
         rng,
     }
 }
+
+/// Mixed into the injected-fault seed of the jobs' object client, so its faults differ from
+/// the serving client's.
+const JOBS_SEED: u64 = 0x6a6f_6273;
 
 /// Memory for batch headers read by ListOffsets lookups (40 bytes a batch).
 const RUN_BATCHES_BYTES_MAX: u64 = 16 << 20;

@@ -84,6 +84,19 @@ pub enum ObjectStoreError {
     ProbeMismatch { store: String },
 }
 
+impl ObjectStoreError {
+    /// The object does not exist (a delete of an object already deleted, say).
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            ObjectStoreError::Permanent {
+                cause: AttemptError::Store(object_store::Error::NotFound { .. }),
+                ..
+            }
+        )
+    }
+}
+
 /// Injected latency and faults, with the randomness they draw from.
 pub struct Chaos {
     pub latency: Option<LatencyModel>,
@@ -149,6 +162,21 @@ impl ObjectClient {
             description,
             clock,
             jitter,
+        }
+    }
+
+    /// A client of the same store, with the same retries and injected latency and faults (from
+    /// its own seed), that counts its requests apart: background jobs use one, so their cost
+    /// shows beside produce and fetch rather than inside them.
+    pub fn with_own_metrics(&self, chaos_seed: u64) -> ObjectClient {
+        ObjectClient {
+            store: self.store.clone(),
+            retry: self.retry.clone(),
+            chaos: Chaos::new(self.chaos.latency, self.chaos.faults.clone(), chaos_seed),
+            metrics: Arc::new(ObjectStoreMetrics::default()),
+            description: self.description.clone(),
+            clock: self.clock.clone(),
+            jitter: self.jitter.clone(),
         }
     }
 

@@ -26,6 +26,9 @@ pub struct Broker {
     pub cache: Arc<ObjectCache>,
     /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
     pub run_batches: crate::fetch::by_time::RunBatchesCache,
+    /// The background jobs' own client of the object store (their requests counted apart).
+    pub jobs_store: Arc<crate::object::ObjectClient>,
+    pub job_metrics: Arc<crate::jobs::metrics::JobMetrics>,
     /// Segment footers read so far: the local index cache fetches go through.
     pub segment_indexes: crate::fetch::runs::SegmentIndexCache,
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names

@@ -232,6 +232,9 @@ async fn respond(
         RequestBody::DescribeLogDirs(r) => {
             ResponseBody::DescribeLogDirs(handlers::describe_log_dirs::handle(b, r))
         }
+        RequestBody::DeleteRecords(r) => {
+            ResponseBody::DeleteRecords(handlers::delete_records::handle(b, r).await)
+        }
         RequestBody::DescribeProducers(r) => {
             ResponseBody::DescribeProducers(handlers::describe_producers::handle(b, r))
         }

@@ -35,6 +35,7 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::DescribeCluster, 0, 1),
     range(ApiKey::OffsetForLeaderEpoch, 2, 4),
     range(ApiKey::DescribeLogDirs, 1, 4),
+    range(ApiKey::DeleteRecords, 0, 2),
     range(ApiKey::DescribeProducers, 0, 0),
     range(ApiKey::DescribeTopicPartitions, 0, 0),
     range(ApiKey::ConsumerGroupHeartbeat, 0, 1),

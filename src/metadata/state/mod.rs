@@ -34,7 +34,7 @@ mod topics;
 pub use agents::{Agent, RegistryError};
 pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
-pub use jobs::{Job, Lease};
+pub use jobs::{COMPACTION_SHARDS, Job, Lease, shard_of};
 pub use limits::Limits;
 pub use objects::{DeadObject, FooterAt, ObjectId, Objects, StoredObject};
 pub use producers::{

@@ -152,7 +152,10 @@ fn offsets_are_contiguous_and_refs_coalesce_within_an_object() {
         (Offset(0), Offset(5), 150)
     );
     assert_eq!(
-        (&p.index[1].object_key.as_str()[..1], p.index[1].base_offset),
+        (
+            &state.objects().key(p.index[1].object).unwrap().as_str()[..1],
+            p.index[1].base_offset
+        ),
         ("b", Offset(5))
     );
 }

@@ -1,0 +1,102 @@
+//! Compaction of one partition's runs into a segment: read the runs (from the write-through
+//! cache or ranged GETs), write their batches with their committed base offsets into one
+//! segment object with its footer, PUT it, and swap it in through the quorum. The state makes
+//! the swap only if the runs are as they were read; a lost swap leaves a segment no one refers
+//! to, which is deleted at once (or else by the collector).
+
+use super::JobContext;
+use super::metrics::JobMetrics;
+use crate::fetch::reader::read_range;
+use crate::fetch::runs::locate;
+use crate::ids::{Offset, TopicPartition};
+use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
+use crate::object::key::new_segment_key;
+use crate::object::segment::SegmentBuilder;
+use crate::protocol::record_batch::{Batches, set_base_offset};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompactionError {
+    #[error("an index entry names an object the state does not hold")]
+    UnknownObject,
+    #[error("reading or writing the object store failed")]
+    Store(#[from] crate::object::ObjectStoreError),
+    #[error("object {key} does not hold the batches its index entry says (at offset {at})")]
+    Mismatch { key: String, at: i64 },
+    #[error("the metadata write failed")]
+    Metadata(#[from] crate::metadata::store::MetadataError),
+}
+
+/// Kafka's `index.interval.bytes` default: bytes of batches per footer entry.
+pub const INDEX_INTERVAL_BYTES: u64 = 4096;
+
+/// Compacts `entries` (consecutive, as the state held them) of `tp`; whether the swap was made.
+pub async fn compact(
+    ctx: &JobContext,
+    tp: TopicPartition,
+    entries: Vec<BatchRef>,
+    index_interval: u64,
+) -> Result<bool, CompactionError> {
+    let located = ctx.metadata.read(|s| {
+        entries
+            .iter()
+            .map(|e| locate(s.objects(), e))
+            .collect::<Option<Vec<_>>>()
+    });
+    let located = located.ok_or(CompactionError::UnknownObject)?;
+    let mut builder = SegmentBuilder::new(tp, index_interval);
+    for entry in &located {
+        let raw = read_range(
+            &ctx.store,
+            &ctx.cache,
+            &entry.key,
+            entry.entry.byte_start,
+            entry.entry.byte_len,
+        )
+        .await?;
+        let mismatch = |at: Offset| CompactionError::Mismatch {
+            key: entry.key.to_string(),
+            at: at.0,
+        };
+        let mut base = entry.entry.base_offset;
+        for batch in Batches::new(raw) {
+            let batch = batch.map_err(|_| mismatch(base))?;
+            let end = base + batch.offset_count();
+            let mut bytes = batch.as_bytes().to_vec();
+            set_base_offset(&mut bytes, base.0);
+            builder.push(&bytes, base, end, batch.max_timestamp());
+            base = end;
+        }
+        if base != entry.entry.end_offset {
+            return Err(mismatch(base));
+        }
+    }
+    let built = builder.finish();
+    let key = new_segment_key(ctx.clock.now_ms(), &ctx.rng);
+    ctx.store.put(key.as_str(), built.bytes.clone()).await?;
+    let segment = NewSegment {
+        key: key.clone(),
+        data_len: built.data_len,
+        footer: FooterAt {
+            start: built.data_len,
+            len: built.footer_len,
+        },
+        max_timestamp: built.max_timestamp,
+    };
+    let made = ctx
+        .metadata
+        .replace_runs(tp, entries.clone(), segment)
+        .await?;
+    let m = &ctx.metrics;
+    if made {
+        JobMetrics::add(&m.segments_written, 1);
+        JobMetrics::add(&m.bytes_rewritten, built.data_len);
+        JobMetrics::add(&m.entries_replaced, entries.len() as u64);
+    } else {
+        JobMetrics::add(&m.swaps_lost, 1);
+        // No one refers to it; the collector would delete it too, this is sooner.
+        if let Err(e) = ctx.store.delete(key.as_str()).await {
+            tracing::debug!(error = %crate::telemetry::ErrorChain(&e), %key, "deleting a lost segment failed; the collector will");
+        }
+    }
+    Ok(made)
+}

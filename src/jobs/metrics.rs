@@ -1,0 +1,35 @@
+//! What the background jobs did, for `/metrics`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub struct JobMetrics {
+    pub compaction_runs: AtomicU64,
+    pub compaction_failures: AtomicU64,
+    /// Segments written and indexed.
+    pub segments_written: AtomicU64,
+    /// Bytes of batches read and written again into segments.
+    pub bytes_rewritten: AtomicU64,
+    /// Index entries replaced by segments.
+    pub entries_replaced: AtomicU64,
+    /// Swaps the state refused (the runs changed meanwhile).
+    pub swaps_lost: AtomicU64,
+    pub collection_runs: AtomicU64,
+    pub collection_failures: AtomicU64,
+    /// Partitions whose log start retention moved.
+    pub retention_moves: AtomicU64,
+    /// Dead objects deleted from the store.
+    pub objects_deleted: AtomicU64,
+    pub orphans_found: AtomicU64,
+    pub orphans_deleted: AtomicU64,
+}
+
+impl JobMetrics {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn load(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}

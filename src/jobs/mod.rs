@@ -1,0 +1,207 @@
+//! Background jobs on agents with the `jobs` role: compaction of runs into segments, and the
+//! collector (retention, deletion of dead objects, the orphan sweep).
+//!
+//! Each round an agent asks the quorum for leases (`metadata::state::jobs`): a share of the
+//! compaction shards (their count over the live agents) and the collector. It runs what it
+//! holds, through its own object client (retries, injected faults, and metrics apart from
+//! produce and fetch, so the jobs' cost is visible), and commits through the quorum. A lease
+//! that is not renewed lapses and the next agent takes it. The decisions are pure (`plan`);
+//! this module is the I/O around them.
+
+pub mod collector;
+pub mod compactor;
+pub mod metrics;
+pub mod plan;
+
+use crate::clock::Clock;
+use crate::config::LifecycleConfig;
+use crate::ids::TopicPartition;
+use crate::metadata::MetadataStore;
+use crate::metadata::state::{COMPACTION_SHARDS, Job, shard_of};
+use crate::object::ObjectClient;
+use crate::object::cache::ObjectCache;
+use crate::random::Rng;
+use crate::telemetry::ErrorChain;
+use metrics::JobMetrics;
+use plan::{CompactionSettings, runs_to_compact};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the jobs share.
+#[derive(Clone)]
+pub struct JobContext {
+    pub metadata: MetadataStore,
+    /// The jobs' own client of the store (see `ObjectClient::with_own_metrics`).
+    pub store: Arc<ObjectClient>,
+    pub cache: Arc<ObjectCache>,
+    pub clock: Clock,
+    pub rng: Rng,
+    pub config: LifecycleConfig,
+    /// The lease holder's name: this node's id.
+    pub node_id: i32,
+    pub metrics: Arc<JobMetrics>,
+}
+
+/// Entries one swap replaces at most: keeps a `ReplaceRuns` entry well inside a Raft entry.
+const ENTRIES_PER_SWAP_MAX: usize = 10_000;
+
+impl JobContext {
+    fn lease_ms(&self) -> i64 {
+        // Three rounds: a holder that misses two renewals still holds it. The state's clock
+        // moves in one-second ticks, so a lease is never shorter than a few of them.
+        (self.config.compaction_interval.as_millis() as i64 * 3).max(5_000)
+    }
+}
+
+/// Runs the jobs until the task is dropped.
+pub async fn run(ctx: JobContext) {
+    let mut last_collection = None::<std::time::Instant>;
+    let mut last_sweep = None::<std::time::Instant>;
+    loop {
+        ctx.clock.sleep(ctx.config.compaction_interval).await;
+        if !ctx.metadata.quorum().has_leader() {
+            continue;
+        }
+        let held = acquire_leases(&ctx).await;
+        for job in &held {
+            if let Job::Compaction { shard } = job {
+                compact_shard(&ctx, *shard).await;
+            }
+        }
+        if !held.contains(&Job::Collection) {
+            continue;
+        }
+        if is_due(&mut last_collection, ctx.config.collection_interval) {
+            JobMetrics::add(&ctx.metrics.collection_runs, 1);
+            if let Err(e) = collector::collect(&ctx).await {
+                JobMetrics::add(&ctx.metrics.collection_failures, 1);
+                tracing::warn!(error = %ErrorChain(&e), "collection failed; it runs again next round");
+            }
+        }
+        if is_due(&mut last_sweep, ctx.config.orphan_sweep_interval) {
+            JobMetrics::add(&ctx.metrics.collection_runs, 1);
+            if let Err(e) = collector::sweep_orphans(&ctx).await {
+                JobMetrics::add(&ctx.metrics.collection_failures, 1);
+                tracing::warn!(error = %ErrorChain(&e), "the orphan sweep failed; it runs again next round");
+            }
+        }
+    }
+}
+
+/// Whether `every` has passed since `last` (or it never ran), and if so marks it run now.
+fn is_due(last: &mut Option<std::time::Instant>, every: Duration) -> bool {
+    let due = last.is_none_or(|at| at.elapsed() >= every);
+    if due {
+        *last = Some(std::time::Instant::now());
+    }
+    due
+}
+
+/// Renews what this agent holds and asks for its share of the rest, in one metadata write;
+/// returns what it holds.
+async fn acquire_leases(ctx: &JobContext) -> Vec<Job> {
+    let wanted: Vec<Job> = ctx.metadata.read(|s| {
+        let now_ms = s.now_ms();
+        let agents = s.live_agents(ctx.clock.now_ms()).count().max(1);
+        let share = (COMPACTION_SHARDS as usize).div_ceil(agents);
+        let mine = |job: &Job| s.lease(job).is_some_and(|l| l.holder == ctx.node_id);
+        let free = |job: &Job| {
+            s.lease(job)
+                .is_none_or(|l| l.holder == ctx.node_id || l.until_ms <= now_ms)
+        };
+        // Start where this node's id points, so agents do not all ask for the same shards.
+        let start = ctx.node_id.unsigned_abs() as usize;
+        let shards: Vec<Job> = (0..COMPACTION_SHARDS as usize)
+            .map(|i| Job::Compaction {
+                shard: ((start + i) % COMPACTION_SHARDS as usize) as u16,
+            })
+            .collect();
+        let mut wanted: Vec<Job> = shards.iter().copied().filter(|j| mine(j)).collect();
+        wanted.truncate(share);
+        let more = share.saturating_sub(wanted.len());
+        wanted.extend(
+            shards
+                .iter()
+                .copied()
+                .filter(|j| !mine(j) && free(j))
+                .take(more),
+        );
+        if free(&Job::Collection) {
+            wanted.push(Job::Collection);
+        }
+        wanted
+    });
+    match ctx
+        .metadata
+        .acquire_leases(wanted.clone(), ctx.node_id, ctx.lease_ms())
+        .await
+    {
+        Ok(granted) => wanted
+            .into_iter()
+            .zip(granted)
+            .filter_map(|(job, held)| held.then_some(job))
+            .collect(),
+        Err(e) => {
+            tracing::debug!(error = %ErrorChain(&e), "asking for job leases failed");
+            Vec::new()
+        }
+    }
+}
+
+/// Compacts what is due in the partitions of `shard`, one segment at a time.
+async fn compact_shard(ctx: &JobContext, shard: u16) {
+    let partitions: Vec<(TopicPartition, u64, u64)> = ctx.metadata.read(|s| {
+        s.topics()
+            .flat_map(|t| {
+                let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes);
+                let interval =
+                    topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
+                (0..t.partitions.len() as i32)
+                    .filter(move |p| shard_of(&t.id, *p) == shard)
+                    .map(move |p| {
+                        let tp = TopicPartition {
+                            topic_id: t.id,
+                            partition: p,
+                        };
+                        (tp, segment_bytes, interval)
+                    })
+            })
+            .collect()
+    });
+    for (tp, segment_bytes, interval) in partitions {
+        let settings = CompactionSettings {
+            segment_bytes,
+            lag_ms: ctx.config.compaction_lag.as_millis() as i64,
+            entries_max: ENTRIES_PER_SWAP_MAX,
+        };
+        // A partition may have several groups due; a bounded number per round keeps a round
+        // short, and the next round goes on.
+        for _ in 0..8 {
+            let group = ctx.metadata.read(|s| {
+                s.partition(&tp)
+                    .and_then(|p| runs_to_compact(p, s.objects(), s.now_ms(), &settings))
+            });
+            let Some(group) = group else { break };
+            JobMetrics::add(&ctx.metrics.compaction_runs, 1);
+            match compactor::compact(ctx, tp, group, interval).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    JobMetrics::add(&ctx.metrics.compaction_failures, 1);
+                    tracing::warn!(error = %ErrorChain(&e), topic = %tp.topic_id, partition = tp.partition, "compaction failed; it is tried again next round");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A topic's own value of a size config, or the broker's.
+fn topic_setting(topic: &crate::metadata::state::Topic, key: &str, default: u64) -> u64 {
+    topic
+        .configs
+        .get(key)
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
+}
