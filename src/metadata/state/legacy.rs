@@ -53,6 +53,7 @@ pub struct MetadataStateV2 {
 
 /// The third layout, field for field.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 pub struct MetadataStateV3 {
     topics: TopicsV3,
     producers: Producers,
@@ -66,6 +67,7 @@ pub struct MetadataStateV3 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct TopicsV3 {
     by_name: BTreeMap<String, TopicV3>,
     names: BTreeMap<Uuid, String>,
@@ -73,6 +75,7 @@ struct TopicsV3 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct TopicV3 {
     name: String,
     id: Uuid,
@@ -81,6 +84,7 @@ struct TopicV3 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct PartitionStateV3 {
     log_start_offset: Offset,
     high_watermark: Offset,
@@ -88,6 +92,7 @@ struct PartitionStateV3 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct BatchRefV3 {
     base_offset: Offset,
     end_offset: Offset,
@@ -259,5 +264,127 @@ impl From<MetadataStateV3> for MetadataState {
             objects,
             leases: Default::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::state::{Command, CommittedBatch, PartitionBatches};
+
+    /// The third layout of `state`, as the floe before the objects table wrote it.
+    fn in_third_layout(state: &MetadataState) -> MetadataStateV3 {
+        let key = |r: &BatchRef| state.objects.key(r.object).unwrap().clone();
+        MetadataStateV3 {
+            topics: TopicsV3 {
+                by_name: state
+                    .topics
+                    .iter()
+                    .map(|t| {
+                        let partitions = t
+                            .partitions
+                            .iter()
+                            .map(|p| PartitionStateV3 {
+                                log_start_offset: p.log_start_offset,
+                                high_watermark: p.high_watermark,
+                                index: p
+                                    .index
+                                    .iter()
+                                    .map(|r| BatchRefV3 {
+                                        base_offset: r.base_offset,
+                                        end_offset: r.end_offset,
+                                        object_key: key(r),
+                                        byte_start: r.byte_start,
+                                        byte_len: r.byte_len,
+                                        max_timestamp: r.max_timestamp,
+                                    })
+                                    .collect(),
+                            })
+                            .collect();
+                        let topic = TopicV3 {
+                            name: t.name.clone(),
+                            id: t.id,
+                            partitions,
+                            configs: t.configs.clone(),
+                        };
+                        (t.name.clone(), topic)
+                    })
+                    .collect(),
+                names: state.topics.names.clone().into_iter().collect(),
+                version: state.topics.version,
+            },
+            producers: state.producers.clone(),
+            group_offsets: state.group_offsets.clone(),
+            registry: state.registry.clone(),
+            recent_commits: state.recent_commits.clone(),
+            limits: state.limits.clone(),
+            applied: state.applied,
+            now_ms: state.now_ms,
+            producers_checked_ms: state.producers_checked_ms,
+        }
+    }
+
+    #[test]
+    fn the_third_layout_loads_with_each_key_stored_once_and_counted() {
+        let mut state = MetadataState::default();
+        state.apply(Command::Tick { now_ms: 5_000 });
+        let id = Uuid::from_u128(3);
+        state.apply(Command::CreateTopic {
+            name: "t".into(),
+            id,
+            partitions: 2,
+            configs: BTreeMap::new(),
+        });
+        for (n, key) in ["a", "b", "c"].iter().enumerate() {
+            let batch = CommittedBatch {
+                byte_start: 16,
+                byte_len: 10 + n as u64,
+                offset_count: 3,
+                max_timestamp: 7,
+                producer_id: ProducerId(-1),
+                producer_epoch: ProducerEpoch(-1),
+                base_sequence: -1,
+                last_sequence: -1,
+            };
+            let mut second = batch.clone();
+            second.byte_start = 100;
+            state.apply(Command::CommitObject {
+                object_key: ObjectKey::new(*key),
+                partitions: (0..2)
+                    .map(|p| PartitionBatches {
+                        partition: TopicPartition {
+                            topic_id: id,
+                            partition: p,
+                        },
+                        batches: vec![if p == 0 { batch.clone() } else { second.clone() }],
+                    })
+                    .collect(),
+            });
+        }
+        let bytes = postcard::to_stdvec(&in_third_layout(&state)).unwrap();
+        let old: MetadataStateV3 = postcard::from_bytes(&bytes).unwrap();
+        let loaded = MetadataState::from(old);
+        let entries = |s: &MetadataState| -> Vec<(i64, i64, String, u64, u64, u32, u64)> {
+            s.topics()
+                .flat_map(|t| t.partitions.iter())
+                .flat_map(|p| p.index.iter().map(move |r| (p, r)))
+                .map(|(p, r)| {
+                    let object = s.objects().get(r.object).unwrap();
+                    (
+                        r.base_offset.0,
+                        r.end_offset.0,
+                        object.key.to_string(),
+                        r.byte_start,
+                        r.byte_len,
+                        object.refs,
+                        p.bytes,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(entries(&loaded), entries(&state));
+        assert_eq!(loaded.objects().live_count(), 3);
+        assert_eq!(loaded.now_ms(), state.now_ms());
+        assert_eq!(loaded.applied(), state.applied());
     }
 }
