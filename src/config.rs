@@ -112,7 +112,7 @@ impl Default for LifecycleConfig {
             segment_bytes: 64 * 1024 * 1024,
             compaction_lag: Duration::from_secs(600),
             compaction_interval: Duration::from_secs(10),
-            collection_interval: Duration::from_secs(60),
+            collection_interval: Duration::from_secs(300),
             dead_object_grace: Duration::from_secs(300),
             orphan_sweep_interval: Duration::from_secs(600),
             orphan_grace: Duration::from_secs(3600),

@@ -234,8 +234,9 @@ struct ServeArgs {
     /// How often a compactor looks at its partitions.
     #[arg(long, env = "FLOE_COMPACTION_INTERVAL", value_parser = humantime::parse_duration, default_value = "10s")]
     compaction_interval: Duration,
-    /// How often retention is applied and dead objects are deleted.
-    #[arg(long, env = "FLOE_COLLECTION_INTERVAL", value_parser = humantime::parse_duration, default_value = "60s")]
+    /// How often retention is applied and dead objects are deleted (Kafka's
+    /// log.retention.check.interval.ms); the first time one interval after start.
+    #[arg(long, env = "FLOE_COLLECTION_INTERVAL", value_parser = humantime::parse_duration, default_value = "5m")]
     collection_interval: Duration,
     /// How long an unreferenced object stays before it is deleted (reads in flight finish).
     #[arg(long, env = "FLOE_DEAD_OBJECT_GRACE", value_parser = humantime::parse_duration, default_value = "5m")]

@@ -353,8 +353,8 @@ fn lifecycle(e: &mut Exposition, broker: &Broker) {
         "Bytes of segment footers in the local index cache.",
         cached_bytes as f64,
     );
-    let snapshot = std::fs::metadata(broker.config.data_dir.join("meta/raft/snapshot"))
-        .map_or(0, |m| m.len());
+    let snapshot =
+        std::fs::metadata(broker.config.data_dir.join("meta/raft/snapshot")).map_or(0, |m| m.len());
     e.gauge(
         "floe_snapshot_bytes",
         "Size of this node's last metadata snapshot.",

@@ -48,6 +48,10 @@ pub fn router(broker: Arc<Broker>) -> Router {
         )
         .route("/v1/cost", get(cost))
         .route(
+            "/v1/storage",
+            get(|State(b): State<Arc<Broker>>| async move { Json(views::storage(&b)) }),
+        )
+        .route(
             "/v1/quorum",
             get(|State(b): State<Arc<Broker>>| async move { Json(views::quorum(&b)) }),
         )

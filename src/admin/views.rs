@@ -53,6 +53,9 @@ struct PartitionView {
     log_start_offset: i64,
     high_watermark: i64,
     index_entries: usize,
+    /// Entries that are segments (the rest are runs in produce objects).
+    segments: usize,
+    bytes: u64,
 }
 
 pub fn topics(broker: &Broker) -> Value {
@@ -69,6 +72,14 @@ pub fn topics(broker: &Broker) -> Value {
                         log_start_offset: p.log_start_offset.0,
                         high_watermark: p.high_watermark.0,
                         index_entries: p.index.len(),
+                        segments: p
+                            .index
+                            .iter()
+                            .filter(|r| {
+                                state.objects().get(r.object).is_some_and(|o| o.is_segment())
+                            })
+                            .count(),
+                        bytes: p.bytes,
                     })
                     .collect();
                 json!({ "name": t.name, "id": t.id, "configs": t.configs, "partitions": partitions })
@@ -147,6 +158,40 @@ pub fn groups(broker: &Broker) -> Value {
     })
 }
 
+/// The storage lifecycle: objects live and dead, job leases, and what the jobs did here.
+pub fn storage(broker: &Broker) -> Value {
+    use crate::jobs::metrics::JobMetrics;
+    let j = &broker.job_metrics;
+    let (live, dead, leases, entries) = broker.metadata.read(|s| {
+        let leases: Vec<Value> = s
+            .leases()
+            .map(|(job, l)| json!({ "job": format!("{job:?}"), "holder": l.holder, "until_ms": l.until_ms }))
+            .collect();
+        let entries: usize = s
+            .topics()
+            .flat_map(|t| t.partitions.iter())
+            .map(|p| p.index.len())
+            .sum();
+        (s.objects().live_count(), s.objects().dead_count(), leases, entries)
+    });
+    json!({
+        "objects_live": live,
+        "objects_dead": dead,
+        "index_entries": entries,
+        "leases": leases,
+        "jobs_here": {
+            "compaction_runs": JobMetrics::load(&j.compaction_runs),
+            "segments_written": JobMetrics::load(&j.segments_written),
+            "bytes_rewritten": JobMetrics::load(&j.bytes_rewritten),
+            "entries_replaced": JobMetrics::load(&j.entries_replaced),
+            "swaps_lost": JobMetrics::load(&j.swaps_lost),
+            "objects_deleted": JobMetrics::load(&j.objects_deleted),
+            "orphans_deleted": JobMetrics::load(&j.orphans_deleted),
+            "retention_moves": JobMetrics::load(&j.retention_moves),
+        },
+    })
+}
+
 /// Object-store activity since start, and the month it projects to under a price profile.
 pub fn cost(broker: &Broker, profile: &PriceProfile, retention_hours: f64) -> Value {
     let seconds = broker.started.elapsed().as_secs_f64().max(1e-3);
@@ -163,6 +208,22 @@ pub fn cost(broker: &Broker, profile: &PriceProfile, retention_hours: f64) -> Va
         ingest_bytes_per_second: ingest as f64 / seconds,
     };
     let monthly = monthly_cost(profile, &rates, retention_hours * 3600.0);
+    // The background jobs' requests, priced apart (S3 bills LIST as a PUT-class request;
+    // DELETE is free). What they store is the same data, already priced above.
+    let jobs_ops = broker.jobs_store.metrics().snapshot();
+    let jobs_op = |o: Operation| jobs_ops.iter().find(|s| s.operation == o).cloned();
+    let count = |o: Operation| jobs_op(o).map_or((0, 0), |s| (s.requests, s.bytes));
+    let ((jobs_puts, jobs_put_bytes), (jobs_lists, _)) =
+        (count(Operation::Put), count(Operation::List));
+    let (jobs_gets, jobs_get_bytes) = count(Operation::Get);
+    let jobs_rates = Rates {
+        puts_per_second: (jobs_puts + jobs_lists) as f64 / seconds,
+        gets_per_second: jobs_gets as f64 / seconds,
+        put_bytes_per_second: jobs_put_bytes as f64 / seconds,
+        get_bytes_per_second: jobs_get_bytes as f64 / seconds,
+        ingest_bytes_per_second: 0.0,
+    };
+    let jobs_monthly = monthly_cost(profile, &jobs_rates, 0.0);
     json!({
         "profile": profile,
         "since_seconds": seconds,
@@ -171,6 +232,8 @@ pub fn cost(broker: &Broker, profile: &PriceProfile, retention_hours: f64) -> Va
         "rates": rates,
         "retention_hours": retention_hours,
         "projected_monthly_usd": monthly,
+        "jobs_requests": jobs_ops.iter().map(|s| (s.operation.name(), s.requests)).collect::<std::collections::BTreeMap<_, _>>(),
+        "jobs_projected_monthly_usd": jobs_monthly,
         "classic_kafka_cross_zone_monthly_usd": kafka_cross_zone_monthly(profile, rates.ingest_bytes_per_second),
     })
 }

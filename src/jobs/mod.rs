@@ -53,16 +53,18 @@ impl JobContext {
     }
 }
 
-/// Runs the jobs until the task is dropped.
+/// Runs the jobs until the task is dropped. The collector's first round comes one interval
+/// after start, as Kafka's first retention check does.
 pub async fn run(ctx: JobContext) {
-    let mut last_collection = None::<std::time::Instant>;
-    let mut last_sweep = None::<std::time::Instant>;
+    let started = Some(std::time::Instant::now());
+    let (mut last_collection, mut last_sweep) = (started, started);
+    let mut free_last_round = Vec::new();
     loop {
         ctx.clock.sleep(ctx.config.compaction_interval).await;
         if !ctx.metadata.quorum().has_leader() {
             continue;
         }
-        let held = acquire_leases(&ctx).await;
+        let held = acquire_leases(&ctx, &mut free_last_round).await;
         for job in &held {
             if let Job::Compaction { shard } = job {
                 compact_shard(&ctx, *shard).await;
@@ -88,7 +90,7 @@ pub async fn run(ctx: JobContext) {
     }
 }
 
-/// Whether `every` has passed since `last` (or it never ran), and if so marks it run now.
+/// Whether `every` has passed since `last`, and if so marks it run now.
 fn is_due(last: &mut Option<std::time::Instant>, every: Duration) -> bool {
     let due = last.is_none_or(|at| at.elapsed() >= every);
     if due {
@@ -98,8 +100,10 @@ fn is_due(last: &mut Option<std::time::Instant>, every: Duration) -> bool {
 }
 
 /// Renews what this agent holds and asks for its share of the rest, in one metadata write;
-/// returns what it holds.
-async fn acquire_leases(ctx: &JobContext) -> Vec<Job> {
+/// returns what it holds. The share is the shards over the live agents; a shard that stayed
+/// free a whole round (not every agent runs jobs) is taken whatever the share, so every shard
+/// has a compactor within two rounds.
+async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec<Job> {
     let wanted: Vec<Job> = ctx.metadata.read(|s| {
         let now_ms = s.now_ms();
         let agents = s.live_agents(ctx.clock.now_ms()).count().max(1);
@@ -117,15 +121,16 @@ async fn acquire_leases(ctx: &JobContext) -> Vec<Job> {
             })
             .collect();
         let mut wanted: Vec<Job> = shards.iter().copied().filter(|j| mine(j)).collect();
-        wanted.truncate(share);
+        let others_free: Vec<Job> = shards
+            .iter()
+            .copied()
+            .filter(|j| !mine(j) && free(j))
+            .collect();
         let more = share.saturating_sub(wanted.len());
-        wanted.extend(
-            shards
-                .iter()
-                .copied()
-                .filter(|j| !mine(j) && free(j))
-                .take(more),
-        );
+        let (within_share, beyond) = others_free.split_at(more.min(others_free.len()));
+        wanted.extend_from_slice(within_share);
+        wanted.extend(beyond.iter().filter(|j| free_last_round.contains(j)));
+        *free_last_round = beyond.to_vec();
         if free(&Job::Collection) {
             wanted.push(Job::Collection);
         }
@@ -153,7 +158,15 @@ async fn compact_shard(ctx: &JobContext, shard: u16) {
     let partitions: Vec<(TopicPartition, u64, u64)> = ctx.metadata.read(|s| {
         s.topics()
             .flat_map(|t| {
-                let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes);
+                // A segment never outgrows `retention.bytes`: retention drops whole entries,
+                // so a larger segment would hold more than the topic keeps.
+                let retained = t
+                    .configs
+                    .get("retention.bytes")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .filter(|v| *v > 0);
+                let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
+                    .min(retained.unwrap_or(u64::MAX));
                 let interval =
                     topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
                 (0..t.partitions.len() as i32)

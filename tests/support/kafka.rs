@@ -87,6 +87,12 @@ pub fn produce(
     count: usize,
     tag: &str,
 ) {
+    // Recent times, as a producer's clock gives them: records older than a topic's retention
+    // (seven days by default) are deleted by the collector.
+    let base_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+        - 60_000;
     for i in 0..count {
         let key = format!("key-{tag}-{i}");
         let value = format!("value-{tag}-{i}-").repeat(1 + i % 7);
@@ -103,7 +109,7 @@ pub fn produce(
             .key(&key)
             .payload(&value)
             .partition((i % partitions as usize) as i32)
-            .timestamp(1_700_000_000_000 + i as i64)
+            .timestamp(base_ms + i as i64)
             .headers(headers);
         loop {
             match producer.send(record) {

@@ -356,7 +356,11 @@ mod tests {
                             topic_id: id,
                             partition: p,
                         },
-                        batches: vec![if p == 0 { batch.clone() } else { second.clone() }],
+                        batches: vec![if p == 0 {
+                            batch.clone()
+                        } else {
+                            second.clone()
+                        }],
                     })
                     .collect(),
             });

@@ -105,7 +105,11 @@ mod tests {
         // and so does the third behind it, although its records are older.
         assert_eq!(r.new_log_start(&p, 6_000), Some(Offset(10)));
         assert_eq!(r.new_log_start(&p, 4_500), Some(Offset(10)));
-        assert_eq!(r.new_log_start(&p, 4_000), None, "1,000 is not older than 1,000");
+        assert_eq!(
+            r.new_log_start(&p, 4_000),
+            None,
+            "1,000 is not older than 1,000"
+        );
         assert_eq!(r.new_log_start(&p, 100_000), Some(Offset(30)));
     }
 
