@@ -85,8 +85,8 @@ fn high_watermarks(admin: std::net::SocketAddr, topic: &str) -> BTreeMap<i32, us
         .iter()
         .map(|p| {
             (
-                p["partition"].as_i64().unwrap() as i32,
-                p["high_watermark"].as_u64().unwrap() as usize,
+                p["partition"].as_i64().expect("partition") as i32,
+                p["high_watermark"].as_u64().expect("high watermark") as usize,
             )
         })
         .collect()
@@ -104,7 +104,11 @@ fn produce_rounds(bootstrap: &str, topic: &str, partitions: i32, rounds: usize, 
         let (p, acks) = producer(bootstrap, codec);
         produce(&p, topic, partitions, per_round, &format!("{topic}-{i}"));
         flush(&p);
-        assert!(acks.errors.lock().unwrap().is_empty(), "{:?}", acks.errors);
+        assert!(
+            acks.errors.lock().expect("errors").is_empty(),
+            "{:?}",
+            acks.errors
+        );
     }
 }
 

@@ -12,7 +12,7 @@
 //! decompress may be malformed, or expand past the bound) is answered at batch granularity:
 //! its first offset and its largest time, as a reader that skips past earlier records would.
 
-use super::runs::Run;
+use super::reader::Run;
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, PartitionState};
 use crate::protocol::compression::decompressed_limit;

@@ -5,7 +5,6 @@
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
 //! decompressed or re-checksummed.
 
-use super::runs::Run;
 use crate::ids::{ObjectKey, Offset};
 use crate::object::cache::ObjectCache;
 use crate::object::{ObjectClient, ObjectStoreError};
@@ -29,6 +28,18 @@ pub enum ReadError {
         #[source]
         cause: crate::object::segment::SegmentError,
     },
+}
+
+/// A byte range of one object holding consecutive batches of one partition, ready to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub base_offset: Offset,
+    /// One past the last offset of the run.
+    pub end_offset: Offset,
+    pub object_key: ObjectKey,
+    pub byte_start: u64,
+    pub byte_len: u64,
+    pub max_timestamp: i64,
 }
 
 /// Patched batches for a client, and how many records they hold.

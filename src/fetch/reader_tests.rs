@@ -2,7 +2,7 @@
 //! encoder are read back with committed offsets patched in.
 
 use super::read_batches;
-use crate::fetch::runs::Run;
+use crate::fetch::reader::Run;
 use crate::ids::{Offset, TopicPartition};
 use crate::object::ObjectClient;
 use crate::object::cache::ObjectCache;

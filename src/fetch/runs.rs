@@ -6,25 +6,13 @@
 //! wants while its budget lasts. Footers are read once and kept in the agent's index cache
 //! (byte-bounded), so a segment costs one small GET before its first read and none after.
 
-use super::reader::{ReadError, read_range};
+use super::reader::{ReadError, Run, read_range};
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, FooterAt, Objects};
 use crate::object::ObjectClient;
 use crate::object::cache::ObjectCache;
 use crate::object::segment::{Chunk, SegmentIndex, decode_footer};
 use std::sync::Arc;
-
-/// A byte range of one object holding consecutive batches of one partition, ready to read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Run {
-    pub base_offset: Offset,
-    /// One past the last offset of the run.
-    pub end_offset: Offset,
-    pub object_key: ObjectKey,
-    pub byte_start: u64,
-    pub byte_len: u64,
-    pub max_timestamp: i64,
-}
 
 /// An index entry with what reading it takes, copied out of the state under its read lock.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! and sweeps the store for orphans (objects uploaded but never committed: an agent died
 //! between its PUT and its commit, or the commit failed).
 
-use super::JobContext;
+use super::context::JobContext;
 use super::metrics::JobMetrics;
 use super::plan::{dead_due, orphans};
 use crate::metadata::MetadataError;

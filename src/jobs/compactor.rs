@@ -4,7 +4,7 @@
 //! the swap only if the runs are as they were read; a lost swap leaves a segment no one refers
 //! to, which is deleted at once (or else by the collector).
 
-use super::JobContext;
+use super::context::JobContext;
 use super::metrics::JobMetrics;
 use crate::fetch::reader::read_range;
 use crate::fetch::runs::locate;

@@ -10,53 +10,24 @@
 
 pub mod collector;
 pub mod compactor;
+pub mod context;
 pub mod metrics;
 pub mod plan;
 
 use crate::clock::Clock;
-use crate::config::LifecycleConfig;
 use crate::ids::TopicPartition;
-use crate::metadata::MetadataStore;
 use crate::metadata::state::{COMPACTION_SHARDS, Job, shard_of};
-use crate::object::ObjectClient;
-use crate::object::cache::ObjectCache;
-use crate::random::Rng;
 use crate::telemetry::ErrorChain;
+use context::ENTRIES_PER_SWAP_MAX;
+pub use context::JobContext;
 use metrics::JobMetrics;
 use plan::{CompactionSettings, runs_to_compact};
-use std::sync::Arc;
 use std::time::Duration;
-
-/// What the jobs share.
-#[derive(Clone)]
-pub struct JobContext {
-    pub metadata: MetadataStore,
-    /// The jobs' own client of the store (see `ObjectClient::with_own_metrics`).
-    pub store: Arc<ObjectClient>,
-    pub cache: Arc<ObjectCache>,
-    pub clock: Clock,
-    pub rng: Rng,
-    pub config: LifecycleConfig,
-    /// The lease holder's name: this node's id.
-    pub node_id: i32,
-    pub metrics: Arc<JobMetrics>,
-}
-
-/// Entries one swap replaces at most: keeps a `ReplaceRuns` entry well inside a Raft entry.
-const ENTRIES_PER_SWAP_MAX: usize = 10_000;
-
-impl JobContext {
-    fn lease_ms(&self) -> i64 {
-        // Three rounds: a holder that misses two renewals still holds it. The state's clock
-        // moves in one-second ticks, so a lease is never shorter than a few of them.
-        (self.config.compaction_interval.as_millis() as i64 * 3).max(5_000)
-    }
-}
 
 /// Runs the jobs until the task is dropped. The collector's first round comes one interval
 /// after start, as Kafka's first retention check does.
 pub async fn run(ctx: JobContext) {
-    let started = Some(std::time::Instant::now());
+    let started = Some(ctx.clock.now());
     let (mut last_collection, mut last_sweep) = (started, started);
     let mut free_last_round = Vec::new();
     loop {
@@ -73,14 +44,22 @@ pub async fn run(ctx: JobContext) {
         if !held.contains(&Job::Collection) {
             continue;
         }
-        if is_due(&mut last_collection, ctx.config.collection_interval) {
+        if is_due(
+            &ctx.clock,
+            &mut last_collection,
+            ctx.config.collection_interval,
+        ) {
             JobMetrics::add(&ctx.metrics.collection_runs, 1);
             if let Err(e) = collector::collect(&ctx).await {
                 JobMetrics::add(&ctx.metrics.collection_failures, 1);
                 tracing::warn!(error = %ErrorChain(&e), "collection failed; it runs again next round");
             }
         }
-        if is_due(&mut last_sweep, ctx.config.orphan_sweep_interval) {
+        if is_due(
+            &ctx.clock,
+            &mut last_sweep,
+            ctx.config.orphan_sweep_interval,
+        ) {
             JobMetrics::add(&ctx.metrics.collection_runs, 1);
             if let Err(e) = collector::sweep_orphans(&ctx).await {
                 JobMetrics::add(&ctx.metrics.collection_failures, 1);
@@ -91,10 +70,11 @@ pub async fn run(ctx: JobContext) {
 }
 
 /// Whether `every` has passed since `last`, and if so marks it run now.
-fn is_due(last: &mut Option<std::time::Instant>, every: Duration) -> bool {
-    let due = last.is_none_or(|at| at.elapsed() >= every);
+fn is_due(clock: &Clock, last: &mut Option<tokio::time::Instant>, every: Duration) -> bool {
+    let now = clock.now();
+    let due = last.is_none_or(|at| now.duration_since(at) >= every);
     if due {
-        *last = Some(std::time::Instant::now());
+        *last = Some(now);
     }
     due
 }

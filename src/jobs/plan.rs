@@ -52,20 +52,22 @@ pub fn runs_to_compact(
         while at < entries.len() && group.len() < s.entries_max {
             let r = entries[at];
             let Some(k) = kind(r) else { break };
-            if !group.is_empty() && bytes + r.byte_len > s.segment_bytes {
+            if !group.is_empty() && bytes.saturating_add(r.byte_len) > s.segment_bytes {
                 break;
             }
-            bytes += r.byte_len;
+            bytes = bytes.saturating_add(r.byte_len);
             group.push((r, k));
             at += 1;
         }
         // The binary counter: a leading segment waits until what follows it is as large.
         while group.len() >= 2 && group[0].1.is_none() {
-            let rest: u64 = group[1..].iter().map(|(r, _)| r.byte_len).sum();
+            let rest = group[1..]
+                .iter()
+                .fold(0u64, |sum, (r, _)| sum.saturating_add(r.byte_len));
             if rest >= group[0].0.byte_len {
                 break;
             }
-            bytes -= group[0].0.byte_len;
+            bytes = bytes.saturating_sub(group[0].0.byte_len);
             group.remove(0);
         }
         let oldest_run = group.iter().filter_map(|(_, k)| *k).min();

@@ -299,11 +299,11 @@ impl MetadataStore {
                 for_ms,
             })
             .collect();
-        self.apply(commands)
-            .await?
-            .into_iter()
-            .map(|outcome| expect_outcome!("AcquireLease", Some(outcome), Outcome::Leased(held) => held))
-            .collect()
+        let mut held = Vec::new();
+        for outcome in self.apply(commands).await? {
+            held.push(expect_outcome!("AcquireLease", Some(outcome), Outcome::Leased(h) => h)?);
+        }
+        Ok(held)
     }
 
     /// Gives up every lease `holder` has.

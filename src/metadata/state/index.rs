@@ -45,7 +45,7 @@ impl PartitionState {
         let base_offset = self.high_watermark;
         let end_offset = Offset(base_offset.0.checked_add(batch.offset_count)?);
         self.high_watermark = end_offset;
-        self.bytes += batch.byte_len;
+        self.bytes = self.bytes.saturating_add(batch.byte_len);
         match self.index.back_mut() {
             Some(last)
                 if last.object == object
@@ -110,8 +110,13 @@ impl PartitionState {
         if held.len() != replaced.len() || held.iter().zip(replaced).any(|(a, b)| a != b) {
             return None;
         }
-        let old_bytes: u64 = replaced.iter().map(|r| r.byte_len).sum();
-        self.bytes = self.bytes.saturating_sub(old_bytes) + segment.byte_len;
+        let old_bytes = replaced
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.byte_len));
+        self.bytes = self
+            .bytes
+            .saturating_sub(old_bytes)
+            .saturating_add(segment.byte_len);
         let mut tail = self.index.split_off(at);
         let rest = tail.split_off(replaced.len());
         self.index.push_back(segment);

@@ -233,7 +233,9 @@ impl From<MetadataStateV3> for MetadataState {
                         PartitionState {
                             log_start_offset: p.log_start_offset,
                             high_watermark: p.high_watermark,
-                            bytes: index.iter().map(|r| r.byte_len).sum(),
+                            bytes: index
+                                .iter()
+                                .fold(0u64, |sum, r| sum.saturating_add(r.byte_len)),
                             index,
                         }
                     })

@@ -8,8 +8,9 @@
 //! to make more visible: it sleeps on the metadata store's change signal, not in a polling loop.
 
 use crate::fetch::planner::{FetchPlan, plan_fetch};
+use crate::fetch::reader::Run;
 use crate::fetch::reader::read_batches;
-use crate::fetch::runs::{Located, Run, locate, runs_for_fetch};
+use crate::fetch::runs::{Located, locate, runs_for_fetch};
 use crate::ids::Offset;
 use crate::metadata::state::PartitionState;
 use crate::placement;

@@ -6,8 +6,9 @@
 //! start, and latest tiered and earliest pending upload have no offset (-1).
 
 use crate::fetch::by_time::{RunBatches, candidate_entries, first_record_at_or_after};
+use crate::fetch::reader::Run;
 use crate::fetch::reader::{read_range, read_run};
-use crate::fetch::runs::{Run, locate, runs_reaching};
+use crate::fetch::runs::{locate, runs_reaching};
 use crate::ids::Offset;
 use crate::metadata::state::{BatchRef, Objects, PartitionState};
 use crate::protocol::ErrorCode;
