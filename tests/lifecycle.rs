@@ -3,8 +3,8 @@
 //! topics collected, and jobs that move on when their agent dies.
 //!
 //! The object store is the local filesystem (the embedded default), so the bucket's contents
-//! are read straight from the disk, independently of floe; `s3_stores.rs` runs the same
-//! compaction over real S3 servers.
+//! are read straight from the disk, independently of floe; `s3_stores.rs` runs compaction
+//! and collection over SeaweedFS's S3, with injected faults, and lists the bucket.
 
 // These tests drive real processes over real sockets, in real time: the clock and
 // randomness seams of the library do not apply to them.

@@ -208,3 +208,67 @@ fn an_unreachable_store_fails_start_up_with_a_clear_message() {
     assert!(stderr.contains("missing-bucket"), "{stderr}");
     assert!(stderr.contains(&format!("127.0.0.1:{closed}")), "{stderr}");
 }
+
+#[test]
+fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults() {
+    let dir = temp_dir();
+    let server = S3Server::seaweedfs(&dir.path().join("seaweedfs"));
+    let mut flags = server.floe_flags("floe-jobs");
+    flags.extend(
+        [
+            "--flush-interval",
+            "20ms",
+            "--default-partitions",
+            "8",
+            // The jobs' own client draws faults too: compaction and deletion retry them.
+            "--object-store-faults",
+            "rate=0.05",
+            "--compaction-lag",
+            "1s",
+            "--compaction-interval",
+            "500ms",
+            "--collection-interval",
+            "1s",
+            "--dead-object-grace",
+            "2s",
+        ]
+        .map(String::from),
+    );
+    let floe = Floe::start(&dir.path().join("data"), &flags);
+    let mut acked = BTreeMap::new();
+    for round in 0..10 {
+        let (p, acks) = producer(&floe.bootstrap(), "zstd");
+        produce(&p, "jobs", 8, 400, &format!("r{round}"));
+        flush(&p);
+        assert!(acks.errors.lock().expect("errors").is_empty());
+        for (partition, records) in acks.by_partition.lock().expect("acks").iter() {
+            acked
+                .entry(*partition)
+                .or_insert_with(Vec::new)
+                .extend(records.iter().cloned());
+        }
+    }
+    let written = count_objects(&server, "floe-jobs");
+    assert!(written >= 10, "{written} objects");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let storage = loop {
+        let topics = support::http_json(floe.admin, "/v1/topics");
+        let compacted = topics["topics"][0]["partitions"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().all(|p| p["index_entries"].as_u64() <= Some(1)));
+        let storage = support::http_json(floe.admin, "/v1/storage");
+        if compacted && storage["objects_dead"] == 0 {
+            break storage;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not compacted and collected: {storage}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // The bucket holds the segments and nothing else (S3's own listing says so).
+    let live = storage["objects_live"].as_u64().expect("live") as usize;
+    assert_eq!(count_objects(&server, "floe-jobs"), live);
+    assert!(live <= 8, "{live} objects for 8 partitions");
+    check_read_back(&floe.bootstrap(), "jobs", &acked);
+}
