@@ -255,7 +255,7 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
         let topics = support::http_json(floe.admin, "/v1/topics");
         let compacted = topics["topics"][0]["partitions"]
             .as_array()
-            .is_some_and(|ps| ps.iter().all(|p| p["index_entries"].as_u64() <= Some(1)));
+            .is_some_and(|ps| ps.iter().all(|p| p["index_entries"] == p["segments"]));
         let storage = support::http_json(floe.admin, "/v1/storage");
         if compacted && storage["objects_dead"] == 0 {
             break storage;
@@ -269,6 +269,7 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
     // The bucket holds the segments and nothing else (S3's own listing says so).
     let live = storage["objects_live"].as_u64().expect("live") as usize;
     assert_eq!(count_objects(&server, "floe-jobs"), live);
-    assert!(live <= 8, "{live} objects for 8 partitions");
+    // A binary counter of segments: a few per partition at most.
+    assert!(live <= 8 * 4, "{live} objects for 8 partitions");
     check_read_back(&floe.bootstrap(), "jobs", &acked);
 }

@@ -29,6 +29,17 @@ pub struct ObjectStoreUse {
     pub gets_per_gib: f64,
 }
 
+/// The background jobs' object-store requests during the load (compaction, retention,
+/// deletion), counted apart from produce and fetch, and the month they project to.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct JobsUse {
+    pub puts: u64,
+    pub gets: u64,
+    pub deletes: u64,
+    pub lists: u64,
+    pub monthly_usd: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentReport {
     pub flush_interval_ms: Option<f64>,
@@ -37,14 +48,23 @@ pub struct ExperimentReport {
     pub price_profile: String,
     pub load: LoadReport,
     pub object_store: ObjectStoreUse,
+    pub jobs: JobsUse,
     pub monthly_usd: MonthlyCost,
     pub classic_kafka_cross_zone_monthly_usd: f64,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// Object-store request counters: (puts, gets, put bytes, get bytes).
-type Counters = (u64, u64, u64, u64);
+/// Object-store request counters: (puts, gets, put bytes, get bytes), and the jobs' (puts,
+/// gets, deletes, lists).
+type Counters = ((u64, u64, u64, u64), [u64; 4]);
+
+const JOB_OPERATIONS: [Operation; 4] = [
+    Operation::Put,
+    Operation::Get,
+    Operation::Delete,
+    Operation::List,
+];
 
 /// Reads the object-store counters from a running broker's `/metrics`.
 async fn scrape(admin_url: &str) -> Result<Counters, BenchError> {
@@ -62,14 +82,35 @@ async fn scrape(admin_url: &str) -> Result<Counters, BenchError> {
             .unwrap_or(0.0) as u64
     };
     Ok((
-        value("floe_object_store_requests_total", "put"),
-        value("floe_object_store_requests_total", "get"),
-        value("floe_object_store_bytes_total", "put"),
-        value("floe_object_store_bytes_total", "get"),
+        (
+            value("floe_object_store_requests_total", "put"),
+            value("floe_object_store_requests_total", "get"),
+            value("floe_object_store_bytes_total", "put"),
+            value("floe_object_store_bytes_total", "get"),
+        ),
+        JOB_OPERATIONS.map(|op| value("floe_jobs_object_store_requests_total", op.name())),
     ))
 }
 
-fn usage(before: Counters, after: Counters, produced_bytes: u64) -> ObjectStoreUse {
+/// The jobs' requests between two readings, priced at the load's duration (S3 bills LIST as a
+/// PUT-class request and DELETE not at all).
+fn jobs_use(before: [u64; 4], after: [u64; 4], seconds: f64, profile: &PriceProfile) -> JobsUse {
+    let [puts, gets, deletes, lists] = [0, 1, 2, 3].map(|i| after[i].saturating_sub(before[i]));
+    let rates = Rates {
+        puts_per_second: (puts + lists) as f64 / seconds.max(1e-9),
+        gets_per_second: gets as f64 / seconds.max(1e-9),
+        ..Rates::default()
+    };
+    JobsUse {
+        puts,
+        gets,
+        deletes,
+        lists,
+        monthly_usd: monthly_cost(profile, &rates, 0.0).total,
+    }
+}
+
+fn usage((before, _): Counters, (after, _): Counters, produced_bytes: u64) -> ObjectStoreUse {
     let gib = (produced_bytes as f64 / GIB).max(1e-12);
     let puts = after.0.saturating_sub(before.0);
     let gets = after.1.saturating_sub(before.1);
@@ -133,7 +174,11 @@ pub async fn run_embedded(
         let m = r.broker.store.metrics();
         let put = m.operation(Operation::Put);
         let get = m.operation(Operation::Get);
-        (put.requests, get.requests, put.bytes, get.bytes)
+        let jobs = r.broker.jobs_store.metrics();
+        (
+            (put.requests, get.requests, put.bytes, get.bytes),
+            JOB_OPERATIONS.map(|op| jobs.operation(op).requests),
+        )
     };
     let before = counters(&running);
     let result = load::run(&spec).await;
@@ -142,8 +187,10 @@ pub async fn run_embedded(
     let _ = std::fs::remove_dir_all(&dir);
     let load = result?;
     let store = usage(before, after, load.bytes);
+    let jobs = jobs_use(before.1, after.1, load.seconds, profile);
     let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
     Ok(ExperimentReport {
+        jobs,
         flush_interval_ms: Some(broker.flush_interval.as_secs_f64() * 1000.0),
         object_bytes_max: Some(broker.object_bytes_max),
         latency_model: Some(broker.latency_model.clone()),
@@ -166,8 +213,10 @@ pub async fn run_remote(
     let load = load::run(&spec).await?;
     let after = scrape(admin_url).await?;
     let store = usage(before, after, load.bytes);
+    let jobs = jobs_use(before.1, after.1, load.seconds, profile);
     let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
     Ok(ExperimentReport {
+        jobs,
         flush_interval_ms: None,
         object_bytes_max: None,
         latency_model: None,
@@ -205,7 +254,8 @@ pub fn human(report: &ExperimentReport) -> String {
     out.push_str(&format!(
         "object store {} PUTs, {} GETs: {:.0} PUTs/GiB, {:.0} GETs/GiB\n\
          cost/month   ${:.2} at this rate ({}): PUT ${:.2}, GET ${:.2}, transfer ${:.2}, storage ${:.2}\n\
-         classic Kafka cross-zone transfer for the same ingest: ${:.2}/month\n",
+         classic Kafka cross-zone transfer for the same ingest: ${:.2}/month\n\
+         jobs         {} PUTs, {} GETs, {} DELETEs, {} LISTs (compaction, retention, deletion): ${:.2}/month\n",
         s.puts,
         s.gets,
         s.puts_per_gib,
@@ -216,7 +266,12 @@ pub fn human(report: &ExperimentReport) -> String {
         report.monthly_usd.get_requests,
         report.monthly_usd.transfer,
         report.monthly_usd.storage,
-        report.classic_kafka_cross_zone_monthly_usd
+        report.classic_kafka_cross_zone_monthly_usd,
+        report.jobs.puts,
+        report.jobs.gets,
+        report.jobs.deletes,
+        report.jobs.lists,
+        report.jobs.monthly_usd
     ));
     out
 }

@@ -47,6 +47,13 @@ impl Located {
         }
     }
 
+    fn corrupt(&self) -> ReadError {
+        ReadError::CorruptSegment {
+            key: self.key.clone(),
+            cause: crate::object::segment::SegmentError::BadFooter,
+        }
+    }
+
     /// Consecutive chunks of a segment as one run.
     fn chunks(&self, chunks: &[Chunk]) -> Option<Run> {
         let (first, last) = (chunks.first()?, chunks.last()?);
@@ -110,6 +117,12 @@ impl SegmentIndexCache {
                 cause,
             }
         })?;
+        // The footer must describe the entry: the same offsets, from the first to the last.
+        let first = index.chunks.first().map(|c| c.base_offset);
+        let last = index.chunks.last().map(|c| c.end_offset);
+        if first != Some(segment.entry.base_offset) || last != Some(segment.entry.end_offset) {
+            return Err(segment.corrupt());
+        }
         let index = Arc::new(index);
         if let Some(c) = &self.indexes {
             c.insert(segment.key.clone(), index.clone());
@@ -137,10 +150,9 @@ pub async fn runs_for_fetch(
             Some(footer) => {
                 let index = indexes.get(store, cache, located, footer).await?;
                 let from = offset.max(located.entry.base_offset);
-                match located.chunks(index.chunks_from(from, left)) {
-                    Some(run) => run,
-                    None => continue,
-                }
+                located
+                    .chunks(index.chunks_from(from, left))
+                    .ok_or_else(|| located.corrupt())?
             }
         };
         if !runs.is_empty() && run.byte_len > left {

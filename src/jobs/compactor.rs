@@ -2,7 +2,7 @@
 //! cache or ranged GETs), write their batches with their committed base offsets into one
 //! segment object with its footer, PUT it, and swap it in through the quorum. The state makes
 //! the swap only if the runs are as they were read; a lost swap leaves a segment no one refers
-//! to, which is deleted at once (or else by the collector).
+//! to, which the collector deletes.
 
 use super::context::JobContext;
 use super::metrics::JobMetrics;
@@ -92,11 +92,10 @@ pub async fn compact(
         JobMetrics::add(&m.bytes_rewritten, built.data_len);
         JobMetrics::add(&m.entries_replaced, entries.len() as u64);
     } else {
+        // Never deleted here: the state buried the refused segment (the collector deletes it
+        // after the grace period), or never saw it (the orphan sweep does). Deleting it now
+        // would be wrong when the refusal is a retried write whose first copy made the swap.
         JobMetrics::add(&m.swaps_lost, 1);
-        // No one refers to it; the collector would delete it too, this is sooner.
-        if let Err(e) = ctx.store.delete(key.as_str()).await {
-            tracing::debug!(error = %crate::telemetry::ErrorChain(&e), %key, "deleting a lost segment failed; the collector will");
-        }
     }
     Ok(made)
 }

@@ -100,6 +100,9 @@ async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec
                 shard: ((start + i) % COMPACTION_SHARDS as usize) as u16,
             })
             .collect();
+        // Everything held is renewed (shedding shards to a later agent would leave them
+        // without a compactor while their lease lapses): an agent that joins later takes
+        // shards as their holders die or stop.
         let mut wanted: Vec<Job> = shards.iter().copied().filter(|j| mine(j)).collect();
         let others_free: Vec<Job> = shards
             .iter()

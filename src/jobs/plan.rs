@@ -49,7 +49,7 @@ pub fn runs_to_compact(
         // A group: consecutive mergeable entries, within the target size and entry bound.
         let mut group = Vec::new();
         let mut bytes = 0u64;
-        while at < entries.len() && group.len() < s.entries_max {
+        while at < entries.len() && group.len() < s.entries_max.max(1) {
             let r = entries[at];
             let Some(k) = kind(r) else { break };
             if !group.is_empty() && bytes.saturating_add(r.byte_len) > s.segment_bytes {

@@ -306,3 +306,23 @@ fn retention_advances_the_log_start_and_kills_the_objects() {
     assert_eq!(p.log_start_offset, Offset(2));
     assert_eq!(s.objects().dead_count(), 1);
 }
+
+#[test]
+fn a_swap_applied_twice_answers_made_both_times_and_a_late_one_is_refused_without_panic() {
+    let mut s = state(1);
+    for key in ["a", "b", "c"] {
+        commit(&mut s, key, &[0], 10);
+    }
+    tick_to(&mut s, 22_000);
+    let group = plan(&s, 0).unwrap();
+    assert_eq!(group.len(), 3);
+    // The quorum may apply a retried write twice: the second copy is the same swap.
+    assert!(swap(&mut s, 0, group.clone(), "seg-1"));
+    assert!(swap(&mut s, 0, group.clone(), "seg-1"));
+    let segment = s.partition(&tp(0)).unwrap().index[0].object;
+    assert_eq!(s.objects().get(segment).map(|o| o.refs), Some(1));
+    // A second compactor's swap of the same runs, now one entry: refused, nothing changes.
+    let before = s.clone();
+    assert!(!swap(&mut s, 0, group, "seg-2"));
+    assert_eq!(s.partition(&tp(0)), before.partition(&tp(0)));
+}

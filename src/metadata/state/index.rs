@@ -89,6 +89,14 @@ impl PartitionState {
         dropped
     }
 
+    /// Whether the index holds one ref into `object` covering exactly `base..end` (a swap
+    /// already made).
+    pub(super) fn holds(&self, object: ObjectId, base: Offset, end: Offset) -> bool {
+        self.index
+            .iter()
+            .any(|r| r.object == object && r.base_offset == base && r.end_offset == end)
+    }
+
     /// Swaps the refs `replaced` (consecutive in the index, unchanged since the compactor read
     /// them) for `segment`; returns the objects they pointed into, or `None` (nothing changed)
     /// if the index no longer holds them as they were or `segment` does not cover the same
@@ -106,8 +114,15 @@ impl PartitionState {
             .index
             .binary_search_by(|r| r.base_offset.cmp(&first.base_offset))
             .ok()?;
-        let held = self.index.clone().slice(at..).take(replaced.len());
-        if held.len() != replaced.len() || held.iter().zip(replaced).any(|(a, b)| a != b) {
+        // Counted, not sliced: fewer entries left than `replaced` names is a refusal too.
+        let matching = self
+            .index
+            .iter()
+            .skip(at)
+            .zip(replaced)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if matching != replaced.len() {
             return None;
         }
         let old_bytes = replaced

@@ -423,9 +423,10 @@ impl MetadataState {
         segment: NewSegment,
     ) -> bool {
         let now_ms = self.now_ms;
-        if replaced.is_empty()
-            || segment.key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize
-            || self.objects.knows(&segment.key)
+        let (Some(first), Some(last)) = (replaced.first(), replaced.last()) else {
+            return false;
+        };
+        if segment.key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize
             || segment.footer.start != segment.data_len
         {
             return false;
@@ -433,9 +434,13 @@ impl MetadataState {
         let Some(partition) = self.topics.partition_mut(&tp) else {
             return false;
         };
-        let Some(first) = replaced.first() else {
-            return false;
-        };
+        if let Some(id) = self.objects.id_of(&segment.key) {
+            // A write the quorum applied twice (a retry after a lost answer): the first made
+            // the swap if the segment is indexed over the same offsets. Anything else with a
+            // known key is refused.
+            return self.objects.get(id).is_some()
+                && partition.holds(id, first.base_offset, last.end_offset);
+        }
         // The id the segment will get: registered only if the swap is made.
         let Some(id) = self
             .objects
@@ -445,7 +450,7 @@ impl MetadataState {
         };
         let new_ref = BatchRef {
             base_offset: first.base_offset,
-            end_offset: replaced.last().map_or(first.end_offset, |r| r.end_offset),
+            end_offset: last.end_offset,
             object: id,
             byte_start: 0,
             byte_len: segment.data_len,

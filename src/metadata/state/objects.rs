@@ -68,6 +68,11 @@ impl Objects {
         self.live.get(&id).map(|o| &o.key)
     }
 
+    /// The id of a key the state knows, live or dead.
+    pub fn id_of(&self, key: &ObjectKey) -> Option<ObjectId> {
+        self.by_key.get(key).copied()
+    }
+
     /// Whether the state knows the key, live or dead.
     pub fn knows(&self, key: &ObjectKey) -> bool {
         self.by_key.contains_key(key)
