@@ -8,7 +8,7 @@ jobs did and cost: bytes rewritten, objects deleted, their object-store requests
 Not part of the README test command (it takes minutes); run it by hand:
 
     cargo build --release --bin floe
-    python3 scripts/lifecycle_soak.py [--minutes 5] [--rate 20000] [--out soak.csv]
+    python3 scripts/lifecycle_soak.py [--minutes 5] [--rate 10000] [--runs jobs-off,jobs-on]
 """
 
 import argparse
@@ -114,12 +114,14 @@ def run(label, jobs, minutes, rate, rows):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=int, default=5)
-    parser.add_argument("--rate", type=int, default=20000, help="records per second (1 KiB each)")
+    parser.add_argument("--rate", type=int, default=10000, help="records per second (1 KiB each)")
     parser.add_argument("--out", default="soak.csv")
+    parser.add_argument("--runs", default="jobs-off,jobs-on",
+                        help="which runs, in order: jobs-off, jobs-on")
     args = parser.parse_args()
     rows = []
-    run("jobs-off", False, args.minutes, args.rate, rows)
-    run("jobs-on", True, args.minutes, args.rate, rows)
+    for label in args.runs.split(","):
+        run(label, label == "jobs-on", args.minutes, args.rate, rows)
     with open(args.out, "w") as f:
         f.write(",".join(rows[0].keys()) + "\n")
         for r in rows:

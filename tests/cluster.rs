@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::kafka::{Seen, consume, load_until_stopped, produce, producer};
-use support::{Floe, coordinated, free_addr, free_port, http_json, temp_dir};
+use support::{Floe, coordinated, free_addr, free_port, http_json, temp_dir, wait_for};
 
 const PARTITIONS: i32 = 24;
 
@@ -38,18 +38,6 @@ impl Node {
 
     fn quorum(&self) -> Value {
         http_json(self.admin, "/v1/quorum")
-    }
-}
-
-/// Polls `f` until it returns `Some`, failing with `what` after `limit`.
-fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

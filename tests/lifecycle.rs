@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::kafka::{consume, flush, load_until_stopped, produce, producer};
-use support::{Floe, free_addr, free_port, http_json, run_client, temp_dir};
+use support::{Floe, free_addr, free_port, http_json, run_client, temp_dir, wait_for};
 
 /// Jobs every second, short lags and grace periods: a lifecycle in seconds.
 const FAST_JOBS: &[&str] = &[
@@ -41,17 +41,6 @@ const FAST_JOBS: &[&str] = &[
     "--segment-bytes",
     "262144",
 ];
-
-fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// The objects in the store, read from the disk.
 fn objects_on_disk(objects: &Path) -> BTreeSet<String> {

@@ -239,6 +239,18 @@ pub fn temp_dir() -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// Polls `f` until it returns `Some`, failing with `what` after `limit`.
+pub fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Runs an external client program and fails the test with its output if it fails.
 pub fn run_client(program: &str, args: &[&str]) -> String {
     let output = Command::new(program)
