@@ -12,7 +12,7 @@ use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
 use crate::object::key::new_segment_key;
 use crate::object::segment::SegmentBuilder;
-use crate::protocol::record_batch::{Batches, set_base_offset};
+use crate::protocol::record_batch::Batches;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompactionError {
@@ -43,7 +43,10 @@ pub async fn compact(
             .collect::<Option<Vec<_>>>()
     });
     let located = located.ok_or(CompactionError::UnknownObject)?;
-    let mut builder = SegmentBuilder::new(tp, index_interval);
+    let data_bytes = entries
+        .iter()
+        .fold(0u64, |sum, e| sum.saturating_add(e.byte_len));
+    let mut builder = SegmentBuilder::new(tp, index_interval, data_bytes);
     for entry in &located {
         let raw = read_range(
             &ctx.store,
@@ -61,9 +64,7 @@ pub async fn compact(
         for batch in Batches::new(raw) {
             let batch = batch.map_err(|_| mismatch(base))?;
             let end = base + batch.offset_count();
-            let mut bytes = batch.as_bytes().to_vec();
-            set_base_offset(&mut bytes, base.0);
-            builder.push(&bytes, base, end, batch.max_timestamp());
+            builder.push(batch.as_bytes(), base, end, batch.max_timestamp());
             base = end;
         }
         if base != entry.entry.end_offset {

@@ -96,12 +96,15 @@ pub struct BuiltSegment {
 }
 
 impl SegmentBuilder {
-    /// `index_interval`: bytes of batches per footer entry (Kafka's `index.interval.bytes`).
-    pub fn new(partition: TopicPartition, index_interval: u64) -> SegmentBuilder {
+    /// `index_interval`: bytes of batches per footer entry (Kafka's `index.interval.bytes`);
+    /// `data_bytes`: what the batches will take, reserved at once (one allocation per segment
+    /// rather than a doubling series of them).
+    pub fn new(partition: TopicPartition, index_interval: u64, data_bytes: u64) -> SegmentBuilder {
+        let reserve = usize::try_from(data_bytes).unwrap_or(0).min(1 << 30);
         SegmentBuilder {
             partition,
             index_interval: index_interval.max(1),
-            data: BytesMut::new(),
+            data: BytesMut::with_capacity(reserve + TRAILER_BYTES),
             chunks: Vec::new(),
             open: None,
             base_offset: None,
@@ -113,13 +116,20 @@ impl SegmentBuilder {
         self.data.len() as u64
     }
 
-    /// Appends one batch holding offsets `base_offset..end_offset`, whose base offset field is
-    /// already set to `base_offset`.
+    /// Appends one batch holding offsets `base_offset..end_offset`, and sets its base offset
+    /// field to `base_offset` (outside the batch's CRC).
     pub fn push(&mut self, batch: &[u8], base_offset: Offset, end_offset: Offset, max_ts: i64) {
         self.base_offset.get_or_insert(base_offset);
         self.end_offset = end_offset;
         let position = self.data.len() as u64;
         self.data.extend_from_slice(batch);
+        // Every batch has its 61-byte header; a shorter slice is not one and is kept as is.
+        if batch.len() >= 8 {
+            crate::protocol::record_batch::set_base_offset(
+                &mut self.data[position as usize..],
+                base_offset.0,
+            );
+        }
         let chunk = self.open.get_or_insert(Chunk {
             base_offset,
             end_offset,
@@ -256,7 +266,7 @@ mod tests {
     }
 
     fn build(batches: &[(usize, i64)], interval: u64) -> BuiltSegment {
-        let mut b = SegmentBuilder::new(tp(), interval);
+        let mut b = SegmentBuilder::new(tp(), interval, 0);
         let mut offset = 100;
         for (i, &(len, count)) in batches.iter().enumerate() {
             b.push(
