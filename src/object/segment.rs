@@ -100,11 +100,15 @@ impl SegmentBuilder {
     /// `data_bytes`: what the batches will take, reserved at once (one allocation per segment
     /// rather than a doubling series of them).
     pub fn new(partition: TopicPartition, index_interval: u64, data_bytes: u64) -> SegmentBuilder {
-        let reserve = usize::try_from(data_bytes).unwrap_or(0).min(1 << 30);
+        let index_interval = index_interval.max(1);
+        // The batches, then at most one footer entry per interval (and one for the last
+        // chunk), then the trailer: nothing grows the buffer once reserved.
+        let footer = (data_bytes / index_interval + 1).saturating_mul(ENTRY_BYTES as u64);
+        let reserve = data_bytes.saturating_add(footer) + TRAILER_BYTES as u64;
         SegmentBuilder {
             partition,
-            index_interval: index_interval.max(1),
-            data: BytesMut::with_capacity(reserve + TRAILER_BYTES),
+            index_interval,
+            data: BytesMut::with_capacity(usize::try_from(reserve.min(1 << 30)).unwrap_or(0)),
             chunks: Vec::new(),
             open: None,
             base_offset: None,
