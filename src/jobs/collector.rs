@@ -60,8 +60,11 @@ async fn forget(
 
 /// Lists the store and deletes the orphans; how many it deleted.
 pub async fn sweep_orphans(ctx: &JobContext) -> Result<u64, CollectionError> {
+    // This round's lease write returned only once this node had applied it, so the state here
+    // holds every commit made before the round began; it is read after the listing, so an
+    // object listed and committed before the round is known. What commits later is younger
+    // than the grace period.
     let listed = ctx.store.list(PREFIX).await?;
-    // Read after the listing: every object committed before the listing is known here.
     let grace_ms = ctx.config.orphan_grace.as_millis() as i64;
     let now_ms = ctx.clock.now_ms();
     let found: Vec<String> = ctx.metadata.read(|s| {
