@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use support::kafka::{consume, flush, load_until_stopped, produce, producer};
+use support::kafka::{Seen, consume, flush, load_until_stopped, produce, producer};
 use support::{Floe, free_addr, free_port, http_json, run_client, temp_dir, wait_for};
 
 /// Jobs every second, short lags and grace periods: a lifecycle in seconds.
@@ -91,6 +91,36 @@ fn high_watermarks(admin: std::net::SocketAddr, topic: &str) -> BTreeMap<i32, us
             )
         })
         .collect()
+}
+
+/// Waits until the store holds exactly the objects the state refers to: no dead one left,
+/// no orphan, nothing else.
+fn wait_for_live_objects_only(floe: &Floe, objects: &Path) {
+    wait_for(
+        "the store to hold the live objects only",
+        Duration::from_secs(90),
+        || {
+            let s = http_json(floe.admin, "/v1/storage");
+            let live = s["objects_live"].as_u64()? as usize;
+            (s["objects_dead"] == 0 && objects_on_disk(objects).len() == live).then_some(())
+        },
+    );
+}
+
+/// Every acknowledged record of `topic` is read back at its offset.
+fn assert_acked_records_read_back(floe: &Floe, topic: &str, acked: &BTreeMap<i32, Vec<Seen>>) {
+    let high = high_watermarks(floe.admin, topic);
+    let got = consume(&floe.bootstrap(), topic, &high);
+    for (partition, records) in acked {
+        for a in records {
+            let r = &got[partition][a.offset as usize];
+            assert_eq!(
+                (&r.key, &r.value),
+                (&a.key, &a.value),
+                "partition {partition}"
+            );
+        }
+    }
 }
 
 /// Produces `rounds` rounds of `per_round` records, flushing after each, so every round lands
@@ -166,18 +196,7 @@ fn compaction_rewrites_many_small_objects_into_segments_and_loses_nothing() {
     let seen = group.join().expect("group reader");
     // Every acknowledged record of the live topic was read by the group once, at its offset.
     let acked = acks.by_partition.lock().unwrap().clone();
-    let live_high = high_watermarks(floe.admin, "live");
-    let all = consume(&bootstrap, "live", &live_high);
-    for (partition, records) in &acked {
-        for a in records {
-            let r = &all[partition][a.offset as usize];
-            assert_eq!(
-                (&r.key, &r.value),
-                (&a.key, &a.value),
-                "partition {partition}"
-            );
-        }
-    }
+    assert_acked_records_read_back(&floe, "live", &acked);
     let read_by_group: usize = seen.values().map(BTreeSet::len).sum();
     assert!(
         read_by_group >= acked.values().map(Vec::len).sum::<usize>(),
@@ -185,15 +204,7 @@ fn compaction_rewrites_many_small_objects_into_segments_and_loses_nothing() {
     );
     // Once the jobs are done, the store holds exactly the live objects: the small ones went
     // when their grace period passed.
-    wait_for(
-        "the store to hold the live objects only",
-        Duration::from_secs(90),
-        || {
-            let s = http_json(floe.admin, "/v1/storage");
-            let live = s["objects_live"].as_u64()? as usize;
-            (s["objects_dead"] == 0 && objects_on_disk(&objects).len() == live).then_some(())
-        },
-    );
+    wait_for_live_objects_only(&floe, &objects);
     // Every small object of the first life is gone: all its runs are in segments now.
     let left = objects_on_disk(&objects);
     let kept: Vec<_> = files_before.iter().filter(|f| left.contains(*f)).collect();
@@ -380,27 +391,8 @@ fn a_broker_killed_under_load_leaves_no_orphan_behind_after_restart() {
     let floe = Floe::start(&data, &args);
     // Whatever the crash left, the store ends with exactly the objects the index refers to,
     // and every acknowledged record is still at its offset.
-    wait_for(
-        "the store to hold the live objects only",
-        Duration::from_secs(90),
-        || {
-            let s = http_json(floe.admin, "/v1/storage");
-            let live = s["objects_live"].as_u64()? as usize;
-            (s["objects_dead"] == 0 && objects_on_disk(&objects).len() == live).then_some(())
-        },
-    );
-    let high = high_watermarks(floe.admin, "killed");
-    let got = consume(&floe.bootstrap(), "killed", &high);
-    for (partition, records) in &acked {
-        for a in records {
-            let r = &got[partition][a.offset as usize];
-            assert_eq!(
-                (&r.key, &r.value),
-                (&a.key, &a.value),
-                "partition {partition}"
-            );
-        }
-    }
+    wait_for_live_objects_only(&floe, &objects);
+    assert_acked_records_read_back(&floe, "killed", &acked);
 }
 
 #[test]
