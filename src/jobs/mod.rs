@@ -16,6 +16,7 @@ pub mod plan;
 
 use crate::clock::Clock;
 use crate::ids::TopicPartition;
+use crate::metadata::state::retention::Retention;
 use crate::metadata::state::{COMPACTION_SHARDS, Job, shard_of};
 use crate::telemetry::ErrorChain;
 use context::ENTRIES_PER_SWAP_MAX;
@@ -143,11 +144,10 @@ async fn compact_shard(ctx: &JobContext, shard: u16) {
             .flat_map(|t| {
                 // A segment never outgrows `retention.bytes`: retention drops whole entries,
                 // so a larger segment would hold more than the topic keeps.
-                let retained = t
-                    .configs
-                    .get("retention.bytes")
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .filter(|v| *v > 0);
+                // Read as retention reads it (`Retention::of`), so the two never disagree.
+                let retained = Retention::of(&t.configs)
+                    .and_then(|r| u64::try_from(r.bytes).ok())
+                    .filter(|b| *b > 0);
                 let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
                     .min(retained.unwrap_or(u64::MAX));
                 let interval =

@@ -109,7 +109,10 @@ impl Floe {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("floe exited during start-up ({status}):\n{}", self.log());
             }
-            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+            // The admin listener binds after the Kafka one: a test may ask it at once.
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok()
+                && TcpStream::connect_timeout(&self.admin, Duration::from_millis(200)).is_ok()
+            {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));

@@ -75,7 +75,7 @@ impl Objects {
 
     /// Whether the state knows the key, live or dead.
     pub fn knows(&self, key: &ObjectKey) -> bool {
-        self.by_key.contains_key(key)
+        self.id_of(key).is_some()
     }
 
     pub fn live_count(&self) -> usize {
