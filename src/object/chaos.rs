@@ -65,12 +65,16 @@ impl LatencyProfile {
             0.0
         };
         let base = p50 * (sigma * normal).exp();
-        let transfer = if self.bandwidth > 0.0 {
-            bytes as f64 / self.bandwidth
+        Duration::from_secs_f64((base + self.transfer(bytes).as_secs_f64()).clamp(0.0, 60.0))
+    }
+
+    /// The size part alone: `bytes` over the bandwidth.
+    pub fn transfer(&self, bytes: u64) -> Duration {
+        if self.bandwidth > 0.0 {
+            Duration::from_secs_f64((bytes as f64 / self.bandwidth).clamp(0.0, 60.0))
         } else {
-            0.0
-        };
-        Duration::from_secs_f64((base + transfer).clamp(0.0, 60.0))
+            Duration::ZERO
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::random::Rng;
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutPayload, path::Path};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -82,18 +82,31 @@ pub enum ObjectStoreError {
     },
     #[error("probe of the object store {store} failed: the probe object read back differently")]
     ProbeMismatch { store: String },
+    /// A read wanted bytes past the object's end (the index and the object disagree).
+    #[error("object {key} holds {size} bytes, a read wanted bytes up to {wanted_end}")]
+    PastTheEnd {
+        key: String,
+        size: u64,
+        wanted_end: u64,
+    },
+    /// One failure answered to every read that waited on the same request.
+    #[error(transparent)]
+    Shared(Arc<ObjectStoreError>),
 }
 
 impl ObjectStoreError {
     /// The object does not exist (a delete of an object already deleted, say).
     pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            ObjectStoreError::Permanent {
-                cause: AttemptError::Store(object_store::Error::NotFound { .. }),
-                ..
-            }
-        )
+        match self {
+            ObjectStoreError::Shared(inner) => inner.is_not_found(),
+            other => matches!(
+                other,
+                ObjectStoreError::Permanent {
+                    cause: AttemptError::Store(object_store::Error::NotFound { .. }),
+                    ..
+                }
+            ),
+        }
     }
 }
 
@@ -116,6 +129,12 @@ impl Chaos {
     fn draw<T>(&self, f: impl FnOnce(&mut SplitMix64) -> T) -> T {
         let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut rng)
+    }
+
+    /// The modelled time to move `bytes` (the size part of the latency alone).
+    fn transfer(&self, op: Operation, bytes: u64) -> Duration {
+        self.latency
+            .map_or(Duration::ZERO, |m| m.profile(op).transfer(bytes))
     }
 
     /// The latency to add and the fault to inject for one attempt.
@@ -206,14 +225,40 @@ impl ObjectClient {
         .await
     }
 
+    /// Exactly bytes `range` of the object (a range past its end is an error).
     pub async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Bytes, ObjectStoreError> {
+        let (bytes, size) = self.get_block(key, range.clone()).await?;
+        if size < range.end {
+            return Err(ObjectStoreError::PastTheEnd {
+                key: key.to_string(),
+                size,
+                wanted_end: range.end,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Bytes `range` of the object, or fewer where the object ends first, with the object's
+    /// size: the GET of an aligned block (or of a whole object: `0..` any larger end), whose
+    /// end the reader does not know. The length is checked against what the store says it
+    /// returned, so a short read is still retried.
+    pub async fn get_block(
+        &self,
+        key: &str,
+        range: Range<u64>,
+    ) -> Result<(Bytes, u64), ObjectStoreError> {
         let path = Path::from(key);
-        let wanted = (range.end - range.start) as usize;
         self.with_retries(Operation::Get, key, || async {
-            let (delay, fault) = self.chaos.plan(Operation::Get, wanted as u64);
+            // The size is known only from the answer: the modelled transfer time follows it.
+            let (delay, fault) = self.chaos.plan(Operation::Get, 0);
             self.inject_before(delay, fault).await?;
-            let get = self.store.get_range(&path, range.clone());
-            let mut bytes = self
+            let options = GetOptions::new().with_range(Some(range.clone()));
+            let get = async {
+                let result = self.store.get_opts(&path, options).await?;
+                let (returned, size) = (result.range.clone(), result.meta.size);
+                Ok::<_, object_store::Error>((result.bytes().await?, returned, size))
+            };
+            let (mut bytes, returned, size) = self
                 .clock
                 .timeout(self.retry.request_timeout, get)
                 .await
@@ -221,14 +266,19 @@ impl ObjectClient {
             if fault == Some(Fault::ShortGet) {
                 bytes.truncate(bytes.len() / 2);
             }
-            if bytes.len() != wanted {
+            let transfer = self.chaos.transfer(Operation::Get, bytes.len() as u64);
+            if !transfer.is_zero() {
+                self.clock.sleep(transfer).await;
+            }
+            let wanted = range.start..range.end.min(size);
+            if returned != wanted || bytes.len() as u64 != wanted.end - wanted.start {
                 return Err(AttemptError::Short {
                     got: bytes.len(),
-                    wanted,
+                    wanted: (wanted.end - wanted.start) as usize,
                 });
             }
             let n = bytes.len() as u64;
-            Ok((bytes, n))
+            Ok(((bytes, size), n))
         })
         .await
     }

@@ -19,6 +19,12 @@ pub fn new_segment_key(created_ms: i64, rng: &Rng) -> ObjectKey {
 /// Where every key floe writes starts (what the orphan sweep lists).
 pub const PREFIX: &str = "v1/";
 
+/// Whether `key` names a segment (one partition's batches, written by compaction) rather than
+/// a produce object.
+pub fn is_segment(key: &str) -> bool {
+    key.starts_with(PREFIX) && key.ends_with(".seg")
+}
+
 /// When an object of floe's key schema was created; `None` for any other key (the orphan
 /// sweep leaves what it did not write alone).
 pub fn created_ms(key: &str) -> Option<i64> {

@@ -8,7 +8,6 @@
 //! `format`, `segment` and `key` are pure: the multi-partition object layout, the segment
 //! layout and the key schema.
 
-pub mod cache;
 pub mod chaos;
 pub mod client;
 pub mod format;
