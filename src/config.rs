@@ -48,8 +48,8 @@ pub struct Config {
     /// A connection with no request for this long is closed (Kafka's
     /// `connections.max.idle.ms`).
     pub connection_idle_timeout: Duration,
-    /// Recently uploaded objects kept in memory for fetches (0 disables the cache).
-    pub object_cache_bytes_max: u64,
+    /// The read path's tiers.
+    pub read: ReadConfig,
     /// This node's place in the metadata quorum (its id is also its Kafka broker id).
     pub quorum: QuorumConfig,
     /// The availability zone this agent serves (clients in it are routed to it).
@@ -76,6 +76,48 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Background jobs: compaction, retention, garbage collection.
     pub lifecycle: LifecycleConfig,
+}
+
+/// The read path's tiers (`tiers`): blocks of objects in memory and on local disk.
+#[derive(Debug, Clone)]
+pub struct ReadConfig {
+    /// The unit of caching and of the read path's GETs.
+    pub block_bytes: u64,
+    /// Memory for blocks: this agent's uploads and what fetches read (0 keeps none).
+    pub block_cache_bytes_max: u64,
+    /// Local disk for blocks (the hot tier); 0 runs without one.
+    pub hot_tier_bytes_max: u64,
+    /// The hot tier's directory; `None` is `hot` under the data directory.
+    pub hot_tier_dir: Option<PathBuf>,
+    /// Fetch the next block ahead of a reader that reached the second half of one.
+    pub read_ahead: bool,
+}
+
+impl Default for ReadConfig {
+    fn default() -> ReadConfig {
+        ReadConfig {
+            block_bytes: 4 * 1024 * 1024,
+            block_cache_bytes_max: 256 * 1024 * 1024,
+            hot_tier_bytes_max: 0,
+            hot_tier_dir: None,
+            read_ahead: true,
+        }
+    }
+}
+
+impl ReadConfig {
+    pub fn tier_settings(&self, data_dir: &std::path::Path) -> crate::tiers::TierSettings {
+        let dir = self
+            .hot_tier_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("hot"));
+        crate::tiers::TierSettings {
+            block_bytes: self.block_bytes,
+            memory_bytes_max: self.block_cache_bytes_max,
+            disk: (self.hot_tier_bytes_max > 0).then_some((dir, self.hot_tier_bytes_max)),
+            read_ahead: self.read_ahead,
+        }
+    }
 }
 
 /// The storage lifecycle's settings (`jobs`).
@@ -154,12 +196,15 @@ impl Config {
             connections_max: 10_000,
             connections_per_ip_max: 10_000,
             connection_idle_timeout: Duration::from_secs(600),
-            object_cache_bytes_max: 256 * 1024 * 1024,
+            read: ReadConfig::default(),
             lifecycle: LifecycleConfig::default(),
         }
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        if !(4096..=64 * 1024 * 1024).contains(&self.read.block_bytes) {
+            return Err("read block bytes must be between 4 KiB and 64 MiB".into());
+        }
         if self.object_bytes_max > crate::metadata::quorum::node::ENTRY_BYTES_MAX {
             // An object's commit lists its batches: it must fit in one Raft entry.
             return Err(format!(

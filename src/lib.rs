@@ -18,4 +18,5 @@ pub mod protocol;
 pub mod random;
 pub mod server;
 pub mod telemetry;
+pub mod tiers;
 pub mod topic_config;

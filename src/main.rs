@@ -213,9 +213,22 @@ struct ServeArgs {
     /// Produce bytes accepted but not yet committed; beyond it producers wait.
     #[arg(long, env = "FLOE_PRODUCE_BUFFER_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
     produce_buffer_bytes_max: usize,
-    /// Memory for recently uploaded objects that serve fresh fetches (0 disables the cache).
-    #[arg(long, env = "FLOE_OBJECT_CACHE_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
-    object_cache_bytes_max: u64,
+    /// Memory for blocks of objects: this agent's uploads and what fetches read (0 keeps none).
+    #[arg(long, alias = "object-cache-bytes-max", env = "FLOE_BLOCK_CACHE_BYTES_MAX", default_value_t = 256 * 1024 * 1024)]
+    block_cache_bytes_max: u64,
+    /// The unit of the read path's caching and GETs (4 KiB to 64 MiB).
+    #[arg(long, env = "FLOE_READ_BLOCK_BYTES", default_value_t = 4 * 1024 * 1024)]
+    read_block_bytes: u64,
+    /// Local disk for blocks of objects (the hot tier; 0 runs without one). Defaults to 1 GiB
+    /// with a remote object store and 0 with local files (which are already on this disk).
+    #[arg(long, env = "FLOE_HOT_TIER_BYTES_MAX")]
+    hot_tier_bytes_max: Option<u64>,
+    /// The hot tier's directory (default: `hot` under the data directory).
+    #[arg(long, env = "FLOE_HOT_TIER_DIR")]
+    hot_tier_dir: Option<PathBuf>,
+    /// Fetch the next block ahead of a sequential reader.
+    #[arg(long, env = "FLOE_READ_AHEAD", default_value_t = true, action = clap::ArgAction::Set)]
+    read_ahead: bool,
     /// Largest record batch accepted (Kafka's message.max.bytes: the default of a topic's
     /// max.message.bytes).
     #[arg(long, env = "FLOE_BATCH_BYTES_MAX", default_value_t = 1024 * 1024 + 12)]
@@ -389,7 +402,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.default_partitions = args.default_partitions;
     config.produce_buffer_bytes_max = args.produce_buffer_bytes_max;
     config.batch_bytes_max = args.batch_bytes_max;
-    config.object_cache_bytes_max = args.object_cache_bytes_max;
+    config.read = floe::config::ReadConfig {
+        block_bytes: args.read_block_bytes,
+        block_cache_bytes_max: args.block_cache_bytes_max,
+        hot_tier_bytes_max: args.hot_tier_bytes_max.unwrap_or(if remote {
+            1024 * 1024 * 1024
+        } else {
+            0
+        }),
+        hot_tier_dir: args.hot_tier_dir,
+        read_ahead: args.read_ahead,
+    };
     config.lifecycle = floe::config::LifecycleConfig {
         jobs: args.jobs,
         segment_bytes: args.segment_bytes,

@@ -160,27 +160,7 @@ pub fn render(broker: &Broker) -> String {
         );
     }
 
-    let (hits, misses) = broker.cache.hits_and_misses();
-    e.header(
-        "floe_object_cache_reads_total",
-        "counter",
-        "Fetch reads of objects, by whether the cache held them.",
-    );
-    e.sample(
-        "floe_object_cache_reads_total",
-        &[("result", "hit")],
-        hits as f64,
-    );
-    e.sample(
-        "floe_object_cache_reads_total",
-        &[("result", "miss")],
-        misses as f64,
-    );
-    e.gauge(
-        "floe_object_cache_bytes",
-        "Bytes of recently uploaded objects held in memory.",
-        broker.cache.bytes() as f64,
-    );
+    read_tiers(&mut e, broker);
 
     let (topics, partitions, producers, commits, now_ms) = broker.metadata.read(|s| {
         (
@@ -214,6 +194,130 @@ pub fn render(broker: &Broker) -> String {
     );
     lifecycle(&mut e, broker);
     e.finish()
+}
+
+/// The read path's tiers: hits, misses, bytes and fills per tier, GETs by reason, coalesced
+/// misses, damaged disk files, and how long woken fetches took to notice a commit.
+fn read_tiers(e: &mut Exposition, broker: &Broker) {
+    use crate::tiers::metrics::{GetReason, TierCounters, TierMetrics};
+    let m = broker.tiers.metrics();
+    let (memory, disk) = broker.tiers.usage();
+    let tiers = [("memory", &m.memory, Some(memory)), ("disk", &m.disk, disk)];
+    e.header(
+        "floe_read_tier_reads_total",
+        "counter",
+        "Block reads by tier and result.",
+    );
+    for (tier, c, _) in &tiers {
+        for (result, n) in [("hit", &c.hits), ("miss", &c.misses)] {
+            let labels = [("tier", *tier), ("result", result)];
+            e.sample(
+                "floe_read_tier_reads_total",
+                &labels,
+                TierMetrics::load(n) as f64,
+            );
+        }
+    }
+    type Field = fn(&TierCounters) -> &std::sync::atomic::AtomicU64;
+    let families: [(&str, &str, Field); 3] = [
+        (
+            "floe_read_tier_hit_bytes_total",
+            "Bytes served by each tier.",
+            |c| &c.hit_bytes,
+        ),
+        (
+            "floe_read_tier_fills_total",
+            "Blocks put into each tier.",
+            |c| &c.fills,
+        ),
+        (
+            "floe_read_tier_fill_bytes_total",
+            "Bytes put into each tier.",
+            |c| &c.fill_bytes,
+        ),
+    ];
+    for (name, help, field) in families {
+        e.header(name, "counter", help);
+        for (tier, c, _) in &tiers {
+            e.sample(name, &[("tier", tier)], TierMetrics::load(field(c)) as f64);
+        }
+    }
+    // Usage is (blocks, bytes); a tier that is off holds nothing.
+    type Usage = fn((u64, u64)) -> u64;
+    let gauges: [(&str, &str, Usage); 2] = [
+        ("floe_read_tier_bytes", "Bytes each tier holds now.", |u| {
+            u.1
+        }),
+        (
+            "floe_read_tier_blocks",
+            "Blocks each tier holds now.",
+            |u| u.0,
+        ),
+    ];
+    for (name, help, part) in gauges {
+        e.header(name, "gauge", help);
+        for (tier, _, usage) in &tiers {
+            e.sample(name, &[("tier", tier)], usage.map_or(0, part) as f64);
+        }
+    }
+    e.header(
+        "floe_read_gets_total",
+        "counter",
+        "Object-store GETs sent by the read path, by reason.",
+    );
+    for reason in GetReason::ALL {
+        e.sample(
+            "floe_read_gets_total",
+            &[("reason", reason.name())],
+            m.gets(reason).0 as f64,
+        );
+    }
+    e.header(
+        "floe_read_get_bytes_total",
+        "counter",
+        "Bytes the read path's GETs returned, by reason.",
+    );
+    for reason in GetReason::ALL {
+        e.sample(
+            "floe_read_get_bytes_total",
+            &[("reason", reason.name())],
+            m.gets(reason).1 as f64,
+        );
+    }
+    for (name, help, value) in [
+        (
+            "floe_read_coalesced_total",
+            "Block misses that waited for another read's GET.",
+            &m.coalesced,
+        ),
+        (
+            "floe_read_disk_corrupt_total",
+            "Hot-tier files that failed their checks and were discarded.",
+            &m.disk_corrupt,
+        ),
+        (
+            "floe_read_disk_skipped_total",
+            "Hot-tier fills skipped while the disk was behind.",
+            &m.disk_skipped,
+        ),
+        (
+            "floe_read_disk_write_failures_total",
+            "Hot-tier files that could not be written.",
+            &m.disk_write_failures,
+        ),
+    ] {
+        e.counter(name, help, TierMetrics::load(value) as f64);
+    }
+    e.header(
+        "floe_fetch_wake_latency_seconds",
+        "histogram",
+        "From a commit to a long-polling fetch of one of its partitions waking.",
+    );
+    e.histogram(
+        "floe_fetch_wake_latency_seconds",
+        &[],
+        &broker.metrics.fetch_wake_latency.snapshot(),
+    );
 }
 
 /// The storage lifecycle: what the jobs did and cost, and how large the index is.

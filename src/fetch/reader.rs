@@ -6,9 +6,9 @@
 //! decompressed or re-checksummed.
 
 use crate::ids::{ObjectKey, Offset};
-use crate::object::cache::ObjectCache;
-use crate::object::{ObjectClient, ObjectStoreError};
+use crate::object::ObjectStoreError;
 use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
+use crate::tiers::Tiers;
 use bytes::{Bytes, BytesMut};
 
 #[derive(Debug, thiserror::Error)]
@@ -52,8 +52,7 @@ pub struct ReadBatches {
 /// Reads runs and returns the batches holding offsets ≥ `fetch_offset`, patched, up to
 /// `max_bytes` (always at least one batch).
 pub async fn read_batches(
-    store: &ObjectClient,
-    cache: &ObjectCache,
+    tiers: &Tiers,
     runs: &[Run],
     fetch_offset: Offset,
     max_bytes: usize,
@@ -62,7 +61,7 @@ pub async fn read_batches(
     let mut out = BytesMut::new();
     let mut records = 0u64;
     'runs: for run in runs {
-        let raw = read_run(store, cache, run).await?;
+        let raw = read_run(tiers, run).await?;
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {
@@ -92,28 +91,11 @@ pub async fn read_batches(
     })
 }
 
-/// A run's bytes, from the object cache or else a ranged GET.
-pub async fn read_run(
-    store: &ObjectClient,
-    cache: &ObjectCache,
-    run: &Run,
-) -> Result<Bytes, ObjectStoreError> {
-    read_range(store, cache, &run.object_key, run.byte_start, run.byte_len).await
-}
-
-/// `len` bytes of object `key` from `start`, from the object cache or else a ranged GET.
-pub async fn read_range(
-    store: &ObjectClient,
-    cache: &ObjectCache,
-    key: &ObjectKey,
-    start: u64,
-    len: u64,
-) -> Result<Bytes, ObjectStoreError> {
-    let range = start..start + len;
-    match cache.get_range(key.as_str(), range.clone()) {
-        Some(bytes) => Ok(bytes),
-        None => store.get_range(key.as_str(), range).await,
-    }
+/// A run's bytes, through the read tiers.
+pub async fn read_run(tiers: &Tiers, run: &Run) -> Result<Bytes, ObjectStoreError> {
+    tiers
+        .read(&run.object_key, run.byte_start, run.byte_len)
+        .await
 }
 
 #[cfg(test)]

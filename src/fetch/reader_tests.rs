@@ -5,11 +5,11 @@ use super::read_batches;
 use crate::fetch::reader::Run;
 use crate::ids::{Offset, TopicPartition};
 use crate::object::ObjectClient;
-use crate::object::cache::ObjectCache;
 use crate::object::client::Chaos;
 use crate::object::format::encode_object;
 use crate::object::retry::RetryPolicy;
 use crate::protocol::record_batch::{Batches, build_test_batch};
+use crate::tiers::{TierSettings, Tiers};
 use object_store::memory::InMemory;
 use std::sync::Arc;
 
@@ -20,7 +20,18 @@ fn tp() -> TopicPartition {
     }
 }
 
-async fn store_with_run() -> (ObjectClient, Run, Vec<usize>) {
+/// Read tiers over `store` holding `memory` bytes, without a disk tier.
+fn tiers(store: &Arc<ObjectClient>, memory: u64) -> Tiers {
+    let settings = TierSettings {
+        block_bytes: 4096,
+        memory_bytes_max: memory,
+        disk: None,
+        read_ahead: false,
+    };
+    Tiers::open(store.clone(), &settings).unwrap()
+}
+
+async fn store_with_run() -> (Arc<ObjectClient>, Run, Vec<usize>) {
     let store = ObjectClient::new(
         Arc::new(InMemory::new()),
         "memory://".into(),
@@ -34,6 +45,7 @@ async fn store_with_run() -> (ObjectClient, Run, Vec<usize>) {
         build_test_batch(-1, -1, -1, 2, 10),
         build_test_batch(-1, -1, -1, 4, 10),
     ];
+    let store = Arc::new(store);
     let sizes = batches.iter().map(|b| b.len()).collect();
     let (object, layout) = encode_object(1, &[(tp(), batches)]);
     store.put("o1", object).await.unwrap();
@@ -54,8 +66,7 @@ async fn store_with_run() -> (ObjectClient, Run, Vec<usize>) {
 async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     let (store, run, _) = store_with_run().await;
     let all = read_batches(
-        &store,
-        &ObjectCache::new(0),
+        &tiers(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
         1 << 20,
@@ -73,17 +84,10 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(
-        &store,
-        &ObjectCache::new(0),
-        &[run],
-        Offset(104),
-        1 << 20,
-        7,
-    )
-    .await
-    .unwrap()
-    .bytes;
+    let tail = read_batches(&tiers(&store, 0), &[run], Offset(104), 1 << 20, 7)
+        .await
+        .unwrap()
+        .bytes;
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -98,8 +102,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
 async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     let (store, run, sizes) = store_with_run().await;
     let one = read_batches(
-        &store,
-        &ObjectCache::new(0),
+        &tiers(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
         1,
@@ -110,8 +113,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     .bytes;
     assert_eq!(one.len(), sizes[0]);
     let two = read_batches(
-        &store,
-        &ObjectCache::new(0),
+        &tiers(&store, 0),
         &[run],
         Offset(100),
         sizes[0] + sizes[1],
@@ -124,17 +126,17 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
 }
 
 #[tokio::test]
-async fn the_cache_serves_reads_without_the_store() {
+async fn uploaded_objects_are_read_without_the_store() {
     let (store, run, sizes) = store_with_run().await;
-    let cache = ObjectCache::new(1 << 20);
-    // Put the whole object in the cache, then remove it from the store.
+    let cached = tiers(&store, 1 << 20);
+    // Admit the object as an upload would, then remove it from the store.
     let object = store
         .get_range("o1", 0..run.byte_start + run.byte_len)
         .await
         .unwrap();
-    cache.insert("o1", object);
+    cached.admit_upload(&run.object_key, &object).await;
     store.delete("o1").await.unwrap();
-    let all = read_batches(&store, &cache, &[run], Offset(100), 1 << 20, 0)
+    let all = read_batches(&cached, &[run], Offset(100), 1 << 20, 0)
         .await
         .unwrap()
         .bytes;

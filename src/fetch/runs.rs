@@ -6,12 +6,11 @@
 //! wants while its budget lasts. Footers are read once and kept in the agent's index cache
 //! (byte-bounded), so a segment costs one small GET before its first read and none after.
 
-use super::reader::{ReadError, Run, read_range};
+use super::reader::{ReadError, Run};
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, FooterAt, Objects};
-use crate::object::ObjectClient;
-use crate::object::cache::ObjectCache;
 use crate::object::segment::{Chunk, SegmentIndex, decode_footer};
+use crate::tiers::Tiers;
 use std::sync::Arc;
 
 /// An index entry with what reading it takes, copied out of the state under its read lock.
@@ -95,22 +94,16 @@ impl SegmentIndexCache {
     /// The segment's footer, from the cache or else read and decoded.
     pub async fn get(
         &self,
-        store: &ObjectClient,
-        cache: &ObjectCache,
+        tiers: &Tiers,
         segment: &Located,
         footer: FooterAt,
     ) -> Result<Arc<SegmentIndex>, ReadError> {
         if let Some(index) = self.indexes.as_ref().and_then(|c| c.get(&segment.key)) {
             return Ok(index);
         }
-        let raw = read_range(
-            store,
-            cache,
-            &segment.key,
-            footer.start,
-            u64::from(footer.len),
-        )
-        .await?;
+        let raw = tiers
+            .read(&segment.key, footer.start, u64::from(footer.len))
+            .await?;
         let index = decode_footer(&raw, segment.entry.byte_len).map_err(|cause| {
             ReadError::CorruptSegment {
                 key: segment.key.clone(),
@@ -136,8 +129,7 @@ impl SegmentIndexCache {
 /// The first entry always yields something (Kafka's "at least one batch").
 pub async fn runs_for_fetch(
     indexes: &SegmentIndexCache,
-    store: &ObjectClient,
-    cache: &ObjectCache,
+    tiers: &Tiers,
     entries: &[Located],
     offset: Offset,
     budget: u64,
@@ -148,7 +140,7 @@ pub async fn runs_for_fetch(
         let run = match located.footer {
             None => located.whole(),
             Some(footer) => {
-                let index = indexes.get(store, cache, located, footer).await?;
+                let index = indexes.get(tiers, located, footer).await?;
                 let from = offset.max(located.entry.base_offset);
                 located
                     .chunks(index.chunks_from(from, left))
@@ -171,15 +163,14 @@ pub async fn runs_for_fetch(
 /// or a segment's chunks that reach it.
 pub async fn runs_reaching(
     indexes: &SegmentIndexCache,
-    store: &ObjectClient,
-    cache: &ObjectCache,
+    tiers: &Tiers,
     located: &Located,
     target: i64,
 ) -> Result<Vec<Run>, ReadError> {
     let Some(footer) = located.footer else {
         return Ok(vec![located.whole()]);
     };
-    let index = indexes.get(store, cache, located, footer).await?;
+    let index = indexes.get(tiers, located, footer).await?;
     Ok(index
         .chunks
         .iter()

@@ -1,12 +1,11 @@
 //! Compaction of one partition's runs into a segment: read the runs (from the write-through
-//! cache or ranged GETs), write their batches with their committed base offsets into one
+//! memory tier or ranged GETs), write their batches with their committed base offsets into one
 //! segment object with its footer, PUT it, and swap it in through the quorum. The state makes
 //! the swap only if the runs are as they were read; a lost swap leaves a segment no one refers
 //! to, which the collector deletes.
 
 use super::context::JobContext;
 use super::metrics::JobMetrics;
-use crate::fetch::reader::read_range;
 use crate::fetch::runs::locate;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
@@ -48,14 +47,11 @@ pub async fn compact(
         .fold(0u64, |sum, e| sum.saturating_add(e.byte_len));
     let mut builder = SegmentBuilder::new(tp, index_interval, data_bytes);
     for entry in &located {
-        let raw = read_range(
-            &ctx.store,
-            &ctx.cache,
-            &entry.key,
-            entry.entry.byte_start,
-            entry.entry.byte_len,
-        )
-        .await?;
+        let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;
+        let raw = match ctx.tiers.peek(&entry.key, range.clone()).await {
+            Some(raw) => raw,
+            None => ctx.store.get_range(entry.key.as_str(), range).await?,
+        };
         let mismatch = |at: Offset| CompactionError::Mismatch {
             key: entry.key.to_string(),
             at: at.0,

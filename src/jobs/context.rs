@@ -5,8 +5,8 @@ use crate::clock::Clock;
 use crate::config::LifecycleConfig;
 use crate::metadata::MetadataStore;
 use crate::object::ObjectClient;
-use crate::object::cache::ObjectCache;
 use crate::random::Rng;
+use crate::tiers::Tiers;
 use std::sync::Arc;
 
 /// What the jobs share.
@@ -15,7 +15,8 @@ pub struct JobContext {
     pub metadata: MetadataStore,
     /// The jobs' own client of the store (see `ObjectClient::with_own_metrics`).
     pub store: Arc<ObjectClient>,
-    pub cache: Arc<ObjectCache>,
+    /// The agent's read tiers: a run still held there is copied from memory, not fetched.
+    pub tiers: Tiers,
     pub clock: Clock,
     pub rng: Rng,
     pub config: LifecycleConfig,

@@ -10,6 +10,7 @@
 //! `state` is pure and deterministic; `quorum` replicates it (openraft); `store` is the
 //! broker's typed window onto the replicated copy; `ticks` brings the leader's clock into it.
 
+pub mod partition_signals;
 pub mod quorum;
 pub mod state;
 pub mod store;

@@ -337,6 +337,11 @@ impl MetadataStore {
         self.quorum.shared().applied.subscribe()
     }
 
+    /// Signals raised for the partitions of each commit this node applies (fetch long-polls).
+    pub fn partition_signals(&self) -> &crate::metadata::partition_signals::PartitionSignals {
+        &self.quorum.shared().partitions
+    }
+
     pub fn quorum(&self) -> &Arc<Quorum> {
         &self.quorum
     }

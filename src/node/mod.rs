@@ -123,10 +123,21 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     if config.advertised_addr.is_empty() {
         config.advertised_addr = local_addr.to_string();
     }
+    let settings = config.read.tier_settings(&data_dir);
+    let tiers = crate::tiers::Tiers::open(store.clone(), &settings).map_err(|source| {
+        StartError::DataDir {
+            path: settings
+                .disk
+                .as_ref()
+                .map_or_else(String::new, |(dir, _)| dir.display().to_string()),
+            source,
+        }
+    })?;
     let broker = Arc::new(build_broker(
         config,
         metadata,
         store,
+        tiers,
         local_cluster_id,
         clock,
         rng,
@@ -174,7 +185,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         others.push(tokio::spawn(crate::jobs::run(crate::jobs::JobContext {
             metadata: broker.metadata.clone(),
             store: broker.jobs_store.clone(),
-            cache: broker.cache.clone(),
+            tiers: broker.tiers.clone(),
             clock: broker.clock.clone(),
             rng: broker.rng.clone(),
             config: broker.config.lifecycle.clone(),
@@ -196,13 +207,11 @@ fn build_broker(
     config: Config,
     metadata: MetadataStore,
     store: Arc<crate::object::ObjectClient>,
+    tiers: crate::tiers::Tiers,
     local_cluster_id: String,
     clock: Clock,
     rng: Rng,
 ) -> Broker {
-    let cache = Arc::new(crate::object::cache::ObjectCache::new(
-        config.object_cache_bytes_max,
-    ));
     let pipeline = ProducePipeline::start(
         PipelineConfig {
             flush_interval: config.flush_interval,
@@ -211,7 +220,7 @@ fn build_broker(
             uploads_in_flight_max: config.uploads_in_flight_max,
         },
         store.clone(),
-        cache.clone(),
+        tiers.clone(),
         metadata.clone(),
         clock.clone(),
         rng.clone(),
@@ -241,7 +250,7 @@ fn build_broker(
         metadata,
         pipeline,
         store,
-        cache,
+        tiers,
         run_batches: crate::fetch::by_time::RunBatchesCache::new(RUN_BATCHES_BYTES_MAX),
         segment_indexes,
         jobs_store,

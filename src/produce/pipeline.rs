@@ -16,12 +16,12 @@ use crate::clock::{Clock, Instant};
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
 use crate::metadata::{MetadataError, MetadataStore};
-use crate::object::cache::ObjectCache;
 use crate::object::{ObjectClient, ObjectStoreError};
 use crate::object::{format::encode_object, key::new_object_key};
 use crate::protocol::record_batch::RecordBatch;
 use crate::random::Rng;
 use crate::telemetry::ErrorChain;
+use crate::tiers::Tiers;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -74,7 +74,7 @@ impl ProducePipeline {
     pub fn start(
         config: PipelineConfig,
         store: Arc<ObjectClient>,
-        cache: Arc<ObjectCache>,
+        tiers: Tiers,
         metadata: MetadataStore,
         clock: Clock,
         rng: Rng,
@@ -85,7 +85,7 @@ impl ProducePipeline {
         let metrics = Arc::new(PipelineMetrics::default());
         let storage = Storage {
             client: store,
-            cache,
+            tiers,
             clock: clock.clone(),
             rng,
             metrics: metrics.clone(),
@@ -174,12 +174,12 @@ async fn sleep_until(clock: &Clock, deadline: Option<Instant>) {
     }
 }
 
-/// Where sealed objects go: the object store, and the cache that serves fresh reads; with the
+/// Where sealed objects go: the object store, and the read tiers that serve fresh reads; with the
 /// clock and generator their keys are made from.
 #[derive(Clone)]
 struct Storage {
     client: Arc<ObjectClient>,
-    cache: Arc<ObjectCache>,
+    tiers: Tiers,
     clock: Clock,
     rng: Rng,
     metrics: Arc<PipelineMetrics>,
@@ -199,7 +199,7 @@ fn start_upload(sealed: Sealed<AwaitingCommit>, store: Storage) -> Upload {
         let result = match store.client.put(key.as_str(), object.clone()).await {
             Ok(()) => {
                 // Cached before the commit makes it visible, so fresh fetches never miss.
-                store.cache.insert(key.as_str(), object);
+                store.tiers.admit_upload(&key, &object).await;
                 Ok(layouts)
             }
             Err(e) => Err(ProduceError::Storage(Arc::new(e))),

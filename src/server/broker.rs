@@ -5,7 +5,6 @@ use crate::config::Config;
 use crate::metadata::MetadataStore;
 use crate::metadata::state::Agent;
 use crate::object::ObjectClient;
-use crate::object::cache::ObjectCache;
 use crate::placement::{self, Shown};
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
@@ -23,7 +22,8 @@ pub struct Broker {
     pub metadata: MetadataStore,
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
-    pub cache: Arc<ObjectCache>,
+    /// The read path's tiers (memory, local disk) in front of the object store.
+    pub tiers: crate::tiers::Tiers,
     /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
     pub run_batches: crate::fetch::by_time::RunBatchesCache,
     /// The background jobs' own client of the object store (their requests counted apart).
@@ -108,15 +108,16 @@ impl Broker {
             .map_or(self.node_id(), |s| s.id)
     }
 
-    /// The live agents, this one included even before its first registration is applied.
+    /// The live agents, this one as it is now: before its first registration is applied the
+    /// registry may still hold its previous life's entry, whose lease has not run out but
+    /// whose address (a restart on another port) no longer answers.
     pub fn live_agents(&self) -> Vec<Agent> {
         let now = self.clock.now_ms();
+        let me = self.node_id();
         let mut agents: Vec<Agent> = self
             .metadata
-            .read(|s| s.live_agents(now).cloned().collect());
-        if !agents.iter().any(|a| a.id == self.node_id()) {
-            agents.push(self.agent(i64::MAX));
-        }
+            .read(|s| s.live_agents(now).filter(|a| a.id != me).cloned().collect());
+        agents.push(self.agent(i64::MAX));
         agents
     }
 

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 pub struct BrokerMetrics {
     pub produce_latency: Histogram,
     pub fetch_latency: Histogram,
+    /// From a commit to a long-polling fetch of one of its partitions waking.
+    pub fetch_wake_latency: Histogram,
     pub produce_bytes: AtomicU64,
     pub produce_records: AtomicU64,
     pub fetch_bytes: AtomicU64,
@@ -28,6 +30,7 @@ impl Default for BrokerMetrics {
         BrokerMetrics {
             produce_latency: Histogram::new(LATENCY_SECONDS),
             fetch_latency: Histogram::new(LATENCY_SECONDS),
+            fetch_wake_latency: Histogram::new(LATENCY_SECONDS),
             produce_bytes: AtomicU64::new(0),
             produce_records: AtomicU64::new(0),
             fetch_bytes: AtomicU64::new(0),

@@ -17,6 +17,8 @@ use super::types::{
 };
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
+use crate::metadata::partition_signals::PartitionSignals;
+use crate::metadata::state::Command;
 use crate::metadata::state::legacy::{MetadataStateV1, MetadataStateV2, MetadataStateV3};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
@@ -37,8 +39,10 @@ pub struct Machine {
 /// What the broker shares with Raft: the machine and a signal raised after every apply.
 pub struct Shared {
     pub machine: RwLock<Machine>,
-    /// The last applied log index; fetch long-polls and read-your-writes wait on it.
+    /// The last applied log index; read-your-writes waits on it.
     pub applied: watch::Sender<u64>,
+    /// Raised for the partitions each applied commit touched: long-polling fetches wait on it.
+    pub partitions: PartitionSignals,
 }
 
 impl Shared {
@@ -144,6 +148,7 @@ impl StateMachine {
             shared: Arc::new(Shared {
                 machine: RwLock::new(machine),
                 applied,
+                partitions: PartitionSignals::default(),
             }),
             dir: dir.to_path_buf(),
             clock,
@@ -216,6 +221,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = Entry> + Send,
         I::IntoIter: Send,
     {
+        let mut touched = Vec::new();
         let (responses, last) = self.shared.write(|m| {
             let mut responses = Vec::new();
             for entry in entries {
@@ -223,9 +229,16 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 let index = entry.log_id.index;
                 let outcomes = match entry.payload {
                     EntryPayload::Blank => Vec::new(),
-                    EntryPayload::Normal(commands) => {
-                        commands.0.into_iter().map(|c| m.state.apply(c)).collect()
-                    }
+                    EntryPayload::Normal(commands) => commands
+                        .0
+                        .into_iter()
+                        .map(|c| {
+                            if let Command::CommitObject { partitions, .. } = &c {
+                                touched.extend(partitions.iter().map(|p| p.partition));
+                            }
+                            m.state.apply(c)
+                        })
+                        .collect(),
                     EntryPayload::Membership(membership) => {
                         m.membership = StoredMembership::new(Some(entry.log_id), membership);
                         Vec::new()
@@ -236,6 +249,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             (responses, m.last_applied.map_or(0, |l| l.index))
         });
         self.shared.applied.send_replace(last);
+        self.shared.partitions.raise(&touched, self.clock.now());
         Ok(responses)
     }
 
@@ -266,6 +280,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let index = machine.last_applied.map_or(0, |l| l.index);
         self.shared.write(|m| *m = machine);
         self.shared.applied.send_replace(index);
+        self.shared.partitions.raise_all(self.clock.now());
         Ok(())
     }
 

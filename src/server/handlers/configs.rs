@@ -180,7 +180,9 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int),
         ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long),
         ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long),
-        ("floe.object.cache.bytes.max", config.object_cache_bytes_max.to_string(), Kind::Long),
+        ("floe.block.cache.bytes.max", config.read.block_cache_bytes_max.to_string(), Kind::Long),
+        ("floe.read.block.bytes", config.read.block_bytes.to_string(), Kind::Long),
+        ("floe.hot.tier.bytes.max", config.read.hot_tier_bytes_max.to_string(), Kind::Long),
     ];
     let entry = |name: &str, value: String, kind: Kind, source: i8| Entry {
         name: name.to_string(),

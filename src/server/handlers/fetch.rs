@@ -5,18 +5,22 @@
 //! in the zone.
 //!
 //! When less than `min_bytes` is available the request waits, up to `max_wait_ms`, for a commit
-//! to make more visible: it sleeps on the metadata store's change signal, not in a polling loop.
+//! to one of its partitions to make more visible: it sleeps on those partitions' signals
+//! (`metadata::partition_signals`), not in a polling loop and not on every commit.
 
 use crate::fetch::planner::{FetchPlan, plan_fetch};
 use crate::fetch::reader::Run;
 use crate::fetch::reader::read_batches;
 use crate::fetch::runs::{Located, locate, runs_for_fetch};
-use crate::ids::Offset;
-use crate::metadata::state::PartitionState;
+use crate::ids::{Offset, TopicPartition};
+use crate::metadata::MetadataState;
+use crate::metadata::partition_signals::Listener;
+use crate::metadata::state::{PartitionState, Topic};
 use crate::placement;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
+use crate::protocol::messages::fetch_request::FetchTopic;
 use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::BrokerMetrics;
@@ -28,22 +32,71 @@ const MAX_WAIT_CAP: Duration = Duration::from_secs(30);
 
 pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
     let redirect = RackRedirect::new(broker, &request, version);
-    let mut changes = broker.metadata.subscribe();
+    let mut commits = listen(broker, &request, version);
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_WAIT_CAP);
     let deadline = broker.clock.now() + wait;
     loop {
-        changes.borrow_and_update();
+        commits.mark_seen();
         let (response, bytes) = fetch_once(broker, &request, version, &redirect).await;
         let enough = bytes >= request.min_bytes.max(1) as usize;
-        if enough || broker.clock.now() >= deadline {
+        if enough || has_news(&response) || broker.clock.now() >= deadline {
             return response;
         }
-        // Wake on the next commit, or give up at the deadline.
-        match broker.clock.timeout_at(deadline, changes.changed()).await {
-            Ok(Ok(())) => continue,
-            _ => return fetch_once(broker, &request, version, &redirect).await.0,
+        // Wake on the next commit to one of these partitions, or give up at the deadline.
+        match broker.clock.timeout_at(deadline, commits.raised()).await {
+            Ok(raised) => {
+                if let Some(at) = raised {
+                    let latency = broker.clock.now().saturating_duration_since(at);
+                    broker
+                        .metrics
+                        .fetch_wake_latency
+                        .observe(latency.as_secs_f64());
+                }
+            }
+            Err(_) => return fetch_once(broker, &request, version, &redirect).await.0,
         }
     }
+}
+
+/// Whether a partition's answer is an error or a redirect (KIP-392), which Kafka sends at
+/// once rather than after `max_wait_ms`.
+fn has_news(response: &FetchResponse) -> bool {
+    response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .any(|p| p.error_code != 0 || p.preferred_read_replica >= 0)
+}
+
+/// The topic a request names: from v13 by id (KIP-516), before by name.
+fn requested_topic<'s>(
+    s: &'s MetadataState,
+    topic: &FetchTopic,
+    version: i16,
+) -> Option<&'s Topic> {
+    if version >= 13 {
+        s.topic_by_id(&topic.topic_id)
+    } else {
+        s.topic(&topic.topic)
+    }
+}
+
+/// A listener to commits of the partitions the request names (those the state knows).
+fn listen(broker: &Broker, request: &FetchRequest, version: i16) -> Listener {
+    let partitions: Vec<TopicPartition> = broker.metadata.read(|s| {
+        request
+            .topics
+            .iter()
+            .filter_map(|t| requested_topic(s, t, version).map(|found| (found.id, t)))
+            .flat_map(|(topic_id, t)| {
+                t.partitions.iter().map(move |p| TopicPartition {
+                    topic_id,
+                    partition: p.partition,
+                })
+            })
+            .collect()
+    });
+    broker.metadata.partition_signals().listen(&partitions)
 }
 
 /// Where a rack-aware client should fetch instead, if not here.
@@ -127,13 +180,7 @@ async fn fetch_once(
             let first = reads.is_empty();
             // Plan under the read lock: only the planned runs are copied, not the index.
             let planned = broker.metadata.read(|s| {
-                // From v13 topics are named by id (KIP-516).
-                let found = if version >= 13 {
-                    s.topic_by_id(&topic.topic_id)
-                } else {
-                    s.topic(&topic.topic)
-                };
-                found
+                requested_topic(s, topic, version)
                     .and_then(|t| {
                         usize::try_from(p.partition)
                             .ok()
@@ -196,8 +243,7 @@ async fn fetch_once(
             let plan = match plan {
                 Planned::Read(entries) => match runs_for_fetch(
                     &broker.segment_indexes,
-                    broker.store.as_ref(),
-                    broker.cache.as_ref(),
+                    &broker.tiers,
                     &entries,
                     Offset(p.fetch_offset),
                     budget as u64,
@@ -258,8 +304,7 @@ async fn fetch_once(
     let _held = broker.fetch_budget.reserve(planned_bytes).await;
     let results = futures::future::join_all(reads.iter().map(|r| {
         read_batches(
-            broker.store.as_ref(),
-            broker.cache.as_ref(),
+            &broker.tiers,
             &r.runs,
             Offset(r.fetch_offset),
             r.budget,

@@ -7,7 +7,7 @@
 
 use crate::fetch::by_time::{RunBatches, candidate_entries, first_record_at_or_after};
 use crate::fetch::reader::Run;
-use crate::fetch::reader::{read_range, read_run};
+use crate::fetch::reader::read_run;
 use crate::fetch::runs::{locate, runs_reaching};
 use crate::ids::Offset;
 use crate::metadata::state::{BatchRef, Objects, PartitionState};
@@ -152,14 +152,7 @@ async fn first_in_entries<'a>(
 ) -> Result<Option<(Offset, i64)>, LookupError> {
     for entry in entries {
         let located = locate(objects, entry).ok_or("an index entry names an unknown object")?;
-        let runs = runs_reaching(
-            &broker.segment_indexes,
-            broker.store.as_ref(),
-            broker.cache.as_ref(),
-            &located,
-            target,
-        )
-        .await?;
+        let runs = runs_reaching(&broker.segment_indexes, &broker.tiers, &located, target).await?;
         if let Some(found) = first_in_runs(broker, part, runs.iter(), target).await? {
             return Ok(Some(found));
         }
@@ -175,12 +168,12 @@ async fn first_in_runs<'a>(
     runs: impl Iterator<Item = &'a Run>,
     target: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
-    let (store, cache) = (broker.store.as_ref(), broker.cache.as_ref());
+    let tiers = &broker.tiers;
     for run in runs {
         let (batches, raw) = match broker.run_batches.get(run) {
             Some(batches) => (batches, None),
             None => {
-                let raw = read_run(store, cache, run).await?;
+                let raw = read_run(tiers, run).await?;
                 let batches = Arc::new(RunBatches::read(run, raw.clone())?);
                 broker.run_batches.insert(run, batches.clone());
                 (batches, Some(raw))
@@ -190,7 +183,9 @@ async fn first_in_runs<'a>(
             let bytes = match &raw {
                 Some(raw) => raw.slice(b.at as usize..(b.at + b.len) as usize),
                 None => {
-                    read_range(store, cache, &run.object_key, run.byte_start + b.at, b.len).await?
+                    tiers
+                        .read(&run.object_key, run.byte_start + b.at, b.len)
+                        .await?
                 }
             };
             let batch = RecordBatch::new(bytes)?;
