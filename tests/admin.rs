@@ -79,7 +79,9 @@ fn metrics_views_and_cost_reflect_traffic() {
         ("floe_produce_records", "counter"),
         ("floe_fetch_bytes", "counter"),
         ("floe_connections", "gauge"),
-        ("floe_object_cache_reads", "counter"),
+        ("floe_read_tier_reads", "counter"),
+        ("floe_read_gets", "counter"),
+        ("floe_fetch_wake_latency_seconds", "histogram"),
         ("floe_object_store_requests", "counter"),
         ("floe_object_store_request_latency_seconds", "histogram"),
     ] {

@@ -256,19 +256,6 @@ fn group_reads(bootstrap: &str, topic: &str, stop: &AtomicBool) -> BTreeMap<i32,
             // reports it once and goes on.
             Some(Err(e))
                 if e.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownTopicOrPartition) => {}
-            // librdkafka reports a dropped connection as an event and reconnects; what it
-            // reads afterwards is still checked for duplicates. Why the connection drops
-            // under compaction is open work.
-            Some(Err(e))
-                if matches!(
-                    e.rdkafka_error_code(),
-                    Some(
-                        RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown
-                    )
-                ) =>
-            {
-                eprintln!("group consumer: {e} (librdkafka reconnects)");
-            }
             Some(Err(e)) => panic!("group consumer: {e}"),
             None if stop.load(Ordering::Relaxed) => {
                 let since = *idle_since.get_or_insert_with(Instant::now);

@@ -95,3 +95,28 @@ fn acked_records_survive_a_crash_and_offsets_continue() {
         );
     }
 }
+
+/// A broker restarted on another port shows its new address from its first Metadata answer:
+/// its previous life's registration, whose lease has not run out, names a port that no
+/// longer answers (clients sent there see "broker transport failure").
+#[test]
+fn a_restarted_broker_shows_its_new_address_at_once() {
+    use floe::protocol::messages::{MetadataRequest, RequestBody, ResponseBody};
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    Floe::start(&data, &[] as &[&str]).stop();
+    for _ in 0..3 {
+        let mut again = Floe::start(&data, &[] as &[&str]);
+        let answer = support::kafka_call(
+            &again.bootstrap(),
+            12,
+            RequestBody::Metadata(MetadataRequest::default()),
+        );
+        let ResponseBody::Metadata(metadata) = answer else {
+            panic!("not a metadata answer: {answer:?}");
+        };
+        let ports: Vec<i32> = metadata.brokers.iter().map(|b| b.port).collect();
+        assert_eq!(ports, vec![i32::from(again.addr.port())], "{metadata:?}");
+        again.stop();
+    }
+}

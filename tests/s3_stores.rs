@@ -7,7 +7,7 @@
 mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use support::kafka::{consume, flush, produce, producer};
+use support::kafka::{assert_read_back, flush, produce, producer};
 use support::s3::{ACCESS_KEY, S3Server, SECRET_KEY};
 use support::{Floe, temp_dir};
 
@@ -55,28 +55,6 @@ fn url_encode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-fn check_read_back(bootstrap: &str, topic: &str, acked: &BTreeMap<i32, Vec<support::kafka::Seen>>) {
-    let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
-    let got = consume(bootstrap, topic, &expected);
-    for (partition, records) in acked {
-        let mut records = records.clone();
-        records.sort_by_key(|r| r.offset);
-        let read = got.get(partition).cloned().unwrap_or_default();
-        assert_eq!(
-            read.len(),
-            records.len(),
-            "partition {partition}: record count"
-        );
-        for (a, r) in records.iter().zip(&read) {
-            assert_eq!(
-                (a.offset, &a.key, &a.value),
-                (r.offset, &r.key, &r.value),
-                "partition {partition}"
-            );
-        }
-    }
 }
 
 #[test]
@@ -134,7 +112,7 @@ fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
         "{writes:?}"
     );
     let mut floe = Floe::start(&data, &flags);
-    check_read_back(&floe.bootstrap(), "wide", &acked);
+    assert_read_back(&floe.bootstrap(), "wide", &acked);
     floe.stop();
     println!("seaweedfs writer: {writes:#?}");
     println!(
@@ -170,7 +148,7 @@ fn every_acked_record_survives_ten_percent_injected_faults_on_moto() {
     );
     let acked = acks.by_partition.lock().unwrap().clone();
     assert_eq!(acked.values().map(Vec::len).sum::<usize>(), 20_000);
-    check_read_back(&floe.bootstrap(), "faulty", &acked);
+    assert_read_back(&floe.bootstrap(), "faulty", &acked);
     let log = floe.log();
     assert!(!log.contains("panicked"), "{log}");
 }
@@ -271,5 +249,5 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
     assert_eq!(count_objects(&server, "floe-jobs"), live);
     // A binary counter of segments: a few per partition at most.
     assert!(live <= 8 * 4, "{live} objects for 8 partitions");
-    check_read_back(&floe.bootstrap(), "jobs", &acked);
+    assert_read_back(&floe.bootstrap(), "jobs", &acked);
 }

@@ -193,3 +193,26 @@ pub fn consume(
     }
     got
 }
+
+/// Reads the topic back from offset 0 and checks it holds exactly the acknowledged records.
+pub fn assert_read_back(bootstrap: &str, topic: &str, acked: &BTreeMap<i32, Vec<Seen>>) {
+    let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
+    let got = consume(bootstrap, topic, &expected);
+    for (partition, records) in acked {
+        let mut records = records.clone();
+        records.sort_by_key(|r| r.offset);
+        let read = got.get(partition).cloned().unwrap_or_default();
+        assert_eq!(
+            read.len(),
+            records.len(),
+            "partition {partition}: record count"
+        );
+        for (a, r) in records.iter().zip(&read) {
+            assert_eq!(
+                (a.offset, &a.key, &a.value),
+                (r.offset, &r.key, &r.value),
+                "partition {partition}"
+            );
+        }
+    }
+}

@@ -234,10 +234,12 @@ pub fn kafka_call(
     })
 }
 
-/// A temporary directory removed at drop.
+/// A temporary directory removed at drop (kept, with the brokers' logs in it, when
+/// `FLOE_TEST_KEEP` is set).
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("floe-test-")
+        .disable_cleanup(std::env::var_os("FLOE_TEST_KEEP").is_some())
         .tempdir()
         .expect("temp dir")
 }
