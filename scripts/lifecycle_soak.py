@@ -20,29 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-FLOE = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/floe-target")),
-                    "release", "floe")
-JOBS = ["--compaction-lag", "30s", "--compaction-interval", "5s", "--collection-interval", "10s",
-        "--dead-object-grace", "20s", "--orphan-sweep-interval", "60s", "--segment-bytes",
-        str(8 << 20)]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def metrics(admin):
-    text = urllib.request.urlopen(f"http://{admin}/metrics", timeout=10).read().decode()
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            out[name] = float(value)
-    return out
+from floe_local import FLOE, free_port, metrics
 
 
 def rss_mib(pid):
