@@ -165,6 +165,7 @@ mod tests {
             byte_start: 0,
             byte_len: 0,
             max_timestamp,
+            marker: None,
         }
     }
 

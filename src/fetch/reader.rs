@@ -6,8 +6,11 @@
 //! decompressed or re-checksummed.
 
 use crate::ids::{ObjectKey, Offset};
+use crate::metadata::state::markers::Marker;
 use crate::object::ObjectStoreError;
-use crate::protocol::record_batch::{Batches, set_base_offset, set_partition_leader_epoch};
+use crate::protocol::record_batch::{
+    Batches, build_control_batch, set_base_offset, set_partition_leader_epoch,
+};
 use crate::tiers::Tiers;
 use bytes::{Bytes, BytesMut};
 
@@ -40,27 +43,46 @@ pub struct Run {
     pub byte_start: u64,
     pub byte_len: u64,
     pub max_timestamp: i64,
+    /// A transaction marker's run: its bytes are built, not read (see `state::markers`).
+    pub marker: Option<Marker>,
 }
 
-/// Patched batches for a client, and how many records they hold.
+impl Run {
+    /// The bytes a read of the run returns (a marker's control batch, or the byte range).
+    pub fn read_bytes(&self) -> u64 {
+        match self.marker {
+            Some(_) => crate::metadata::state::markers::MARKER_BATCH_BYTES,
+            None => self.byte_len,
+        }
+    }
+}
+
+/// Patched batches for a client, how many records they hold, and the offset after the last.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadBatches {
     pub bytes: Bytes,
     pub records: u64,
+    pub end_offset: Offset,
 }
 
-/// Reads runs and returns the batches holding offsets ≥ `fetch_offset`, patched, up to
-/// `max_bytes` (always at least one batch).
+/// Reads runs and returns the batches holding offsets ≥ `fetch_offset` and starting below
+/// `stable` (the last stable offset, for read_committed; else the high watermark), patched,
+/// up to `max_bytes` (always at least one batch).
 pub async fn read_batches(
     tiers: &Tiers,
     runs: &[Run],
     fetch_offset: Offset,
+    stable: Offset,
     max_bytes: usize,
     leader_epoch: i32,
 ) -> Result<ReadBatches, ReadError> {
     let mut out = BytesMut::new();
     let mut records = 0u64;
+    let mut end_offset = fetch_offset;
     'runs: for run in runs {
+        if run.base_offset >= stable {
+            break;
+        }
         let raw = read_run(tiers, run).await?;
         let mut base = run.base_offset;
         let mut at = run.byte_start;
@@ -72,10 +94,14 @@ pub async fn read_batches(
             })?;
             at += batch.size() as u64;
             let next = base + batch.offset_count();
+            if base >= stable {
+                break 'runs;
+            }
             if next > fetch_offset {
                 if !out.is_empty() && out.len() + batch.size() > max_bytes {
                     break 'runs;
                 }
+                end_offset = next;
                 let start = out.len();
                 out.extend_from_slice(batch.as_bytes());
                 set_base_offset(&mut out[start..], base.0);
@@ -88,14 +114,30 @@ pub async fn read_batches(
     Ok(ReadBatches {
         bytes: out.freeze(),
         records,
+        end_offset,
     })
 }
 
-/// A run's bytes, through the read tiers.
+/// A run's bytes, through the read tiers; a marker's, built.
 pub async fn read_run(tiers: &Tiers, run: &Run) -> Result<Bytes, ObjectStoreError> {
+    if let Some(marker) = run.marker {
+        return Ok(marker_bytes(marker, run.max_timestamp));
+    }
     tiers
         .read(&run.object_key, run.byte_start, run.byte_len)
         .await
+}
+
+/// The control batch a marker's entry stands for (coordinator epoch 0: floe's coordinator
+/// state is in the quorum and has no epoch of its own).
+pub fn marker_bytes(marker: Marker, timestamp_ms: i64) -> Bytes {
+    build_control_batch(
+        marker.producer_id.0,
+        marker.producer_epoch.0,
+        marker.commit,
+        0,
+        timestamp_ms,
+    )
 }
 
 #[cfg(test)]

@@ -58,9 +58,13 @@ async fn store_with_run() -> (Arc<ObjectClient>, Run, Vec<usize>) {
         byte_start: first.0,
         byte_len: last.0 + last.1 - first.0,
         max_timestamp: 0,
+        marker: None,
     };
     (store, run, sizes)
 }
+
+/// No stable offset below the data: a read_uncommitted read.
+const OPEN: Offset = Offset(i64::MAX);
 
 #[tokio::test]
 async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
@@ -69,6 +73,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         &tiers(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
+        OPEN,
         1 << 20,
         7,
     )
@@ -84,7 +89,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(&tiers(&store, 0), &[run], Offset(104), 1 << 20, 7)
+    let tail = read_batches(&tiers(&store, 0), &[run], Offset(104), OPEN, 1 << 20, 7)
         .await
         .unwrap()
         .bytes;
@@ -105,6 +110,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         &tiers(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
+        OPEN,
         1,
         0,
     )
@@ -116,6 +122,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
         &tiers(&store, 0),
         &[run],
         Offset(100),
+        OPEN,
         sizes[0] + sizes[1],
         0,
     )
@@ -136,9 +143,61 @@ async fn uploaded_objects_are_read_without_the_store() {
         .unwrap();
     cached.admit_upload(&run.object_key, &object).await;
     store.delete("o1").await.unwrap();
-    let all = read_batches(&cached, &[run], Offset(100), 1 << 20, 0)
+    let all = read_batches(&cached, &[run], Offset(100), OPEN, 1 << 20, 0)
         .await
         .unwrap()
         .bytes;
     assert_eq!(all.len(), sizes.iter().sum::<usize>());
+}
+
+#[tokio::test]
+async fn a_read_committed_read_stops_before_the_stable_offset() {
+    let (store, run, sizes) = store_with_run().await;
+    // Batches at 100 (3 offsets), 103 (2) and 105: a stable offset of 105 keeps two.
+    let read = read_batches(
+        &tiers(&store, 0),
+        &[run],
+        Offset(100),
+        Offset(105),
+        1 << 20,
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(read.bytes.len(), sizes[0] + sizes[1]);
+    assert_eq!(read.end_offset, Offset(105));
+}
+
+#[tokio::test]
+async fn a_marker_run_reads_as_its_control_batch() {
+    let (store, _, _) = store_with_run().await;
+    let marker = crate::metadata::state::markers::Marker {
+        producer_id: crate::ids::ProducerId(9),
+        producer_epoch: crate::ids::ProducerEpoch(2),
+        commit: false,
+    };
+    let run = Run {
+        base_offset: Offset(40),
+        end_offset: Offset(41),
+        object_key: crate::ids::ObjectKey::new("(transaction marker)"),
+        byte_start: 0,
+        byte_len: 0,
+        max_timestamp: 77,
+        marker: Some(marker),
+    };
+    let read = read_batches(&tiers(&store, 0), &[run], Offset(40), OPEN, 1 << 20, 3)
+        .await
+        .unwrap();
+    let batch = crate::protocol::record_batch::RecordBatch::new(read.bytes).unwrap();
+    batch.validate().unwrap();
+    assert!(batch.is_control());
+    assert_eq!(
+        (batch.base_offset(), batch.partition_leader_epoch()),
+        (40, 3)
+    );
+    assert_eq!(
+        crate::protocol::record_batch::control_commit(&batch),
+        Some(false)
+    );
+    assert_eq!(read.end_offset, Offset(41));
 }

@@ -8,6 +8,7 @@
 
 use super::reader::{ReadError, Run};
 use crate::ids::{ObjectKey, Offset};
+use crate::metadata::state::markers::Marker;
 use crate::metadata::state::{BatchRef, FooterAt, Objects};
 use crate::object::segment::{Chunk, SegmentIndex, decode_footer};
 use crate::tiers::Tiers;
@@ -20,16 +21,30 @@ pub struct Located {
     pub key: ObjectKey,
     /// Set for a segment.
     pub footer: Option<FooterAt>,
+    /// Set for a transaction marker, whose bytes the reader builds (no object holds them).
+    pub marker: Option<Marker>,
 }
+
+/// What a marker's entry shows as its object key, in messages only: no object has it.
+const MARKER_KEY: &str = "(transaction marker)";
 
 /// The entry's object in the state; `None` only if the state is inconsistent (an entry whose
 /// object is not live), which a read answers as a storage error.
 pub fn locate(objects: &Objects, entry: &BatchRef) -> Option<Located> {
+    if let Some(marker) = Marker::of(entry) {
+        return Some(Located {
+            entry: entry.clone(),
+            key: ObjectKey::new(MARKER_KEY),
+            footer: None,
+            marker: Some(marker),
+        });
+    }
     let object = objects.get(entry.object)?;
     Some(Located {
         entry: entry.clone(),
         key: object.key.clone(),
         footer: object.footer,
+        marker: None,
     })
 }
 
@@ -43,6 +58,7 @@ impl Located {
             byte_start: self.entry.byte_start,
             byte_len: self.entry.byte_len,
             max_timestamp: self.entry.max_timestamp,
+            marker: self.marker,
         }
     }
 
@@ -63,6 +79,7 @@ impl Located {
             byte_start: self.entry.byte_start + first.position,
             byte_len: last.position + u64::from(last.len) - first.position,
             max_timestamp: chunks.iter().map(|c| c.max_timestamp).max().unwrap_or(-1),
+            marker: None,
         })
     }
 }
@@ -147,10 +164,10 @@ pub async fn runs_for_fetch(
                     .ok_or_else(|| located.corrupt())?
             }
         };
-        if !runs.is_empty() && run.byte_len > left {
+        if !runs.is_empty() && run.read_bytes() > left {
             break;
         }
-        left = left.saturating_sub(run.byte_len);
+        left = left.saturating_sub(run.read_bytes());
         runs.push(run);
         if left == 0 {
             break;

@@ -6,6 +6,7 @@
 
 use super::context::JobContext;
 use super::metrics::JobMetrics;
+use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::locate;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
@@ -48,9 +49,12 @@ pub async fn compact(
     let mut builder = SegmentBuilder::new(tp, index_interval, data_bytes);
     for entry in &located {
         let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;
-        let raw = match ctx.tiers.peek(&entry.key, range.clone()).await {
-            Some(raw) => raw,
-            None => ctx.store.get_range(entry.key.as_str(), range).await?,
+        let raw = match entry.marker {
+            Some(marker) => marker_bytes(marker, entry.entry.max_timestamp),
+            None => match ctx.tiers.peek(&entry.key, range.clone()).await {
+                Some(raw) => raw,
+                None => ctx.store.get_range(entry.key.as_str(), range).await?,
+            },
         };
         let mismatch = |at: Offset| CompactionError::Mismatch {
             key: entry.key.to_string(),

@@ -10,6 +10,7 @@
 //!   byte is rewritten O(log) times on its way into a full segment.
 
 use crate::ids::ObjectKey;
+use crate::metadata::state::markers::Marker;
 use crate::metadata::state::{BatchRef, ObjectId, Objects, PartitionState};
 
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +34,10 @@ pub fn runs_to_compact(
     // What each entry is: a produce run (with its commit time) or a segment, and whether it
     // may be merged at all (an old enough run, or a segment below the target size).
     let kind = |r: &BatchRef| -> Option<Option<i64>> {
+        // A transaction marker is a run like any, stamped when the transaction ended.
+        if Marker::of(r).is_some() {
+            return (r.max_timestamp <= young).then_some(Some(r.max_timestamp));
+        }
         let object = objects.get(r.object)?;
         match object.is_segment() {
             true => (r.byte_len < s.segment_bytes).then_some(None),

@@ -14,7 +14,7 @@ use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
     Job, Limits, MetadataState, NewSegment, ObjectId, OffsetCommitError, Outcome, PartitionBatches,
-    RegistryError, TopicError,
+    RegistryError, TopicError, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -241,7 +241,7 @@ impl MetadataStore {
     /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.
     pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
         let outcome = self.apply_one(Command::Tick { now_ms }).await?;
-        expect_outcome!("Tick", outcome, Outcome::Ticked { producers_expired } => producers_expired)
+        expect_outcome!("Tick", outcome, Outcome::Ticked { producers_expired, .. } => producers_expired)
     }
 
     /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.
@@ -310,6 +310,96 @@ impl MetadataStore {
     pub async fn release_leases(&self, holder: i32) -> Result<(), MetadataError> {
         let outcome = self.apply_one(Command::ReleaseLeases { holder }).await?;
         expect_outcome!("ReleaseLeases", outcome, Outcome::LeasesReleased => ())
+    }
+
+    /// InitProducerId with a transactional id: its producer id and new epoch.
+    pub async fn init_transactional_producer(
+        &self,
+        transactional_id: String,
+        timeout_ms: i64,
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    ) -> Result<Result<(ProducerId, ProducerEpoch), TxnError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::InitTransactionalProducer {
+                transactional_id,
+                timeout_ms,
+                existing,
+            })
+            .await?;
+        expect_outcome!("InitTransactionalProducer", outcome, Outcome::TxnProducer(result) => result)
+    }
+
+    /// Adds partitions (by topic name) to the transaction; one result per partition.
+    pub async fn add_partitions_to_txn(
+        &self,
+        transactional_id: String,
+        producer: (ProducerId, ProducerEpoch),
+        partitions: Vec<(String, i32)>,
+    ) -> Result<Vec<Result<(), TxnError>>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::AddPartitionsToTxn {
+                transactional_id,
+                producer_id: producer.0,
+                producer_epoch: producer.1,
+                partitions,
+            })
+            .await?;
+        expect_outcome!("AddPartitionsToTxn", outcome, Outcome::TxnParts(results) => results)
+    }
+
+    pub async fn add_offsets_to_txn(
+        &self,
+        transactional_id: String,
+        producer: (ProducerId, ProducerEpoch),
+        group: String,
+    ) -> Result<Result<(), TxnError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::AddOffsetsToTxn {
+                transactional_id,
+                producer_id: producer.0,
+                producer_epoch: producer.1,
+                group,
+            })
+            .await?;
+        expect_outcome!("AddOffsetsToTxn", outcome, Outcome::TxnOffsetsAdded(result) => result)
+    }
+
+    /// Offsets committed into the transaction; one result per offset.
+    pub async fn txn_offset_commit(
+        &self,
+        transactional_id: String,
+        producer: (ProducerId, ProducerEpoch),
+        group: String,
+        offsets: Vec<(String, i32, GroupOffset)>,
+    ) -> Result<Vec<Result<(), TxnError>>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::TxnOffsetCommit {
+                transactional_id,
+                producer_id: producer.0,
+                producer_epoch: producer.1,
+                group,
+                offsets,
+            })
+            .await?;
+        expect_outcome!("TxnOffsetCommit", outcome, Outcome::TxnParts(results) => results)
+    }
+
+    /// Commits or aborts the transaction; the partitions that got a marker.
+    pub async fn end_txn(
+        &self,
+        transactional_id: String,
+        producer: (ProducerId, ProducerEpoch),
+        commit: bool,
+    ) -> Result<Result<Vec<TopicPartition>, TxnError>, MetadataError> {
+        let outcome = self
+            .apply_one(Command::EndTxn {
+                transactional_id,
+                producer_id: producer.0,
+                producer_epoch: producer.1,
+                commit,
+            })
+            .await?;
+        expect_outcome!("EndTxn", outcome, Outcome::TxnEnded(result) => result)
     }
 
     /// Commits the commands (durable on a majority), waits until this node has applied

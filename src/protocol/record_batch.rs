@@ -356,6 +356,80 @@ pub fn build_batch(spec: BatchSpec) -> Bytes {
     batch.freeze()
 }
 
+/// Kafka's control batch ending a transaction (`EndTransactionMarker`): transactional and
+/// control attributes, no sequence, one record whose key is (version 0, type: 0 abort, 1
+/// commit) and whose value is (version 0, coordinator epoch). Its base offset and leader epoch
+/// are patched by the reader like any batch's.
+pub fn build_control_batch(
+    producer_id: i64,
+    producer_epoch: i16,
+    commit: bool,
+    coordinator_epoch: i32,
+    timestamp_ms: i64,
+) -> Bytes {
+    use bytes::{BufMut, BytesMut};
+    let mut record = BytesMut::with_capacity(24);
+    record.put_i8(0); // attributes
+    super::wire::write_varlong(&mut record, 0); // timestamp delta
+    super::wire::write_varint(&mut record, 0); // offset delta
+    super::wire::write_varint(&mut record, 4);
+    record.put_i16(0); // key version
+    record.put_i16(i16::from(commit)); // ControlRecordType: ABORT 0, COMMIT 1
+    super::wire::write_varint(&mut record, 6);
+    record.put_i16(0); // value version
+    record.put_i32(coordinator_epoch);
+    super::wire::write_varint(&mut record, 0); // no headers
+    let mut records = BytesMut::with_capacity(record.len() + 1);
+    super::wire::write_varint(&mut records, record.len() as i32);
+    records.put_slice(&record);
+    let mut batch = BytesMut::with_capacity(HEADER_BYTES + records.len());
+    batch.put_i64(0);
+    batch.put_i32((HEADER_BYTES - LOG_OVERHEAD + records.len()) as i32);
+    batch.put_i32(-1);
+    batch.put_i8(2);
+    batch.put_u32(0);
+    batch.put_i16(CONTROL_ATTRIBUTES);
+    batch.put_i32(0); // last offset delta
+    batch.put_i64(timestamp_ms);
+    batch.put_i64(timestamp_ms);
+    batch.put_i64(producer_id);
+    batch.put_i16(producer_epoch);
+    batch.put_i32(-1); // no sequence
+    batch.put_i32(1);
+    batch.put_slice(&records);
+    let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+    batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    batch.freeze()
+}
+
+/// A control batch's attributes: transactional (bit 4) and control (bit 5).
+const CONTROL_ATTRIBUTES: i16 = 0x30;
+
+/// The type of a control batch's record, read from its key: `Some(true)` for a commit,
+/// `Some(false)` for an abort (uncompressed: Kafka never compresses control batches).
+pub fn control_commit(batch: &RecordBatch) -> Option<bool> {
+    if !batch.is_control() {
+        return None;
+    }
+    let mut at = batch.as_bytes().slice(HEADER_BYTES..);
+    let _length = super::wire::read_varint(&mut at).ok()?;
+    if at.is_empty() {
+        return None;
+    }
+    let _attributes = bytes::Buf::get_i8(&mut at);
+    let _timestamp_delta = super::wire::read_varlong(&mut at).ok()?;
+    let _offset_delta = super::wire::read_varint(&mut at).ok()?;
+    let key_len = super::wire::read_varint(&mut at).ok()?;
+    if key_len < 4 || at.len() < 4 {
+        return None;
+    }
+    match i16::from_be_bytes([at[2], at[3]]) {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
 /// A valid batch of `count` small uncompressed records (tests and benches).
 pub fn build_test_batch(
     producer_id: i64,
@@ -405,6 +479,22 @@ mod tests {
         assert_eq!(batch.max_timestamp(), 1_700_000_000_004);
         assert_eq!(batch.compression(), Compression::None);
         assert!(!batch.is_transactional() && !batch.is_control());
+    }
+
+    #[test]
+    fn a_control_batch_is_valid_and_says_what_it_ends() {
+        for commit in [false, true] {
+            let batch = RecordBatch::new(build_control_batch(7, 3, commit, 0, 42)).expect("valid");
+            batch.validate().expect("crc");
+            assert!(batch.is_control() && batch.is_transactional());
+            assert_eq!((batch.producer_id(), batch.producer_epoch()), (7, 3));
+            assert_eq!((batch.base_sequence(), batch.record_count()), (-1, 1));
+            assert_eq!((batch.offset_count(), batch.max_timestamp()), (1, 42));
+            assert_eq!(control_commit(&batch), Some(commit));
+            assert_eq!(batch.size(), 78, "markers::MARKER_BATCH_BYTES");
+        }
+        let data = RecordBatch::new(build_test_batch(1, 0, 0, 1, 4)).expect("valid");
+        assert_eq!(control_commit(&data), None);
     }
 
     #[test]

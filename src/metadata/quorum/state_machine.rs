@@ -18,8 +18,10 @@ use super::types::{
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
-use crate::metadata::state::Command;
-use crate::metadata::state::legacy::{MetadataStateV1, MetadataStateV2, MetadataStateV3};
+use crate::metadata::state::legacy::{
+    MetadataStateV1, MetadataStateV2, MetadataStateV3, MetadataStateV4,
+};
+use crate::metadata::state::{Command, Outcome};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -65,7 +67,9 @@ impl Shared {
 
 /// Tags a snapshot's data as the current layout of `Machine`. Data without a tag is the first
 /// layout: postcard is not self-describing, so the layout must be named, not guessed.
-const MACHINE_FORMAT: &[u8] = b"floe-machine-v4\0";
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v5\0";
+/// The fourth layout (before transactions).
+const MACHINE_FORMAT_V4: &[u8] = b"floe-machine-v4\0";
 /// The third layout (index entries carrying object keys).
 const MACHINE_FORMAT_V3: &[u8] = b"floe-machine-v3\0";
 /// The second layout (the state without its clock).
@@ -98,6 +102,13 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
 pub fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
     if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
         return postcard::from_bytes(current);
+    }
+    if let Some(v4) = data.strip_prefix(MACHINE_FORMAT_V4) {
+        return postcard::from_bytes::<OldMachine<MetadataStateV4>>(v4).map(|old| Machine {
+            state: old.state.into(),
+            last_applied: old.last_applied,
+            membership: old.membership,
+        });
     }
     if let Some(v3) = data.strip_prefix(MACHINE_FORMAT_V3) {
         return postcard::from_bytes::<OldMachine<MetadataStateV3>>(v3)
@@ -222,6 +233,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I::IntoIter: Send,
     {
         let mut touched = Vec::new();
+        let mut wake_all = false;
         let (responses, last) = self.shared.write(|m| {
             let mut responses = Vec::new();
             for entry in entries {
@@ -236,7 +248,19 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             if let Command::CommitObject { partitions, .. } = &c {
                                 touched.extend(partitions.iter().map(|p| p.partition));
                             }
-                            m.state.apply(c)
+                            let outcome = m.state.apply(c);
+                            // Markers: an EndTxn names its partitions; an abort on a new
+                            // epoch or for a timeout (rare) wakes every waiting fetch.
+                            match &outcome {
+                                Outcome::TxnEnded(Ok(marked)) => touched.extend(marked),
+                                Outcome::TxnProducer(Ok(_)) => wake_all = true,
+                                Outcome::Ticked {
+                                    transactions_timed_out,
+                                    ..
+                                } => wake_all |= *transactions_timed_out > 0,
+                                _ => {}
+                            }
+                            outcome
                         })
                         .collect(),
                     EntryPayload::Membership(membership) => {
@@ -249,7 +273,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             (responses, m.last_applied.map_or(0, |l| l.index))
         });
         self.shared.applied.send_replace(last);
-        self.shared.partitions.raise(&touched, self.clock.now());
+        if wake_all {
+            self.shared.partitions.raise_all(self.clock.now());
+        } else {
+            self.shared.partitions.raise(&touched, self.clock.now());
+        }
         Ok(responses)
     }
 

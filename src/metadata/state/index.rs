@@ -71,6 +71,19 @@ impl PartitionState {
         }
     }
 
+    /// Appends an entry that refers to no object (a transaction marker's, see `markers`) at
+    /// the high watermark, which moves to its end. Never merged with its neighbours; `None`
+    /// (nothing changed) unless it starts at the high watermark.
+    pub(super) fn append_unstored(&mut self, entry: BatchRef) -> Option<Offset> {
+        if entry.base_offset != self.high_watermark || entry.end_offset <= entry.base_offset {
+            return None;
+        }
+        let offset = entry.base_offset;
+        self.high_watermark = entry.end_offset;
+        self.index.push_back(entry);
+        Some(offset)
+    }
+
     /// Moves the log start to `offset` (never back, never past the high watermark) and drops
     /// the refs that hold only offsets below it; returns the objects they pointed into.
     pub(super) fn advance_log_start(&mut self, offset: Offset) -> Vec<ObjectId> {
@@ -188,4 +201,7 @@ pub enum BatchOutcome {
     /// Not a batch the produce path could have described (see `CommittedBatch::is_well_formed`),
     /// or an object key longer than `Limits::object_key_bytes_max`: refused, nothing stored.
     Malformed,
+    /// A transactional producer's batch for a partition its open transaction has not added
+    /// (or with no transaction open): refused, as Kafka's verification refuses it.
+    InvalidTxnState,
 }

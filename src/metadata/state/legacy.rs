@@ -7,6 +7,7 @@
 //!   times, commit outcomes without their time.
 //! - V3: index entries carrying their object's key (before the objects table, segments and
 //!   job leases), partitions without their byte count.
+//! - V4: before transactions.
 
 use super::MetadataState;
 use super::agents::{Agent, Registry};
@@ -265,6 +266,7 @@ impl From<MetadataStateV3> for MetadataState {
             producers_checked_ms: old.producers_checked_ms,
             objects,
             leases: Default::default(),
+            transactions: Default::default(),
         }
     }
 }
@@ -392,5 +394,76 @@ mod tests {
         assert_eq!(loaded.objects().live_count(), 3);
         assert_eq!(loaded.now_ms(), state.now_ms());
         assert_eq!(loaded.applied(), state.applied());
+    }
+}
+
+/// The fourth layout, field for field: the current one before transactions.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+pub struct MetadataStateV4 {
+    topics: Topics,
+    producers: Producers,
+    group_offsets: GroupOffsets,
+    registry: Registry,
+    recent_commits: RecentCommits,
+    limits: Option<Limits>,
+    applied: u64,
+    now_ms: i64,
+    producers_checked_ms: i64,
+    objects: Objects,
+    leases: super::jobs::Leases,
+}
+
+impl From<MetadataStateV4> for MetadataState {
+    fn from(old: MetadataStateV4) -> MetadataState {
+        MetadataState {
+            topics: old.topics,
+            producers: old.producers,
+            group_offsets: old.group_offsets,
+            registry: old.registry,
+            recent_commits: old.recent_commits,
+            limits: old.limits,
+            applied: old.applied,
+            now_ms: old.now_ms,
+            producers_checked_ms: old.producers_checked_ms,
+            objects: old.objects,
+            leases: old.leases,
+            transactions: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod v4_tests {
+    use super::*;
+    use crate::metadata::state::Command;
+
+    #[test]
+    fn the_fourth_layout_loads_without_transactions() {
+        let mut state = MetadataState::default();
+        state.apply(Command::Tick { now_ms: 5_000 });
+        state.apply(Command::CreateTopic {
+            name: "t".into(),
+            id: Uuid::from_u128(4),
+            partitions: 1,
+            configs: BTreeMap::new(),
+        });
+        state.apply(Command::InitProducerId { existing: None });
+        let old = MetadataStateV4 {
+            topics: state.topics.clone(),
+            producers: state.producers.clone(),
+            group_offsets: state.group_offsets.clone(),
+            registry: state.registry.clone(),
+            recent_commits: state.recent_commits.clone(),
+            limits: state.limits.clone(),
+            applied: state.applied,
+            now_ms: state.now_ms,
+            producers_checked_ms: state.producers_checked_ms,
+            objects: state.objects.clone(),
+            leases: state.leases.clone(),
+        };
+        let bytes = postcard::to_stdvec(&old).unwrap();
+        let read: MetadataStateV4 = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(MetadataState::from(read), state);
     }
 }

@@ -24,12 +24,15 @@ mod index;
 pub mod jobs;
 pub mod legacy;
 pub mod limits;
+pub mod markers;
 pub mod objects;
 mod persistent;
 mod producers;
 mod recent_commits;
 pub mod retention;
 mod topics;
+pub mod transactions;
+mod txn_commands;
 
 pub use agents::{Agent, RegistryError};
 pub use groups::{GroupOffset, OffsetCommitError};
@@ -43,6 +46,7 @@ pub use producers::{
 };
 pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
+pub use transactions::{AbortedTxn, Transaction, Transactions, TxnError, TxnStatus};
 
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use agents::Registry;
@@ -148,6 +152,40 @@ pub enum Command {
     ReleaseLeases {
         holder: i32,
     },
+    /// InitProducerId with a transactional id (see `txn_commands`).
+    InitTransactionalProducer {
+        transactional_id: String,
+        timeout_ms: i64,
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    },
+    AddPartitionsToTxn {
+        transactional_id: String,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
+        /// By topic name and partition, resolved when applied.
+        partitions: Vec<(String, i32)>,
+    },
+    AddOffsetsToTxn {
+        transactional_id: String,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
+        group: String,
+    },
+    TxnOffsetCommit {
+        transactional_id: String,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
+        group: String,
+        /// (topic, partition, offset), in request order.
+        offsets: Vec<(String, i32, GroupOffset)>,
+    },
+    /// EndTxn: commit or abort, writing the markers.
+    EndTxn {
+        transactional_id: String,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
+        commit: bool,
+    },
 }
 
 /// A segment a compactor wrote, as `ReplaceRuns` indexes it.
@@ -181,6 +219,8 @@ pub enum Outcome {
     LimitsSet(bool),
     Ticked {
         producers_expired: u64,
+        /// Open transactions aborted for their timeout (their partitions got markers).
+        transactions_timed_out: u64,
     },
     /// Whether the swap was made.
     Replaced(bool),
@@ -192,6 +232,13 @@ pub enum Outcome {
     /// Whether the lease is the asker's.
     Leased(bool),
     LeasesReleased,
+    /// The transactional producer's id and epoch.
+    TxnProducer(Result<(ProducerId, ProducerEpoch), TxnError>),
+    /// Per partition or offset, in command order.
+    TxnParts(Vec<Result<(), TxnError>>),
+    TxnOffsetsAdded(Result<(), TxnError>),
+    /// The partitions that got a marker.
+    TxnEnded(Result<Vec<TopicPartition>, TxnError>),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +258,7 @@ pub struct MetadataState {
     producers_checked_ms: i64,
     objects: Objects,
     leases: Leases,
+    transactions: Transactions,
 }
 
 impl MetadataState {
@@ -304,6 +352,26 @@ impl MetadataState {
         &self.objects
     }
 
+    /// Transactional ids, their producers and open transactions.
+    pub fn transactions(&self) -> &Transactions {
+        &self.transactions
+    }
+
+    /// Kafka's last stable offset: the first offset of the partition's earliest open
+    /// transaction, or its high watermark. A read_committed consumer reads below it.
+    pub fn last_stable_offset(&self, tp: &TopicPartition) -> Option<Offset> {
+        let partition = self.topics.partition(tp)?;
+        Some(
+            self.transactions
+                .first_unstable(tp)
+                .map_or(partition.high_watermark, |first| {
+                    first
+                        .max(partition.log_start_offset)
+                        .min(partition.high_watermark)
+                }),
+        )
+    }
+
     pub fn lease(&self, job: &Job) -> Option<&Lease> {
         self.leases.get(job)
     }
@@ -386,9 +454,13 @@ impl MetadataState {
                 self.limits.get_or_insert(limits);
                 Outcome::LimitsSet(set)
             }
-            Command::Tick { now_ms } => Outcome::Ticked {
-                producers_expired: self.tick(now_ms),
-            },
+            Command::Tick { now_ms } => {
+                let (producers_expired, transactions_timed_out) = self.tick(now_ms);
+                Outcome::Ticked {
+                    producers_expired,
+                    transactions_timed_out,
+                }
+            }
             Command::ReplaceRuns {
                 partition,
                 replaced,
@@ -413,6 +485,61 @@ impl MetadataState {
                 self.leases.release_all(holder);
                 Outcome::LeasesReleased
             }
+            Command::InitTransactionalProducer {
+                transactional_id,
+                timeout_ms,
+                existing,
+            } => Outcome::TxnProducer(self.init_transactional_producer(
+                transactional_id,
+                timeout_ms,
+                existing,
+            )),
+            Command::AddPartitionsToTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                partitions,
+            } => Outcome::TxnParts(self.add_partitions_to_txn(
+                &transactional_id,
+                producer_id,
+                producer_epoch,
+                &partitions,
+            )),
+            Command::AddOffsetsToTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                group,
+            } => Outcome::TxnOffsetsAdded(self.add_offsets_to_txn(
+                &transactional_id,
+                producer_id,
+                producer_epoch,
+                group,
+            )),
+            Command::TxnOffsetCommit {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                group,
+                offsets,
+            } => Outcome::TxnParts(self.txn_offset_commit(
+                &transactional_id,
+                producer_id,
+                producer_epoch,
+                &group,
+                offsets,
+            )),
+            Command::EndTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                commit,
+            } => Outcome::TxnEnded(self.end_txn(
+                &transactional_id,
+                producer_id,
+                producer_epoch,
+                commit,
+            )),
         }
     }
 
@@ -495,6 +622,7 @@ impl MetadataState {
         for object in released {
             self.objects.drop_ref(object, now_ms);
         }
+        self.transactions.trim(&tp, start);
         Ok(start)
     }
 
@@ -526,20 +654,22 @@ impl MetadataState {
                 for object in partition.advance_log_start(*start) {
                     self.objects.drop_ref(object, now_ms);
                 }
+                self.transactions.trim(tp, partition.log_start_offset);
             }
         }
         moves.len() as u64
     }
 
     /// Moves the state's time on and forgets what has aged out; returns how many producer ids
-    /// expired.
-    fn tick(&mut self, proposed_ms: i64) -> u64 {
+    /// expired and how many open transactions timed out.
+    fn tick(&mut self, proposed_ms: i64) -> (u64, u64) {
         if proposed_ms <= self.now_ms {
-            return 0;
+            return (0, 0);
         }
         let now_ms = if self.now_ms == 0 {
             self.recent_commits.start_clock(proposed_ms);
             self.producers.start_clock(proposed_ms);
+            self.transactions.start_clock(proposed_ms);
             self.producers_checked_ms = proposed_ms;
             proposed_ms
         } else {
@@ -548,12 +678,18 @@ impl MetadataState {
         self.now_ms = now_ms;
         self.recent_commits
             .forget_before(now_ms.saturating_sub(COMMIT_DEDUP_WINDOW_MS));
+        let timed_out = self.check_transactions().timed_out;
         if now_ms.saturating_sub(self.producers_checked_ms) < EXPIRY_CHECK_EVERY_MS {
-            return 0;
+            return (0, timed_out);
         }
         self.producers_checked_ms = now_ms;
-        self.producers
-            .expire(now_ms.saturating_sub(PRODUCER_ID_EXPIRATION_MS))
+        let transactions = &self.transactions;
+        let expired = self
+            .producers
+            .expire(now_ms.saturating_sub(PRODUCER_ID_EXPIRATION_MS), |id| {
+                transactions.id_of(id).is_some()
+            });
+        (expired, timed_out)
     }
 
     fn offset_commit(
@@ -583,6 +719,7 @@ impl MetadataState {
             self.objects.drop_ref(r.object, self.now_ms);
         }
         self.producers.forget_topic(topic.id);
+        self.transactions.forget_topic(topic.id);
         self.group_offsets.forget_topic(name);
         Ok(())
     }
@@ -638,14 +775,32 @@ impl MetadataState {
                 outcomes.push(BatchOutcome::Malformed);
                 continue;
             }
+            // A transactional producer writes only into its open transaction, to a partition
+            // it added (Kafka's verification, KIP-890): a late batch is never indexed.
+            let transactional = batch.producer_id.is_idempotent()
+                && self.transactions.id_of(batch.producer_id).is_some();
+            let in_transaction = !transactional
+                || self
+                    .transactions
+                    .id_of(batch.producer_id)
+                    .and_then(|id| self.transactions.get(id))
+                    .is_some_and(|t| {
+                        t.status == TxnStatus::Ongoing
+                            && t.partitions.contains(&tp)
+                            && t.producer_epoch == batch.producer_epoch
+                    });
             let outcome = match self.producers.check_sequence(&tp, batch) {
                 Err(outcome) => outcome,
+                Ok(()) if !in_transaction => BatchOutcome::InvalidTxnState,
                 Ok(()) => match partition.append(object, batch) {
                     Some((base_offset, new_ref)) => {
                         if new_ref {
                             self.objects.add_ref(object);
                         }
                         self.producers.remember(&tp, batch, base_offset, now_ms);
+                        if transactional {
+                            self.transactions.wrote(tp, batch.producer_id, base_offset);
+                        }
                         BatchOutcome::Appended { base_offset }
                     }
                     None => BatchOutcome::Malformed,

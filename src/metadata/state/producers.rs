@@ -129,7 +129,10 @@ impl Producers {
                 return Ok((id, state.epoch));
             }
         }
-        if limited && self.by_id.len() >= PRODUCERS_MAX {
+        // A marker's index entry holds ids below the limit (see `markers`).
+        if limited && self.by_id.len() >= PRODUCERS_MAX
+            || self.next_id >= super::markers::MARKER_PRODUCER_ID_LIMIT
+        {
             return Err(InitProducerIdError::TooManyProducers);
         }
         let id = ProducerId(self.next_id);
@@ -143,6 +146,19 @@ impl Producers {
             }),
         );
         Ok((id, ProducerEpoch(0)))
+    }
+
+    /// Puts a producer id at `epoch` with no sequences (a transactional id's new epoch): a
+    /// batch of an older epoch is fenced from now on. Inserts the id if it expired here.
+    pub(super) fn set_epoch(&mut self, id: ProducerId, epoch: ProducerEpoch, now_ms: i64) {
+        self.by_id.insert(
+            id,
+            Arc::new(ProducerState {
+                epoch,
+                partitions: BTreeMap::new(),
+                last_active_ms: now_ms,
+            }),
+        );
     }
 
     /// Kafka's idempotence rules, per producer and partition.
@@ -213,11 +229,13 @@ impl Producers {
     }
 
     /// Forgets the producers idle since before `cutoff_ms`; returns how many.
-    pub(super) fn expire(&mut self, cutoff_ms: i64) -> u64 {
+    /// `kept`: ids that do not expire here (a transactional id's producer lives as long as
+    /// its transactional id).
+    pub(super) fn expire(&mut self, cutoff_ms: i64, kept: impl Fn(ProducerId) -> bool) -> u64 {
         let expired: Vec<ProducerId> = self
             .by_id
             .iter()
-            .filter(|(_, p)| p.last_active_ms < cutoff_ms)
+            .filter(|(id, p)| p.last_active_ms < cutoff_ms && !kept(**id))
             .map(|(id, _)| *id)
             .collect();
         for id in &expired {

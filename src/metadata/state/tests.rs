@@ -665,7 +665,9 @@ mod clock {
 
     fn tick(state: &mut MetadataState, now_ms: i64) -> u64 {
         match state.apply(Command::Tick { now_ms }) {
-            Outcome::Ticked { producers_expired } => producers_expired,
+            Outcome::Ticked {
+                producers_expired, ..
+            } => producers_expired,
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -829,3 +831,6 @@ mod clock {
         );
     }
 }
+
+#[path = "txn_tests.rs"]
+mod transactions;

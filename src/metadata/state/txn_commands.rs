@@ -1,0 +1,381 @@
+//! The transactional commands, where a transaction touches several parts of the state at
+//! once: the producers (epochs), the partitions' logs (markers) and the groups' offsets.
+//! `transactions` holds the coordinator's rules; this file composes them.
+
+use super::groups::GroupOffset;
+use super::markers::Marker;
+use super::transactions::{
+    TRANSACTION_MAX_TIMEOUT_MS, TRANSACTIONAL_ID_BYTES_MAX, TRANSACTIONAL_ID_EXPIRATION_MS,
+    TRANSACTIONS_MAX, TXN_GROUPS_MAX, TXN_OFFSETS_MAX, TXN_PARTITIONS_MAX, Transaction, TxnError,
+    TxnStatus,
+};
+use super::{MetadataState, in_force};
+use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the transaction-timeout check did on a tick.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnTickOutcome {
+    pub timed_out: u64,
+    pub expired: u64,
+}
+
+impl MetadataState {
+    /// InitProducerId with a transactional id: a new producer id for a new id; otherwise the
+    /// next epoch (fencing every older instance), after aborting what the previous instance
+    /// left open. `existing` is what a v3+ client presents (KIP-360); it must be the current
+    /// holder.
+    pub(super) fn init_transactional_producer(
+        &mut self,
+        transactional_id: String,
+        timeout_ms: i64,
+        existing: Option<(ProducerId, ProducerEpoch)>,
+    ) -> Result<(ProducerId, ProducerEpoch), TxnError> {
+        if transactional_id.is_empty() || transactional_id.len() > TRANSACTIONAL_ID_BYTES_MAX {
+            return Err(TxnError::InvalidTransactionalId);
+        }
+        if timeout_ms <= 0 || timeout_ms > TRANSACTION_MAX_TIMEOUT_MS {
+            return Err(TxnError::InvalidTransactionTimeout);
+        }
+        let now_ms = self.now_ms;
+        let Some(current) = self.transactions.get(&transactional_id).cloned() else {
+            if self.transactions.len() >= TRANSACTIONS_MAX {
+                return Err(TxnError::TooManyTransactions);
+            }
+            let (id, epoch) = self
+                .producers
+                .init(None, now_ms, self.limits.is_some())
+                .map_err(|_| TxnError::TooManyProducers)?;
+            self.transactions.insert(
+                transactional_id,
+                Transaction {
+                    producer_id: id,
+                    producer_epoch: epoch,
+                    last_epoch: None,
+                    timeout_ms,
+                    status: TxnStatus::Empty,
+                    partitions: BTreeSet::new(),
+                    groups: BTreeSet::new(),
+                    offsets: BTreeMap::new(),
+                    started_ms: now_ms,
+                    updated_ms: now_ms,
+                },
+            );
+            return Ok((id, epoch));
+        };
+        if let Some((id, epoch)) = existing {
+            if id != current.producer_id {
+                return Err(TxnError::ProducerFenced);
+            }
+            if current.last_epoch == Some(epoch) && current.status != TxnStatus::Ongoing {
+                // A retry of the call that raised the epoch: its answer again.
+                return Ok((current.producer_id, current.producer_epoch));
+            }
+            if epoch != current.producer_epoch {
+                return Err(TxnError::ProducerFenced);
+            }
+        }
+        if current.status == TxnStatus::Ongoing {
+            self.end_transaction(&transactional_id, false);
+        }
+        let (id, epoch) = self.next_epoch(&transactional_id, &current)?;
+        if let Some(t) = self.transactions.get_mut(&transactional_id) {
+            t.timeout_ms = timeout_ms;
+            t.status = TxnStatus::Empty;
+            t.last_epoch = (t.producer_id == current.producer_id).then_some(current.producer_epoch);
+        }
+        Ok((id, epoch))
+    }
+
+    /// Moves a transactional id to its next epoch (a new producer id once the epoch is
+    /// exhausted, as in Kafka): batches and requests of the older epoch are fenced.
+    fn next_epoch(
+        &mut self,
+        transactional_id: &str,
+        current: &Transaction,
+    ) -> Result<(ProducerId, ProducerEpoch), TxnError> {
+        let now_ms = self.now_ms;
+        let (id, epoch) = if current.producer_epoch.0 < i16::MAX - 1 {
+            let next = (
+                current.producer_id,
+                ProducerEpoch(current.producer_epoch.0 + 1),
+            );
+            self.producers.set_epoch(next.0, next.1, now_ms);
+            next
+        } else {
+            let fresh = self
+                .producers
+                .init(None, now_ms, self.limits.is_some())
+                .map_err(|_| TxnError::TooManyProducers)?;
+            self.transactions.rebind(transactional_id, fresh.0);
+            // The old id is no one's now: its last epoch is fenced for good, so a zombie's
+            // batches are refused rather than taken as a plain idempotent producer's.
+            self.producers
+                .set_epoch(current.producer_id, ProducerEpoch(i16::MAX), now_ms);
+            fresh
+        };
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            t.producer_epoch = epoch;
+            t.updated_ms = now_ms;
+        }
+        Ok((id, epoch))
+    }
+
+    /// AddPartitionsToTxn: the partitions join the transaction (opening it). All or none: a
+    /// request naming an unknown partition adds nothing, and the others are not attempted.
+    pub(super) fn add_partitions_to_txn(
+        &mut self,
+        transactional_id: &str,
+        producer: ProducerId,
+        epoch: ProducerEpoch,
+        partitions: &[(String, i32)],
+    ) -> Vec<Result<(), TxnError>> {
+        if let Err(e) = self.transactions.check(transactional_id, producer, epoch) {
+            return vec![Err(e); partitions.len()];
+        }
+        let resolved: Vec<Option<TopicPartition>> = partitions
+            .iter()
+            .map(|(topic, partition)| {
+                let topic = self.topics.get(topic)?;
+                usize::try_from(*partition)
+                    .ok()
+                    .filter(|p| *p < topic.partitions.len())
+                    .map(|_| TopicPartition {
+                        topic_id: topic.id,
+                        partition: *partition,
+                    })
+            })
+            .collect();
+        if resolved.iter().any(Option::is_none) {
+            return resolved
+                .iter()
+                .map(|tp| match tp {
+                    None => Err(TxnError::UnknownTopicOrPartition),
+                    Some(_) => Err(TxnError::OperationNotAttempted),
+                })
+                .collect();
+        }
+        let now_ms = self.now_ms;
+        let Some(t) = self.transactions.get(transactional_id) else {
+            return vec![Err(TxnError::InvalidProducerIdMapping); partitions.len()];
+        };
+        let new: BTreeSet<TopicPartition> = resolved
+            .into_iter()
+            .flatten()
+            .filter(|tp| !t.partitions.contains(tp))
+            .collect();
+        if t.partitions.len() + new.len() > TXN_PARTITIONS_MAX {
+            return vec![Err(TxnError::TransactionTooLarge); partitions.len()];
+        }
+        let added = new.len();
+        if !self.transactions.hold(added) {
+            return vec![Err(TxnError::TransactionTooLarge); partitions.len()];
+        }
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            open(t, now_ms);
+            t.partitions.extend(new);
+        }
+        vec![Ok(()); partitions.len()]
+    }
+
+    /// AddOffsetsToTxn: the group's offsets may be committed in the transaction.
+    pub(super) fn add_offsets_to_txn(
+        &mut self,
+        transactional_id: &str,
+        producer: ProducerId,
+        epoch: ProducerEpoch,
+        group: String,
+    ) -> Result<(), TxnError> {
+        self.transactions.check(transactional_id, producer, epoch)?;
+        if !in_force(&self.limits).group_id_allows(&group) {
+            return Err(TxnError::InvalidGroupId);
+        }
+        let now_ms = self.now_ms;
+        let t = self
+            .transactions
+            .get(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let new = !t.groups.contains(&group);
+        if new && t.groups.len() >= TXN_GROUPS_MAX {
+            return Err(TxnError::TransactionTooLarge);
+        }
+        if new && !self.transactions.hold(1) {
+            return Err(TxnError::TransactionTooLarge);
+        }
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            open(t, now_ms);
+            t.groups.insert(group);
+        }
+        Ok(())
+    }
+
+    /// TxnOffsetCommit: offsets held in the transaction until it ends (kept on commit,
+    /// dropped on abort). One result per offset, in order.
+    pub(super) fn txn_offset_commit(
+        &mut self,
+        transactional_id: &str,
+        producer: ProducerId,
+        epoch: ProducerEpoch,
+        group: &str,
+        offsets: Vec<(String, i32, GroupOffset)>,
+    ) -> Vec<Result<(), TxnError>> {
+        let count = offsets.len();
+        let whole = match self.transactions.check(transactional_id, producer, epoch) {
+            Err(e) => Err(e),
+            Ok(t) if t.status != TxnStatus::Ongoing || !t.groups.contains(group) => {
+                Err(TxnError::InvalidTxnState)
+            }
+            Ok(t) if t.offsets.len().saturating_add(count) > TXN_OFFSETS_MAX => {
+                Err(TxnError::TransactionTooLarge)
+            }
+            Ok(_) => Ok(()),
+        };
+        if let Err(e) = whole {
+            return vec![Err(e); count];
+        }
+        let limits = in_force(&self.limits).clone();
+        let checked: Vec<Result<(), TxnError>> = offsets
+            .iter()
+            .map(|(topic, partition, offset)| {
+                if !self.topics.has_partition(topic, *partition) {
+                    Err(TxnError::UnknownTopicOrPartition)
+                } else if !limits.offset_metadata_allows(offset.metadata.as_deref()) {
+                    Err(TxnError::OffsetMetadataTooLarge)
+                } else {
+                    Ok(())
+                }
+            })
+            .collect();
+        let now_ms = self.now_ms;
+        // What the transaction holds grows by the offsets it did not hold yet.
+        let fresh = self.transactions.get(transactional_id).map_or(0, |t| {
+            offsets
+                .iter()
+                .zip(&checked)
+                .filter(|((topic, partition, _), ok)| {
+                    ok.is_ok()
+                        && !t
+                            .offsets
+                            .contains_key(&(group.to_string(), topic.clone(), *partition))
+                })
+                .count()
+        });
+        if !self.transactions.hold(fresh) {
+            return vec![Err(TxnError::TransactionTooLarge); count];
+        }
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            for ((topic, partition, offset), ok) in offsets.into_iter().zip(&checked) {
+                if ok.is_ok() {
+                    t.offsets
+                        .insert((group.to_string(), topic, partition), offset);
+                }
+            }
+            t.updated_ms = now_ms;
+        }
+        checked
+    }
+
+    /// EndTxn: commits or aborts the open transaction, writing its markers. A retry of an end
+    /// already made succeeds again; anything else out of turn is `InvalidTxnState`. Returns
+    /// the partitions that got a marker.
+    pub(super) fn end_txn(
+        &mut self,
+        transactional_id: &str,
+        producer: ProducerId,
+        epoch: ProducerEpoch,
+        commit: bool,
+    ) -> Result<Vec<TopicPartition>, TxnError> {
+        let status = self
+            .transactions
+            .check(transactional_id, producer, epoch)?
+            .status;
+        match (status, commit) {
+            (TxnStatus::Ongoing, _) => Ok(self.end_transaction(transactional_id, commit)),
+            (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false) => Ok(Vec::new()),
+            _ => Err(TxnError::InvalidTxnState),
+        }
+    }
+
+    /// Ends the open transaction: a marker at the high watermark of every partition it added
+    /// (one that no longer exists is passed by), its offsets applied on commit. Returns the
+    /// partitions marked.
+    fn end_transaction(&mut self, transactional_id: &str, commit: bool) -> Vec<TopicPartition> {
+        let now_ms = self.now_ms;
+        let Some(t) = self.transactions.get(transactional_id).cloned() else {
+            return Vec::new();
+        };
+        let held = t.partitions.len() + t.groups.len() + t.offsets.len();
+        let marker = Marker {
+            producer_id: t.producer_id,
+            producer_epoch: t.producer_epoch,
+            commit,
+        };
+        let mut marked = Vec::with_capacity(t.partitions.len());
+        for tp in &t.partitions {
+            let Some(partition) = self.topics.partition_mut(tp) else {
+                continue;
+            };
+            let Some(offset) = marker
+                .entry(partition.high_watermark, now_ms)
+                .and_then(|entry| partition.append_unstored(entry))
+            else {
+                continue;
+            };
+            self.transactions.close(*tp, t.producer_id, offset, !commit);
+            marked.push(*tp);
+        }
+        if commit {
+            for ((group, topic, partition), offset) in t.offsets {
+                // Checked when they were committed into the transaction; a topic deleted or a
+                // group limit reached since loses the offset, as a plain commit would fail.
+                let _ = self.offset_commit(group, topic, partition, offset);
+            }
+        }
+        self.transactions.release(held);
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            t.status = if commit {
+                TxnStatus::CompleteCommit
+            } else {
+                TxnStatus::CompleteAbort
+            };
+            t.partitions.clear();
+            t.groups.clear();
+            t.offsets.clear();
+            t.updated_ms = now_ms;
+        }
+        marked
+    }
+
+    /// On a tick: aborts the open transactions older than their timeout and fences their
+    /// producers (the next epoch), and forgets ids idle for `TRANSACTIONAL_ID_EXPIRATION_MS`.
+    pub(super) fn check_transactions(&mut self) -> TxnTickOutcome {
+        let now_ms = self.now_ms;
+        if !self.transactions.due_check(now_ms) {
+            return TxnTickOutcome::default();
+        }
+        let timed_out = self.transactions.timed_out(now_ms);
+        for id in &timed_out {
+            self.end_transaction(id, false);
+            if let Some(current) = self.transactions.get(id).cloned() {
+                // Cannot fail for lack of room: an exhausted epoch takes a fresh id only when
+                // the producers table has one; otherwise the old epoch stays, aborted.
+                let _ = self.next_epoch(id, &current);
+            }
+        }
+        TxnTickOutcome {
+            timed_out: timed_out.len() as u64,
+            expired: self
+                .transactions
+                .expire(now_ms.saturating_sub(TRANSACTIONAL_ID_EXPIRATION_MS)),
+        }
+    }
+}
+
+/// Opens the transaction if it is not open yet.
+fn open(t: &mut Transaction, now_ms: i64) {
+    if t.status != TxnStatus::Ongoing {
+        t.status = TxnStatus::Ongoing;
+        t.started_ms = now_ms;
+    }
+    t.updated_ms = now_ms;
+}
