@@ -76,6 +76,9 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Background jobs: compaction, retention, garbage collection.
     pub lifecycle: LifecycleConfig,
+    /// The longest `transaction.timeout.ms` a producer may ask for (Kafka's
+    /// `transaction.max.timeout.ms`); at most the state's own cap, 15 minutes.
+    pub transaction_max_timeout_ms: i64,
 }
 
 /// The read path's tiers (`tiers`): blocks of objects in memory and on local disk.
@@ -198,6 +201,8 @@ impl Config {
             connection_idle_timeout: Duration::from_secs(600),
             read: ReadConfig::default(),
             lifecycle: LifecycleConfig::default(),
+            transaction_max_timeout_ms:
+                crate::metadata::state::transactions::TRANSACTION_MAX_TIMEOUT_MS,
         }
     }
 
@@ -210,6 +215,12 @@ impl Config {
             return Err(format!(
                 "object bytes max must be at most {} bytes",
                 crate::metadata::quorum::node::ENTRY_BYTES_MAX
+            ));
+        }
+        let txn_cap = crate::metadata::state::transactions::TRANSACTION_MAX_TIMEOUT_MS;
+        if !(1..=txn_cap).contains(&self.transaction_max_timeout_ms) {
+            return Err(format!(
+                "the transaction max timeout must be between 1 ms and {txn_cap} ms"
             ));
         }
         if self.default_partitions < 1 {

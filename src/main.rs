@@ -36,9 +36,9 @@ enum LogFormat {
 #[derive(Subcommand)]
 enum CommandLine {
     /// Run a broker. With no flags: Kafka on 127.0.0.1:9092, objects and metadata under ./floe-data.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Measure throughput, produce and end-to-end latency, object-store requests and their cost.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
 }
 
 /// The load itself, shared by `floe bench` and `floe bench sweep`.
@@ -293,6 +293,10 @@ struct ServeArgs {
     /// (Kafka's group.consumer.session.timeout.ms).
     #[arg(long, env = "FLOE_GROUP_CONSUMER_SESSION_TIMEOUT", value_parser = humantime::parse_duration, default_value = "45s")]
     group_consumer_session_timeout: Duration,
+    /// The longest transaction timeout a producer may ask for, at most 15m (Kafka's
+    /// transaction.max.timeout.ms).
+    #[arg(long, env = "FLOE_TRANSACTION_MAX_TIMEOUT", value_parser = humantime::parse_duration, default_value = "15m")]
+    transaction_max_timeout: Duration,
     /// A learner agent whose registration lapsed this long ago is removed from the metadata
     /// quorum (it rejoins when it starts again).
     #[arg(long, env = "FLOE_REMOVE_DEPARTED_AGENTS_AFTER", value_parser = humantime::parse_duration, default_value = "60s")]
@@ -361,8 +365,8 @@ fn main() -> anyhow::Result<()> {
             .init(),
     }
     match cli.command {
-        CommandLine::Serve(args) => serve(args),
-        CommandLine::Bench(args) => bench(args),
+        CommandLine::Serve(args) => serve(*args),
+        CommandLine::Bench(args) => bench(*args),
     }
 }
 
@@ -428,6 +432,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
+    config.transaction_max_timeout_ms =
+        i64::try_from(args.transaction_max_timeout.as_millis()).unwrap_or(i64::MAX);
     config.remove_departed_agents_after = args.remove_departed_agents_after;
     config.connections_max = args.connections_max;
     config.connections_per_ip_max = args.connections_per_ip_max;

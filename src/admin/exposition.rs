@@ -193,7 +193,66 @@ pub fn render(broker: &Broker) -> String {
         now_ms as f64 / 1000.0,
     );
     lifecycle(&mut e, broker);
+    transactions(&mut e, broker);
     e.finish()
+}
+
+/// Transactions: open ones, ends through this agent, timeouts, and how far each partition
+/// with an open transaction has its last stable offset behind its high watermark.
+fn transactions(e: &mut Exposition, broker: &Broker) {
+    let m = &broker.metrics;
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64;
+    let (ids, open, timed_out, lags) = broker.metadata.read(|s| {
+        let t = s.transactions();
+        let lags: Vec<(String, i32, i64)> = t
+            .unstable_partitions()
+            .filter_map(|(tp, first)| {
+                let topic = s.topic_by_id(&tp.topic_id)?;
+                let hw = topic.partitions.get(tp.partition as usize)?.high_watermark;
+                Some((topic.name.clone(), tp.partition, (hw - first).max(0)))
+            })
+            .collect();
+        (t.len(), t.open_count(), t.timed_out_total(), lags)
+    });
+    e.gauge(
+        "floe_transactional_ids",
+        "Transactional ids the state holds (idle ones expire after transactional.id.expiration.ms).",
+        ids as f64,
+    );
+    e.gauge("floe_transactions_open", "Open transactions.", open as f64);
+    e.counter(
+        "floe_transactions_committed_total",
+        "Transactions committed through this agent.",
+        load(&m.transactions_committed),
+    );
+    e.counter(
+        "floe_transactions_aborted_total",
+        "Transactions aborted through this agent (EndTxn).",
+        load(&m.transactions_aborted),
+    );
+    e.counter(
+        "floe_transaction_markers_total",
+        "Markers written by transactions ended through this agent.",
+        load(&m.transaction_markers),
+    );
+    e.counter(
+        "floe_transactions_timed_out_total",
+        "Transactions the coordinator aborted for their timeout, cluster-wide.",
+        timed_out as f64,
+    );
+    e.header(
+        "floe_partition_lso_lag_records",
+        "gauge",
+        "Records between a partition's last stable offset and its high watermark (partitions with open transactions).",
+    );
+    for (topic, partition, lag) in lags {
+        let partition = partition.to_string();
+        e.sample(
+            "floe_partition_lso_lag_records",
+            &[("topic", topic.as_str()), ("partition", partition.as_str())],
+            lag as f64,
+        );
+    }
 }
 
 /// The read path's tiers: hits, misses, bytes and fills per tier, GETs by reason, coalesced

@@ -52,7 +52,10 @@ pub enum ErrorCode {
     InvalidProducerIdMapping = 49,
     InvalidTransactionTimeout = 50,
     ConcurrentTransactions = 51,
+    TransactionCoordinatorFenced = 52,
+    TransactionalIdAuthorizationFailed = 53,
     SecurityDisabled = 54,
+    OperationNotAttempted = 55,
     KafkaStorageError = 56,
     SaslAuthenticationFailed = 58,
     UnknownProducerId = 59,
@@ -69,6 +72,7 @@ pub enum ErrorCode {
     FencedInstanceId = 82,
     GroupSubscribedToTopic = 86,
     InvalidRecord = 87,
+    UnstableOffsetCommit = 88,
     ThrottlingQuotaExceeded = 89,
     ProducerFenced = 90,
     UnknownTopicId = 100,
@@ -78,6 +82,7 @@ pub enum ErrorCode {
     UnreleasedInstanceId = 111,
     UnsupportedAssignor = 112,
     StaleMemberEpoch = 113,
+    TransactionAbortable = 120,
     InvalidRegularExpression = 128,
 }
 

@@ -12,7 +12,7 @@
 
 use crate::metadata::MetadataError;
 use crate::metadata::quorum::WriteError;
-use crate::metadata::state::{BatchOutcome, OffsetCommitError, TopicError};
+use crate::metadata::state::{BatchOutcome, OffsetCommitError, TopicError, TxnError};
 use crate::produce::ProduceError;
 use crate::protocol::ErrorCode;
 use crate::telemetry::ErrorChain;
@@ -64,6 +64,31 @@ pub fn batch_refused(outcome: BatchOutcome) -> ErrorCode {
         BatchOutcome::OutOfOrderSequence => ErrorCode::OutOfOrderSequenceNumber,
         BatchOutcome::UnknownProducerId => ErrorCode::UnknownProducerId,
         BatchOutcome::Malformed => ErrorCode::CorruptMessage,
+        BatchOutcome::InvalidTxnState => ErrorCode::InvalidTxnState,
+    }
+}
+
+/// The code for a transactional request the state machine refused. `fenced_is_epoch`: the
+/// request's version predates PRODUCER_FENCED, and a fenced producer hears
+/// INVALID_PRODUCER_EPOCH instead (Kafka's own down-conversion).
+pub fn txn_refused(error: TxnError, fenced_is_epoch: bool) -> ErrorCode {
+    match error {
+        TxnError::InvalidProducerIdMapping => ErrorCode::InvalidProducerIdMapping,
+        TxnError::ProducerFenced if fenced_is_epoch => ErrorCode::InvalidProducerEpoch,
+        TxnError::ProducerFenced => ErrorCode::ProducerFenced,
+        TxnError::InvalidTxnState => ErrorCode::InvalidTxnState,
+        TxnError::InvalidTransactionalId => ErrorCode::InvalidRequest,
+        TxnError::InvalidTransactionTimeout => ErrorCode::InvalidTransactionTimeout,
+        // Retriable: an idle id expires and frees a place.
+        TxnError::TooManyTransactions | TxnError::TooManyProducers => {
+            ErrorCode::CoordinatorNotAvailable
+        }
+        // Not retriable: the client aborts the transaction.
+        TxnError::TransactionTooLarge => ErrorCode::InvalidRequest,
+        TxnError::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
+        TxnError::OperationNotAttempted => ErrorCode::OperationNotAttempted,
+        TxnError::InvalidGroupId => ErrorCode::InvalidGroupId,
+        TxnError::OffsetMetadataTooLarge => ErrorCode::OffsetMetadataTooLarge,
     }
 }
 

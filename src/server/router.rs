@@ -51,6 +51,7 @@ fn group_of(body: &RequestBody) -> Option<&str> {
         RequestBody::DescribeGroups(r) => r.groups.first().map(String::as_str),
         RequestBody::ConsumerGroupDescribe(r) => r.group_ids.first().map(String::as_str),
         RequestBody::DeleteGroups(r) => r.groups_names.first().map(String::as_str),
+        RequestBody::TxnOffsetCommit(r) => Some(&r.group_id),
         _ => None,
     }
 }
@@ -215,7 +216,7 @@ async fn respond(
             ResponseBody::DeleteTopics(handlers::delete_topics::handle(b, r).await)
         }
         RequestBody::InitProducerId(r) => {
-            ResponseBody::InitProducerId(handlers::init_producer_id::handle(b, r).await)
+            ResponseBody::InitProducerId(handlers::init_producer_id::handle(b, r, version).await)
         }
         RequestBody::DescribeConfigs(r) => {
             ResponseBody::DescribeConfigs(handlers::configs::describe(b, r))
@@ -253,6 +254,24 @@ async fn respond(
         RequestBody::ConsumerGroupDescribe(r) => ResponseBody::ConsumerGroupDescribe(
             handlers::consumer_group_describe::handle(b, r, version),
         ),
+        RequestBody::DescribeTransactions(r) => {
+            ResponseBody::DescribeTransactions(handlers::describe_transactions::handle(b, r))
+        }
+        RequestBody::ListTransactions(r) => {
+            ResponseBody::ListTransactions(handlers::list_transactions::handle(b, r))
+        }
+        RequestBody::AddPartitionsToTxn(r) => ResponseBody::AddPartitionsToTxn(
+            handlers::add_partitions_to_txn::handle(b, r, version).await,
+        ),
+        RequestBody::AddOffsetsToTxn(r) => {
+            ResponseBody::AddOffsetsToTxn(handlers::add_offsets_to_txn::handle(b, r, version).await)
+        }
+        RequestBody::EndTxn(r) => {
+            ResponseBody::EndTxn(handlers::end_txn::handle(b, r, version).await)
+        }
+        RequestBody::TxnOffsetCommit(r) => {
+            ResponseBody::TxnOffsetCommit(handlers::txn_offset_commit::handle(b, r).await)
+        }
         other => {
             return Err(RouteError::UnsupportedVersion {
                 api: other.api_key(),

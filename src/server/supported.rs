@@ -40,4 +40,10 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::DescribeTopicPartitions, 0, 0),
     range(ApiKey::ConsumerGroupHeartbeat, 0, 1),
     range(ApiKey::ConsumerGroupDescribe, 0, 1),
+    range(ApiKey::AddPartitionsToTxn, 0, 5),
+    range(ApiKey::AddOffsetsToTxn, 0, 4),
+    range(ApiKey::EndTxn, 0, 4),
+    range(ApiKey::TxnOffsetCommit, 0, 4),
+    range(ApiKey::DescribeTransactions, 0, 0),
+    range(ApiKey::ListTransactions, 0, 2),
 ];

@@ -23,6 +23,10 @@ pub struct BrokerMetrics {
     pub closed_idle: AtomicU64,
     /// Connections refused at accept: over `connections_per_ip_max`.
     pub refused_connections: AtomicU64,
+    /// Transactions this agent ended (EndTxn), and the markers they wrote.
+    pub transactions_committed: AtomicU64,
+    pub transactions_aborted: AtomicU64,
+    pub transaction_markers: AtomicU64,
 }
 
 impl Default for BrokerMetrics {
@@ -41,6 +45,9 @@ impl Default for BrokerMetrics {
             closed_for_bad_input: AtomicU64::new(0),
             closed_idle: AtomicU64::new(0),
             refused_connections: AtomicU64::new(0),
+            transactions_committed: AtomicU64::new(0),
+            transactions_aborted: AtomicU64::new(0),
+            transaction_markers: AtomicU64::new(0),
         }
     }
 }

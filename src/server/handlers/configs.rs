@@ -6,6 +6,7 @@
 //! read-only here.
 
 use crate::metadata::state::PRODUCER_ID_EXPIRATION_MS;
+use crate::metadata::state::transactions::TRANSACTIONAL_ID_EXPIRATION_MS;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::alter_configs_response::AlterConfigsResourceResponse as LegacyResponse;
 use crate::protocol::messages::describe_configs_request::DescribeConfigsResource;
@@ -178,6 +179,8 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         ("group.consumer.session.timeout.ms", ms(config.group_consumer_session_timeout), Kind::Int),
         ("group.consumer.max.size", config.group_consumer_max_size.to_string(), Kind::Int),
         ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int),
+        ("transaction.max.timeout.ms", config.transaction_max_timeout_ms.to_string(), Kind::Int),
+        ("transactional.id.expiration.ms", TRANSACTIONAL_ID_EXPIRATION_MS.to_string(), Kind::Int),
         ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long),
         ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long),
         ("floe.block.cache.bytes.max", config.read.block_cache_bytes_max.to_string(), Kind::Long),

@@ -1,5 +1,5 @@
-//! DescribeProducers (key 61): the idempotent producers with recent batches on a partition.
-//! floe has no transactions yet, so no producer has a transaction open.
+//! DescribeProducers (key 61): the idempotent producers with recent batches on a partition,
+//! with the first offset of each one's open transaction there (-1 when none is open).
 
 use crate::ids::TopicPartition;
 use crate::protocol::ErrorCode;
@@ -62,7 +62,10 @@ pub fn handle(broker: &Broker, request: DescribeProducersRequest) -> DescribePro
                                     last_sequence: p.last_sequence,
                                     last_timestamp: p.last_active_ms,
                                     coordinator_epoch: -1,
-                                    current_txn_start_offset: -1,
+                                    current_txn_start_offset: state
+                                        .transactions()
+                                        .open_at(&tp, p.id)
+                                        .map_or(-1, |o| o.0),
                                     ..Default::default()
                                 })
                                 .collect(),

@@ -4,6 +4,10 @@
 //! to the agent of its rack that serves the partition (`preferred_read_replica`), so reads stay
 //! in the zone.
 //!
+//! A read_committed fetch (isolation level 1) returns data only below the partition's last
+//! stable offset, with the aborted transactions in the range it returns, so the client drops
+//! their batches; the broker never looks inside them.
+//!
 //! When less than `min_bytes` is available the request waits, up to `max_wait_ms`, for a commit
 //! to one of its partitions to make more visible: it sleeps on those partitions' signals
 //! (`metadata::partition_signals`), not in a polling loop and not on every commit.
@@ -15,13 +19,15 @@ use crate::fetch::runs::{Located, locate, runs_for_fetch};
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::Listener;
-use crate::metadata::state::{PartitionState, Topic};
+use crate::metadata::state::{AbortedTxn, PartitionState, Topic};
 use crate::placement;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
 use crate::protocol::messages::fetch_request::FetchTopic;
-use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use crate::protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::BrokerMetrics;
 use crate::telemetry::ErrorChain;
@@ -141,12 +147,25 @@ enum Planned {
     Missing,
 }
 
+/// A partition's last stable offset, where this fetch stops reading, and (read_committed)
+/// the aborted transactions it may return.
+struct Stability {
+    lso: Offset,
+    stable: Offset,
+    aborted: Option<Vec<AbortedTxn>>,
+}
+
 /// One partition's planned read: its slot in the response and the runs to read.
 struct PlannedRead {
     topic: usize,
     partition: usize,
     runs: Vec<Run>,
     fetch_offset: i64,
+    /// Where the read stops: the last stable offset for read_committed, else the high
+    /// watermark.
+    stable: Offset,
+    /// For read_committed: the aborted transactions from the fetch offset to `stable`.
+    aborted: Option<Vec<AbortedTxn>>,
     budget: usize,
     /// Only the first read may return a batch larger than its budget (Kafka's rule).
     may_exceed: bool,
@@ -165,6 +184,7 @@ async fn fetch_once(
     let mut reads = Vec::new();
     // Kafka's broker-side fetch.max.bytes caps what a client may ask for.
     let request_budget = (request.max_bytes.max(0) as usize).min(broker.config.fetch_bytes_max);
+    let read_committed = request.isolation_level == 1;
     for (topic_index, topic) in request.topics.iter().enumerate() {
         let mut out = FetchableTopicResponse {
             topic: topic.topic.clone(),
@@ -188,10 +208,29 @@ async fn fetch_once(
                             .map(|state| (t, state))
                     })
                     .map(|(t, state): (_, &PartitionState)| {
+                        let tp = TopicPartition {
+                            topic_id: t.id,
+                            partition: p.partition,
+                        };
+                        let lso = s.last_stable_offset(&tp).unwrap_or(state.high_watermark);
+                        let stable = if read_committed {
+                            lso
+                        } else {
+                            state.high_watermark
+                        };
+                        let aborted = read_committed.then(|| {
+                            s.transactions()
+                                .aborted_between(&tp, Offset(p.fetch_offset), stable)
+                        });
                         let plan = match redirect.preferred(&t.id, p.partition) {
                             Some(agent) => Err(agent),
                             None => Ok(
-                                match plan_fetch(state, Offset(p.fetch_offset), budget as u64) {
+                                match plan_fetch(
+                                    state,
+                                    Offset(p.fetch_offset),
+                                    budget as u64,
+                                    stable,
+                                ) {
                                     FetchPlan::Read(entries) => entries
                                         .iter()
                                         .map(|e| locate(s.objects(), e))
@@ -202,7 +241,12 @@ async fn fetch_once(
                                 },
                             ),
                         };
-                        (state.high_watermark, state.log_start_offset, plan)
+                        let marks = Stability {
+                            lso,
+                            stable,
+                            aborted,
+                        };
+                        (state.high_watermark, state.log_start_offset, marks, plan)
                     })
             });
             let mut data = PartitionData {
@@ -213,9 +257,11 @@ async fn fetch_once(
                 // Kafka sends empty records, never null, also with an error: librdkafka
                 // refuses a null record set ("invalid MessageSetSize -1").
                 records: Some(bytes::Bytes::new()),
+                // Kafka: a list (maybe empty) for read_committed, null otherwise.
+                aborted_transactions: read_committed.then(Vec::new),
                 ..Default::default()
             };
-            let Some((high_watermark, log_start_offset, plan)) = planned else {
+            let Some((high_watermark, log_start_offset, marks, plan)) = planned else {
                 let known = version >= 13
                     && broker
                         .metadata
@@ -229,7 +275,7 @@ async fn fetch_once(
                 continue;
             };
             data.high_watermark = high_watermark.0;
-            data.last_stable_offset = high_watermark.0;
+            data.last_stable_offset = marks.lso.0;
             data.log_start_offset = log_start_offset.0;
             let plan = match plan {
                 Ok(plan) => plan,
@@ -275,8 +321,8 @@ async fn fetch_once(
                     // An upper bound of what the read returns: the budget (a later read that
                     // would exceed it is dropped), or for the first read up to its first run
                     // whole (a batch above the budget).
-                    let run_bytes = runs.iter().map(|r| r.byte_len).sum::<u64>() as usize;
-                    let first_run = runs.first().map_or(0, |r| r.byte_len) as usize;
+                    let run_bytes = runs.iter().map(|r| r.read_bytes()).sum::<u64>() as usize;
+                    let first_run = runs.first().map_or(0, |r| r.read_bytes()) as usize;
                     planned_bytes += if first {
                         run_bytes.min(budget.max(first_run))
                     } else {
@@ -287,6 +333,8 @@ async fn fetch_once(
                         partition: out.partitions.len(),
                         runs,
                         fetch_offset: p.fetch_offset,
+                        stable: marks.stable,
+                        aborted: marks.aborted,
                         budget: budget.max(1),
                         may_exceed: first,
                     });
@@ -307,6 +355,7 @@ async fn fetch_once(
             &broker.tiers,
             &r.runs,
             Offset(r.fetch_offset),
+            r.stable,
             r.budget,
             LEADER_EPOCH,
         )
@@ -320,11 +369,25 @@ async fn fetch_once(
             // A later partition whose first batch did not fit what was left: nothing for it
             // this time (the reader always returns at least one batch).
             Ok(got) if !read.may_exceed && got.bytes.len() > read.budget => {}
-            Ok(read) => {
-                total += read.bytes.len();
-                BrokerMetrics::add(&broker.metrics.fetch_bytes, read.bytes.len() as u64);
-                BrokerMetrics::add(&broker.metrics.fetch_records, read.records);
-                data.records = Some(read.bytes);
+            Ok(got) => {
+                total += got.bytes.len();
+                BrokerMetrics::add(&broker.metrics.fetch_bytes, got.bytes.len() as u64);
+                BrokerMetrics::add(&broker.metrics.fetch_records, got.records);
+                if let Some(aborted) = &read.aborted {
+                    // Those that began before the end of what is returned.
+                    data.aborted_transactions = Some(
+                        aborted
+                            .iter()
+                            .filter(|a| a.first_offset < got.end_offset)
+                            .map(|a| AbortedTransaction {
+                                producer_id: a.producer_id.0,
+                                first_offset: a.first_offset.0,
+                                ..Default::default()
+                            })
+                            .collect(),
+                    );
+                }
+                data.records = Some(got.bytes);
             }
             Err(e) => {
                 tracing::warn!(error = %ErrorChain(&e), topic = %topic.topic, partition = data.partition_index, "fetch read failed");

@@ -1,5 +1,5 @@
-//! FindCoordinator (key 10): the agent chosen for each group by rendezvous hashing over the
-//! live agents (`placement::coordinator`); every agent gives the same answer.
+//! FindCoordinator (key 10): the agent chosen for each group or transactional id by rendezvous
+//! hashing over the live agents (`placement::coordinator`); every agent gives the same answer.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FindCoordinatorRequest;
@@ -12,11 +12,12 @@ pub fn handle(
     request: FindCoordinatorRequest,
     version: i16,
 ) -> FindCoordinatorResponse {
-    // Transaction coordinators (key type 1) do not exist: transactions are not implemented.
-    let error = if request.key_type == 0 {
+    // Groups (key type 0) and transactions (1) are placed alike. A transaction's state is in
+    // the quorum, so any agent could coordinate it; the placement spreads the work.
+    let error = if matches!(request.key_type, 0 | 1) {
         ErrorCode::None
     } else {
-        ErrorCode::CoordinatorNotAvailable
+        ErrorCode::InvalidRequest
     };
     // v0–v3 name one group in `key`; v4 batches them in `coordinator_keys`.
     let keys: Vec<String> = if version >= 4 {
@@ -38,17 +39,19 @@ pub fn handle(
             }
         })
         .collect();
+    if version >= 4 {
+        // v4 carries only the batched form: its top-level fields must stay at their defaults.
+        return FindCoordinatorResponse {
+            coordinators,
+            ..Default::default()
+        };
+    }
     let first = coordinators.first().cloned().unwrap_or_default();
     FindCoordinatorResponse {
         error_code: error.code(),
         node_id: first.node_id,
         host: first.host,
         port: first.port,
-        coordinators: if version >= 4 {
-            coordinators
-        } else {
-            Vec::new()
-        },
         ..Default::default()
     }
 }

@@ -10,6 +10,7 @@ use crate::fetch::reader::Run;
 use crate::fetch::reader::read_run;
 use crate::fetch::runs::{locate, runs_reaching};
 use crate::ids::Offset;
+use crate::metadata::state::markers::Marker;
 use crate::metadata::state::{BatchRef, Objects, PartitionState};
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ListOffsetsRequest;
@@ -39,7 +40,9 @@ pub async fn handle(
     // Copies of the partitions asked for, taken under the metadata lock (cheap: a partition's
     // index is a persistent vector the copy shares); lookups by time read objects after it is
     // released, so they never delay a commit.
-    let (objects, partitions): (Objects, Vec<Vec<Option<PartitionState>>>) =
+    // read_committed (isolation level 1): the latest offset is the last stable offset.
+    let read_committed = request.isolation_level == 1;
+    let (objects, partitions): (Objects, Vec<Vec<Option<Copied>>>) =
         broker.metadata.read(|state| {
             let partitions = request
                 .topics
@@ -51,7 +54,18 @@ pub async fn handle(
                         .iter()
                         .map(|p| {
                             let index = usize::try_from(p.partition_index).ok()?;
-                            found?.partitions.get(index).cloned()
+                            let topic = found?;
+                            let part = topic.partitions.get(index)?.clone();
+                            let latest = match read_committed {
+                                true => state
+                                    .last_stable_offset(&crate::ids::TopicPartition {
+                                        topic_id: topic.id,
+                                        partition: p.partition_index,
+                                    })
+                                    .unwrap_or(part.high_watermark),
+                                false => part.high_watermark,
+                            };
+                            Some((part, latest))
                         })
                         .collect()
                 })
@@ -74,16 +88,24 @@ pub async fn handle(
             };
             match partition {
                 None => answer.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-                Some(part) => match lookup(broker, &objects, &part, p.timestamp).await {
-                    Ok(Some((offset, timestamp))) => {
-                        (answer.offset, answer.timestamp) = (offset.0, timestamp)
+                Some((part, latest)) => {
+                    match lookup(broker, &objects, &part, latest, p.timestamp).await {
+                        // read_committed: a record found by time at or past the last stable
+                        // offset is not one the client may read yet (Kafka answers -1).
+                        Ok(Some((offset, _)))
+                            if read_committed
+                                && (p.timestamp >= 0 || p.timestamp == MAX_TIMESTAMP)
+                                && offset >= latest => {}
+                        Ok(Some((offset, timestamp))) => {
+                            (answer.offset, answer.timestamp) = (offset.0, timestamp)
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(error = %ErrorChain(&*e), topic = %topic.name, partition = p.partition_index, "list offsets by time failed");
+                            answer.error_code = ErrorCode::KafkaStorageError.code();
+                        }
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %ErrorChain(&*e), topic = %topic.name, partition = p.partition_index, "list offsets by time failed");
-                        answer.error_code = ErrorCode::KafkaStorageError.code();
-                    }
-                },
+                }
             }
             out.partitions.push(answer);
         }
@@ -97,15 +119,20 @@ pub async fn handle(
 
 type LookupError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A partition's state copied out of the metadata, with the offset "latest" answers (the
+/// high watermark, or the last stable offset for read_committed).
+type Copied = (PartitionState, Offset);
+
 /// The offset (and its record's time, or -1) answering `spec`, or none.
 async fn lookup(
     broker: &Broker,
     objects: &Objects,
     part: &PartitionState,
+    latest: Offset,
     spec: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
     Ok(match spec {
-        LATEST => Some((part.high_watermark, -1)),
+        LATEST => Some((latest, -1)),
         EARLIEST | EARLIEST_LOCAL => Some((part.log_start_offset, -1)),
         LATEST_TIERED | EARLIEST_PENDING_UPLOAD => None,
         MAX_TIMESTAMP => {
@@ -113,7 +140,7 @@ async fn lookup(
             let newest = part
                 .index
                 .iter()
-                .filter(|r| r.end_offset > part.log_start_offset)
+                .filter(|r| r.end_offset > part.log_start_offset && Marker::of(r).is_none())
                 .fold(None::<&BatchRef>, |best, r| match best {
                     Some(b) if b.max_timestamp >= r.max_timestamp => Some(b),
                     _ => Some(r),
@@ -150,7 +177,8 @@ async fn first_in_entries<'a>(
     entries: impl Iterator<Item = &'a BatchRef>,
     target: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
-    for entry in entries {
+    // A time lookup answers with a data record: markers hold none a client could read.
+    for entry in entries.filter(|e| Marker::of(e).is_none()) {
         let located = locate(objects, entry).ok_or("an index entry names an unknown object")?;
         let runs = runs_reaching(&broker.segment_indexes, &broker.tiers, &located, target).await?;
         if let Some(found) = first_in_runs(broker, part, runs.iter(), target).await? {

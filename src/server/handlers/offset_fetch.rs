@@ -1,6 +1,8 @@
 //! OffsetFetch (key 9): committed positions of groups — one group a request up to v7, several
 //! from v8. From v9 a KIP-848 member names itself and its epoch, and a stale one is told so
-//! (STALE_MEMBER_EPOCH), as in Kafka.
+//! (STALE_MEMBER_EPOCH), as in Kafka. A request that wants stable offsets (`require_stable`,
+//! v7+) hears UNSTABLE_OFFSET_COMMIT for a partition whose offset an open transaction holds;
+//! the client asks again once the transaction ends.
 
 use crate::metadata::state::{GroupOffset, MetadataState};
 use crate::protocol::ErrorCode;
@@ -12,9 +14,9 @@ use crate::protocol::messages::offset_fetch_response::{
 };
 use crate::server::broker::Broker;
 
-/// One partition's committed position: (partition, offset, leader epoch, metadata); -1 and an
-/// empty string when nothing was committed, as in Kafka.
-type Committed = (i32, i64, i32, String);
+/// One partition's committed position: (partition, offset, leader epoch, metadata, error); -1
+/// and an empty string when nothing was committed, as in Kafka.
+type Committed = (i32, i64, i32, String, ErrorCode);
 
 pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> OffsetFetchResponse {
     if version < 8 {
@@ -25,7 +27,7 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> Off
         });
         let topics = broker
             .metadata
-            .read(|state| committed(state, &request.group_id, wanted));
+            .read(|state| committed(state, &request.group_id, wanted, request.require_stable));
         return OffsetFetchResponse {
             topics: topics
                 .into_iter()
@@ -34,11 +36,12 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> Off
                     partitions: partitions
                         .into_iter()
                         .map(
-                            |(p, offset, epoch, metadata)| OffsetFetchResponsePartition {
+                            |(p, offset, epoch, metadata, code)| OffsetFetchResponsePartition {
                                 partition_index: p,
                                 committed_offset: offset,
                                 committed_leader_epoch: epoch,
                                 metadata: Some(metadata),
+                                error_code: code.code(),
                                 ..Default::default()
                             },
                         )
@@ -77,7 +80,7 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> Off
             });
             let topics = broker
                 .metadata
-                .read(|state| committed(state, &group.group_id, wanted));
+                .read(|state| committed(state, &group.group_id, wanted, request.require_stable));
             OffsetFetchResponseGroup {
                 group_id: group.group_id,
                 topics: topics
@@ -86,15 +89,16 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> Off
                         name,
                         partitions: partitions
                             .into_iter()
-                            .map(
-                                |(p, offset, epoch, metadata)| OffsetFetchResponsePartitions {
+                            .map(|(p, offset, epoch, metadata, code)| {
+                                OffsetFetchResponsePartitions {
                                     partition_index: p,
                                     committed_offset: offset,
                                     committed_leader_epoch: epoch,
                                     metadata: Some(metadata),
+                                    error_code: code.code(),
                                     ..Default::default()
-                                },
-                            )
+                                }
+                            })
                             .collect(),
                         ..Default::default()
                     })
@@ -115,13 +119,22 @@ fn committed(
     state: &MetadataState,
     group: &str,
     wanted: Option<Vec<(String, Vec<i32>)>>,
+    require_stable: bool,
 ) -> Vec<(String, Vec<Committed>)> {
-    let entry = |p: i32, c: Option<&GroupOffset>| -> Committed {
+    let pending = match require_stable {
+        true => state.transactions().pending_offsets(group),
+        false => Default::default(),
+    };
+    let entry = |topic: &str, p: i32, c: Option<&GroupOffset>| -> Committed {
+        if pending.contains(&(topic.to_string(), p)) {
+            return (p, -1, -1, String::new(), ErrorCode::UnstableOffsetCommit);
+        }
         (
             p,
             c.map_or(-1, |c| c.offset.0),
             c.map_or(-1, |c| c.leader_epoch),
             c.and_then(|c| c.metadata.clone()).unwrap_or_default(),
+            ErrorCode::None,
         )
     };
     match wanted {
@@ -130,7 +143,7 @@ fn committed(
             .map(|(name, partitions)| {
                 let list = partitions
                     .iter()
-                    .map(|&p| entry(p, state.group_offset(group, &name, p)))
+                    .map(|&p| entry(&name, p, state.group_offset(group, &name, p)))
                     .collect();
                 (name, list)
             })
@@ -138,7 +151,7 @@ fn committed(
         None => {
             let mut out: Vec<(String, Vec<Committed>)> = Vec::new();
             for ((topic, partition), c) in state.group_offsets(group) {
-                let e = entry(*partition, Some(c));
+                let e = entry(topic, *partition, Some(c));
                 match out.iter_mut().find(|(name, _)| name == topic) {
                     Some((_, list)) => list.push(e),
                     None => out.push((topic.clone(), vec![e])),

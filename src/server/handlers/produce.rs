@@ -51,11 +51,6 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
         early: None,
         partitions: Vec::new(),
     };
-    if request.transactional_id.is_some() {
-        // Transactions are not implemented; the producer sees a clear, non-retriable error.
-        enqueued.early = Some(fail_all(&request, ErrorCode::TransactionalIdNotFound));
-        return enqueued;
-    }
     if !matches!(request.acks, -1..=1) {
         enqueued.early = Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
         return enqueued;
@@ -85,6 +80,7 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                     let checks = Checks {
                         settings,
                         version,
+                        transactional: request.transactional_id.is_some(),
                         now_ms: broker.clock.now_ms(),
                         partition: format!("{}-{}", topic.name, partition.index),
                     };
@@ -207,6 +203,8 @@ struct Checks {
     settings: TopicSettings,
     /// The request's version (zstd needs v7).
     version: i16,
+    /// Whether the request names a transactional id (its batches must be transactional).
+    transactional: bool,
     now_ms: i64,
     /// `topic-partition`, as Kafka's messages name it.
     partition: String,
@@ -247,7 +245,7 @@ fn validate(
                 ),
             ));
         }
-        if let Some(refusal) = client_batch_refusal(&batch, checks.version) {
+        if let Some(refusal) = client_batch_refusal(&batch, checks.version, checks.transactional) {
             return Err(refusal);
         }
         batch
@@ -344,7 +342,11 @@ fn validate(
 }
 
 /// What Kafka refuses in a batch a client sent, before looking at its CRC.
-fn client_batch_refusal(batch: &RecordBatch, version: i16) -> Option<(ErrorCode, String)> {
+fn client_batch_refusal(
+    batch: &RecordBatch,
+    version: i16,
+    transactional: bool,
+) -> Option<(ErrorCode, String)> {
     let count = i64::from(batch.record_count());
     let span = batch.offset_count();
     let refusal = if batch.is_control() {
@@ -352,10 +354,21 @@ fn client_batch_refusal(batch: &RecordBatch, version: i16) -> Option<(ErrorCode,
             ErrorCode::InvalidRecord,
             "clients may not write control batches".to_string(),
         )
-    } else if batch.is_transactional() {
+    } else if batch.is_transactional() != transactional {
+        // Whether the batch is in a transaction must agree with the request (the state
+        // machine then checks that the transaction is open and holds the partition).
         (
             ErrorCode::InvalidRecord,
-            "transactions are not supported".to_string(),
+            if transactional {
+                "a transactional request holds a batch that is not transactional".to_string()
+            } else {
+                "a transactional batch needs the request's transactional id".to_string()
+            },
+        )
+    } else if batch.is_transactional() && batch.producer_id() < 0 {
+        (
+            ErrorCode::InvalidRecord,
+            "a transactional batch needs a producer id".to_string(),
         )
     } else if span <= 0 {
         (

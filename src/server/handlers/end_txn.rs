@@ -1,0 +1,43 @@
+//! EndTxn (key 26): commits or aborts the producer's open transaction. One metadata write
+//! writes every participating partition's marker and applies (or drops) the transaction's
+//! offsets, so the answer comes once the transaction is complete everywhere.
+
+use crate::ids::{ProducerEpoch, ProducerId};
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::EndTxnRequest;
+use crate::protocol::messages::EndTxnResponse;
+use crate::server::broker::Broker;
+use crate::server::error_codes::{Role, failed_write, txn_refused};
+use crate::telemetry::BrokerMetrics;
+
+pub async fn handle(broker: &Broker, request: EndTxnRequest, version: i16) -> EndTxnResponse {
+    let producer = (
+        ProducerId(request.producer_id),
+        ProducerEpoch(request.producer_epoch),
+    );
+    let code = match broker
+        .metadata
+        .end_txn(request.transactional_id, producer, request.committed)
+        .await
+    {
+        Ok(Ok(marked)) => {
+            let counter = if request.committed {
+                &broker.metrics.transactions_committed
+            } else {
+                &broker.metrics.transactions_aborted
+            };
+            BrokerMetrics::add(counter, 1);
+            BrokerMetrics::add(&broker.metrics.transaction_markers, marked.len() as u64);
+            ErrorCode::None
+        }
+        // PRODUCER_FENCED exists for this API from v2 (KIP-588).
+        Ok(Err(e)) => txn_refused(e, version < 2),
+        Err(e) => failed_write(&e, Role::Coordinator),
+    };
+    EndTxnResponse {
+        error_code: code.code(),
+        producer_id: -1,
+        producer_epoch: -1,
+        ..Default::default()
+    }
+}
