@@ -439,3 +439,69 @@ fn group_survives_its_coordinator(group: &str, settings: &[(&str, &str)]) {
     });
     assert_eq!(committed, 12_000);
 }
+
+/// The agent a FindCoordinator for the transactional id names, asked of `at`.
+fn transaction_coordinator(at: &SocketAddr, transactional_id: &str) -> i32 {
+    use floe::protocol::messages::{FindCoordinatorRequest, RequestBody, ResponseBody};
+    let request = FindCoordinatorRequest {
+        key: transactional_id.to_string(),
+        key_type: 1,
+        ..Default::default()
+    };
+    match support::kafka_call(&at.to_string(), 3, RequestBody::FindCoordinator(request)) {
+        ResponseBody::FindCoordinator(r) if r.error_code == 0 => r.node_id,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn transactions_survive_the_death_of_their_coordinating_agent() {
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), 4);
+    let (mut running, _) = start_cluster(&nodes);
+    let bootstrap = nodes
+        .iter()
+        .map(|n| n.kafka.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut client = std::process::Command::new("python3")
+        .args([
+            "tests/clients/txn_confluent.py",
+            "loop",
+            &bootstrap,
+            "txn-survivor",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let stdout = client.stdout.take().expect("stdout");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    for line in lines.by_ref() {
+        if line.expect("line") == "committed 5" {
+            break;
+        }
+    }
+    // Kill the agent that coordinates the transactional id, between transactions or inside
+    // one: the client finds the coordinator again and goes on.
+    let coordinator = transaction_coordinator(&nodes[0].kafka, "loop-txn-survivor");
+    let id = u64::try_from(coordinator).expect("node id");
+    running.get_mut(&id).expect("running").kill();
+    running.remove(&id);
+    let rest: Vec<String> = lines.map(|l| l.expect("line")).collect();
+    assert!(client.wait().expect("client").success(), "{rest:?}");
+    let seen: Value = serde_json::from_str(rest.last().expect("JSON")).expect("JSON");
+    let mut expected: Vec<String> = (0..40)
+        .flat_map(|t| (0..10).map(move |i| format!("t{t}-{i}")))
+        .collect();
+    expected.sort();
+    let committed: Vec<String> = seen["committed"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|v| v.as_str().expect("string").to_string())
+        .collect();
+    assert_eq!(
+        committed, expected,
+        "every committed record once, after killing {coordinator}"
+    );
+}

@@ -1,6 +1,6 @@
 //! Load-balancer mode: three agents (one voter, two learners) behind a real haproxy on
 //! loopback, all advertising the balancer's address. Clients see one broker; produce, consume
-//! and consumer groups work whichever agent each connection lands on.
+//! consumer groups and transactions work whichever agent each connection lands on.
 
 // These tests drive real processes over real sockets, in real time: the clock and
 // randomness seams of the library do not apply to them.
@@ -189,6 +189,31 @@ fn agents_behind_one_address_serve_as_one_broker() {
         let accepted = metric(node.admin, "floe_connections_total").unwrap_or(0.0);
         assert!(accepted > 0.0, "an agent served no connection");
     }
+
+    // Transactions behind the balancer: the producer's and the readers' connections land on
+    // different agents, and every agent answers transactional requests from the replicated
+    // state.
+    let out = support::run_client(
+        "python3",
+        &[
+            "tests/clients/txn_confluent.py",
+            "basic",
+            &balancer.to_string(),
+            "txn-behind-lb",
+        ],
+    );
+    let seen: serde_json::Value =
+        serde_json::from_str(out.lines().last().expect("JSON")).expect("JSON");
+    assert_eq!(
+        seen["committed"].as_array().map(Vec::len),
+        Some(20),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["uncommitted"].as_array().map(Vec::len),
+        Some(30),
+        "{seen}"
+    );
 
     // The coordinating agent dies. Until its lease lapses the others still see it as the
     // coordinator; a forward to it fails, and the request is answered where it landed (the
