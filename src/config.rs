@@ -79,6 +79,9 @@ pub struct Config {
     /// The longest `transaction.timeout.ms` a producer may ask for (Kafka's
     /// `transaction.max.timeout.ms`); at most the state's own cap, 15 minutes.
     pub transaction_max_timeout_ms: i64,
+    /// The `transaction.version` feature ApiVersions finalizes: 2 makes Kafka 4 clients use
+    /// transaction version 2 (KIP-890 part 2); 1 keeps them on version 1.
+    pub transaction_version: i16,
 }
 
 /// The read path's tiers (`tiers`): blocks of objects in memory and on local disk.
@@ -203,6 +206,7 @@ impl Config {
             lifecycle: LifecycleConfig::default(),
             transaction_max_timeout_ms:
                 crate::metadata::state::transactions::TRANSACTION_MAX_TIMEOUT_MS,
+            transaction_version: 1,
         }
     }
 
@@ -216,6 +220,9 @@ impl Config {
                 "object bytes max must be at most {} bytes",
                 crate::metadata::quorum::node::ENTRY_BYTES_MAX
             ));
+        }
+        if !(1..=2).contains(&self.transaction_version) {
+            return Err("the transaction version must be 1 or 2".into());
         }
         let txn_cap = crate::metadata::state::transactions::TRANSACTION_MAX_TIMEOUT_MS;
         if !(1..=txn_cap).contains(&self.transaction_max_timeout_ms) {

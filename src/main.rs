@@ -297,6 +297,10 @@ struct ServeArgs {
     /// transaction.max.timeout.ms).
     #[arg(long, env = "FLOE_TRANSACTION_MAX_TIMEOUT", value_parser = humantime::parse_duration, default_value = "15m")]
     transaction_max_timeout: Duration,
+    /// The transaction version Kafka 4 clients are told to use: 1, or 2 (KIP-890 part 2: a
+    /// new epoch per transaction, partitions joined by Produce itself).
+    #[arg(long, env = "FLOE_TRANSACTION_VERSION", default_value_t = 1)]
+    transaction_version: i16,
     /// A learner agent whose registration lapsed this long ago is removed from the metadata
     /// quorum (it rejoins when it starts again).
     #[arg(long, env = "FLOE_REMOVE_DEPARTED_AGENTS_AFTER", value_parser = humantime::parse_duration, default_value = "60s")]
@@ -432,6 +436,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.group_initial_rebalance_delay = args.group_initial_rebalance_delay;
     config.group_consumer_heartbeat_interval = args.group_consumer_heartbeat_interval;
     config.group_consumer_session_timeout = args.group_consumer_session_timeout;
+    config.transaction_version = args.transaction_version;
     config.transaction_max_timeout_ms =
         i64::try_from(args.transaction_max_timeout.as_millis()).unwrap_or(i64::MAX);
     config.remove_departed_agents_after = args.remove_departed_agents_after;

@@ -14,7 +14,7 @@ use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
     Job, Limits, MetadataState, NewSegment, ObjectId, OffsetCommitError, Outcome, PartitionBatches,
-    RegistryError, TopicError, TxnError,
+    RegistryError, TopicError, TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -384,19 +384,21 @@ impl MetadataStore {
         expect_outcome!("TxnOffsetCommit", outcome, Outcome::TxnParts(results) => results)
     }
 
-    /// Commits or aborts the transaction; the partitions that got a marker.
+    /// Commits or aborts the transaction (`next_epoch`: transaction version 2).
     pub async fn end_txn(
         &self,
         transactional_id: String,
         producer: (ProducerId, ProducerEpoch),
         commit: bool,
-    ) -> Result<Result<Vec<TopicPartition>, TxnError>, MetadataError> {
+        next_epoch: bool,
+    ) -> Result<Result<TxnEnd, TxnError>, MetadataError> {
         let outcome = self
             .apply_one(Command::EndTxn {
                 transactional_id,
                 producer_id: producer.0,
                 producer_epoch: producer.1,
                 commit,
+                next_epoch,
             })
             .await?;
         expect_outcome!("EndTxn", outcome, Outcome::TxnEnded(result) => result)

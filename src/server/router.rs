@@ -73,7 +73,8 @@ pub async fn route(
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
     if api == ApiKey::ApiVersions {
-        let (body, body_version) = handlers::api_versions::handle(version);
+        let (body, body_version) =
+            handlers::api_versions::handle(version, broker.config.transaction_version);
         let encoded = encode_response(api, version, correlation_id, |buf| {
             body.encode(buf, body_version)
         });
@@ -270,7 +271,7 @@ async fn respond(
             ResponseBody::EndTxn(handlers::end_txn::handle(b, r, version).await)
         }
         RequestBody::TxnOffsetCommit(r) => {
-            ResponseBody::TxnOffsetCommit(handlers::txn_offset_commit::handle(b, r).await)
+            ResponseBody::TxnOffsetCommit(handlers::txn_offset_commit::handle(b, r, version).await)
         }
         other => {
             return Err(RouteError::UnsupportedVersion {

@@ -9,7 +9,7 @@ const fn range(api_key: ApiKey, min: i16, max: i16) -> ApiRange {
 
 /// The APIs and versions floe serves (never beyond what the handlers implement).
 pub const SUPPORTED: &[ApiRange] = &[
-    range(ApiKey::Produce, 3, 11),
+    range(ApiKey::Produce, 3, 12),
     range(ApiKey::Fetch, 4, 18),
     range(ApiKey::ListOffsets, 1, 11),
     range(ApiKey::Metadata, 0, 12),
@@ -27,7 +27,7 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::ApiVersions, 0, 4),
     range(ApiKey::CreateTopics, 2, 7),
     range(ApiKey::DeleteTopics, 1, 6),
-    range(ApiKey::InitProducerId, 0, 4),
+    range(ApiKey::InitProducerId, 0, 5),
     range(ApiKey::DescribeConfigs, 1, 4),
     range(ApiKey::AlterConfigs, 0, 2),
     range(ApiKey::CreatePartitions, 0, 3),
@@ -42,8 +42,8 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::ConsumerGroupDescribe, 0, 1),
     range(ApiKey::AddPartitionsToTxn, 0, 5),
     range(ApiKey::AddOffsetsToTxn, 0, 4),
-    range(ApiKey::EndTxn, 0, 4),
-    range(ApiKey::TxnOffsetCommit, 0, 4),
+    range(ApiKey::EndTxn, 0, 5),
+    range(ApiKey::TxnOffsetCommit, 0, 5),
     range(ApiKey::DescribeTransactions, 0, 0),
     range(ApiKey::ListTransactions, 0, 2),
 ];

@@ -252,7 +252,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             // Markers: an EndTxn names its partitions; an abort on a new
                             // epoch or for a timeout (rare) wakes every waiting fetch.
                             match &outcome {
-                                Outcome::TxnEnded(Ok(marked)) => touched.extend(marked),
+                                Outcome::TxnEnded(Ok(end)) => touched.extend(&end.marked),
                                 Outcome::TxnProducer(Ok(_)) => wake_all = true,
                                 Outcome::Ticked {
                                     transactions_timed_out,

@@ -46,7 +46,7 @@ pub use producers::{
 };
 pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
-pub use transactions::{AbortedTxn, Transaction, Transactions, TxnError, TxnStatus};
+pub use transactions::{AbortedTxn, Transaction, Transactions, TxnEnd, TxnError, TxnStatus};
 
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use agents::Registry;
@@ -179,12 +179,14 @@ pub enum Command {
         /// (topic, partition, offset), in request order.
         offsets: Vec<(String, i32, GroupOffset)>,
     },
-    /// EndTxn: commit or abort, writing the markers.
+    /// EndTxn: commit or abort, writing the markers. `next_epoch`: transaction version 2
+    /// (EndTxn v5, KIP-890 part 2), where every end moves the producer to its next epoch.
     EndTxn {
         transactional_id: String,
         producer_id: ProducerId,
         producer_epoch: ProducerEpoch,
         commit: bool,
+        next_epoch: bool,
     },
 }
 
@@ -237,8 +239,7 @@ pub enum Outcome {
     /// Per partition or offset, in command order.
     TxnParts(Vec<Result<(), TxnError>>),
     TxnOffsetsAdded(Result<(), TxnError>),
-    /// The partitions that got a marker.
-    TxnEnded(Result<Vec<TopicPartition>, TxnError>),
+    TxnEnded(Result<TxnEnd, TxnError>),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -534,11 +535,12 @@ impl MetadataState {
                 producer_id,
                 producer_epoch,
                 commit,
+                next_epoch,
             } => Outcome::TxnEnded(self.end_txn(
                 &transactional_id,
-                producer_id,
-                producer_epoch,
+                (producer_id, producer_epoch),
                 commit,
+                next_epoch,
             )),
         }
     }

@@ -90,6 +90,15 @@ pub struct AbortedTxn {
     pub last_offset: Offset,
 }
 
+/// What an EndTxn did: the partitions that got a marker, and the producer id and epoch the
+/// producer goes on with (the next epoch under transaction version 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnEnd {
+    pub marked: Vec<TopicPartition>,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+}
+
 /// Why a transactional request was refused (`server::handlers::transactions` maps each to
 /// Kafka's code for the request's version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@ use super::groups::GroupOffset;
 use super::markers::Marker;
 use super::transactions::{
     TRANSACTION_MAX_TIMEOUT_MS, TRANSACTIONAL_ID_BYTES_MAX, TRANSACTIONAL_ID_EXPIRATION_MS,
-    TRANSACTIONS_MAX, TXN_GROUPS_MAX, TXN_OFFSETS_MAX, TXN_PARTITIONS_MAX, Transaction, TxnError,
-    TxnStatus,
+    TRANSACTIONS_MAX, TXN_GROUPS_MAX, TXN_OFFSETS_MAX, TXN_PARTITIONS_MAX, Transaction, TxnEnd,
+    TxnError, TxnStatus,
 };
 use super::{MetadataState, in_force};
 use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
@@ -276,24 +276,68 @@ impl MetadataState {
     }
 
     /// EndTxn: commits or aborts the open transaction, writing its markers. A retry of an end
-    /// already made succeeds again; anything else out of turn is `InvalidTxnState`. Returns
-    /// the partitions that got a marker.
+    /// already made succeeds again; anything else out of turn is `InvalidTxnState`.
+    ///
+    /// With `next_epoch` (transaction version 2) the producer then moves to its next epoch,
+    /// so nothing of the ended transaction can join the next one; a retry comes with the
+    /// epoch the end replaced and gets the same answer; an abort with nothing open is allowed
+    /// (it only moves the epoch), as in Kafka.
     pub(super) fn end_txn(
         &mut self,
         transactional_id: &str,
-        producer: ProducerId,
-        epoch: ProducerEpoch,
+        (producer, epoch): (ProducerId, ProducerEpoch),
         commit: bool,
-    ) -> Result<Vec<TopicPartition>, TxnError> {
-        let status = self
+        next_epoch: bool,
+    ) -> Result<TxnEnd, TxnError> {
+        let current = self
             .transactions
-            .check(transactional_id, producer, epoch)?
-            .status;
-        match (status, commit) {
-            (TxnStatus::Ongoing, _) => Ok(self.end_transaction(transactional_id, commit)),
-            (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false) => Ok(Vec::new()),
-            _ => Err(TxnError::InvalidTxnState),
+            .get(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?
+            .clone();
+        let done_already = matches!(
+            (current.status, commit),
+            (TxnStatus::CompleteCommit, true) | (TxnStatus::CompleteAbort, false)
+        );
+        let unchanged = |current: &Transaction| TxnEnd {
+            marked: Vec::new(),
+            producer_id: current.producer_id,
+            producer_epoch: current.producer_epoch,
+        };
+        if next_epoch
+            && current.producer_id == producer
+            && current.last_epoch == Some(epoch)
+            && epoch != current.producer_epoch
+            && done_already
+        {
+            return Ok(unchanged(&current));
         }
+        self.transactions.check(transactional_id, producer, epoch)?;
+        let marked = match (current.status, commit) {
+            (TxnStatus::Ongoing, _) => self.end_transaction(transactional_id, commit),
+            _ if done_already && !next_epoch => return Ok(unchanged(&current)),
+            (_, false) if next_epoch => Vec::new(),
+            _ => return Err(TxnError::InvalidTxnState),
+        };
+        if !next_epoch {
+            return Ok(TxnEnd {
+                marked,
+                ..unchanged(&current)
+            });
+        }
+        if current.status != TxnStatus::Ongoing
+            && let Some(t) = self.transactions.get_mut(transactional_id)
+        {
+            t.status = TxnStatus::CompleteAbort;
+        }
+        let (producer_id, producer_epoch) = self.next_epoch(transactional_id, &current)?;
+        if let Some(t) = self.transactions.get_mut(transactional_id) {
+            t.last_epoch = (producer_id == current.producer_id).then_some(current.producer_epoch);
+        }
+        Ok(TxnEnd {
+            marked,
+            producer_id,
+            producer_epoch,
+        })
     }
 
     /// Ends the open transaction: a marker at the high watermark of every partition it added

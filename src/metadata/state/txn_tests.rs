@@ -26,13 +26,31 @@ fn add(state: &mut MetadataState, p: (ProducerId, ProducerEpoch), partition: i32
     })
 }
 
-fn end(state: &mut MetadataState, p: (ProducerId, ProducerEpoch), commit: bool) -> Outcome {
-    state.apply(Command::EndTxn {
+/// EndTxn (transaction version 1): the partitions marked.
+fn end(
+    state: &mut MetadataState,
+    p: (ProducerId, ProducerEpoch),
+    commit: bool,
+) -> Result<Vec<TopicPartition>, TxnError> {
+    end_v(state, p, commit, false).map(|e| e.marked)
+}
+
+fn end_v(
+    state: &mut MetadataState,
+    p: (ProducerId, ProducerEpoch),
+    commit: bool,
+    next_epoch: bool,
+) -> Result<TxnEnd, TxnError> {
+    match state.apply(Command::EndTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
         commit,
-    })
+        next_epoch,
+    }) {
+        Outcome::TxnEnded(result) => result,
+        other => panic!("unexpected {other:?}"),
+    }
 }
 
 fn tick(state: &mut MetadataState, now_ms: i64) {
@@ -71,7 +89,7 @@ fn a_committed_transaction_holds_the_stable_offset_until_its_marker() {
     // Others write after it: the stable offset stays at the transaction's first batch.
     commit(&mut state, "b", tp, vec![batch(0, 10, 1, NO_PRODUCER, -1)]);
     assert_eq!(state.last_stable_offset(&tp), Some(Offset(2)));
-    assert_eq!(end(&mut state, p, true), Outcome::TxnEnded(Ok(vec![tp])));
+    assert_eq!(end(&mut state, p, true), Ok(vec![tp]));
     assert_eq!(state.last_stable_offset(&tp), Some(Offset(7)));
     assert_eq!(state.high_watermark("t", 0), Some(Offset(7)));
     let marks = markers(&state, &tp);
@@ -92,12 +110,9 @@ fn a_committed_transaction_holds_the_stable_offset_until_its_marker() {
             .is_empty()
     );
     // A retried commit succeeds again and writes nothing; an abort now is out of turn.
-    assert_eq!(end(&mut state, p, true), Outcome::TxnEnded(Ok(vec![])));
+    assert_eq!(end(&mut state, p, true), Ok(vec![]));
     assert_eq!(state.high_watermark("t", 0), Some(Offset(7)));
-    assert_eq!(
-        end(&mut state, p, false),
-        Outcome::TxnEnded(Err(TxnError::InvalidTxnState))
-    );
+    assert_eq!(end(&mut state, p, false), Err(TxnError::InvalidTxnState));
 }
 
 #[test]
@@ -108,7 +123,7 @@ fn an_aborted_transaction_leaves_its_span_for_read_committed_readers() {
     add(&mut state, p, 0);
     commit(&mut state, "a", tp, vec![batch(0, 10, 3, p, 0)]);
     commit(&mut state, "b", tp, vec![batch(0, 10, 2, p, 3)]);
-    assert_eq!(end(&mut state, p, false), Outcome::TxnEnded(Ok(vec![tp])));
+    assert_eq!(end(&mut state, p, false), Ok(vec![tp]));
     let spans = state
         .transactions()
         .aborted_between(&tp, Offset(0), Offset(6));
@@ -157,7 +172,7 @@ fn a_transactional_batch_outside_its_open_transaction_is_refused() {
     let out = commit(&mut state, "b", other, vec![batch(0, 10, 1, p, 0)]);
     assert_eq!(out, vec![BatchOutcome::InvalidTxnState]);
     commit(&mut state, "c", tp, vec![batch(0, 10, 1, p, 0)]);
-    end(&mut state, p, true);
+    end(&mut state, p, true).expect("ended");
     // A batch that arrives after the end (a late retry) is never indexed.
     let out = commit(&mut state, "d", tp, vec![batch(0, 10, 1, p, 1)]);
     assert_eq!(out, vec![BatchOutcome::InvalidTxnState]);
@@ -186,10 +201,7 @@ fn a_new_instance_fences_the_old_and_aborts_what_it_left_open() {
         1
     );
     // The zombie is fenced everywhere.
-    assert_eq!(
-        end(&mut state, old, true),
-        Outcome::TxnEnded(Err(TxnError::ProducerFenced))
-    );
+    assert_eq!(end(&mut state, old, true), Err(TxnError::ProducerFenced));
     assert_eq!(
         add(&mut state, old, 0),
         Outcome::TxnParts(vec![Err(TxnError::ProducerFenced)])
@@ -215,7 +227,7 @@ fn a_new_instance_fences_the_old_and_aborts_what_it_left_open() {
         Outcome::TxnProducer(Err(TxnError::ProducerFenced)),
         "not while a transaction is open"
     );
-    end(&mut state, new, true);
+    end(&mut state, new, true).expect("ended");
     let newer = state.apply(Command::InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 60_000,
@@ -252,10 +264,7 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
         state.transactions().get(TXN).map(|t| t.status),
         Some(TxnStatus::CompleteAbort)
     );
-    assert_eq!(
-        end(&mut state, p, true),
-        Outcome::TxnEnded(Err(TxnError::ProducerFenced))
-    );
+    assert_eq!(end(&mut state, p, true), Err(TxnError::ProducerFenced));
 }
 
 #[test]
@@ -273,7 +282,7 @@ fn what_was_stamped_before_the_first_tick_counts_from_it() {
         state.transactions().get(TXN).map(|t| t.status),
         Some(TxnStatus::Ongoing)
     );
-    assert_eq!(end(&mut state, p, true), Outcome::TxnEnded(Ok(vec![tp])));
+    assert_eq!(end(&mut state, p, true), Ok(vec![tp]));
 }
 
 #[test]
@@ -316,7 +325,7 @@ fn offsets_committed_in_a_transaction_appear_only_when_it_commits() {
     assert_eq!(added, Outcome::TxnOffsetsAdded(Ok(())));
     assert_eq!(txn_commit(&mut state, 5), Outcome::TxnParts(vec![Ok(())]));
     assert_eq!(state.group_offset("g", "t", 0), None);
-    end(&mut state, p, false);
+    end(&mut state, p, false).expect("ended");
     assert_eq!(state.group_offset("g", "t", 0), None, "aborted: dropped");
     state.apply(Command::AddOffsetsToTxn {
         transactional_id: TXN.into(),
@@ -326,7 +335,7 @@ fn offsets_committed_in_a_transaction_appear_only_when_it_commits() {
     });
     txn_commit(&mut state, 7);
     // An offsets-only transaction marks no partition.
-    assert_eq!(end(&mut state, p, true), Outcome::TxnEnded(Ok(vec![])));
+    assert_eq!(end(&mut state, p, true), Ok(vec![]));
     assert_eq!(
         state.group_offset("g", "t", 0).map(|o| o.offset),
         Some(Offset(7))
@@ -376,12 +385,9 @@ fn bad_requests_are_refused_and_nothing_changes() {
     // Another producer id for this transactional id; an unknown id.
     assert_eq!(
         end(&mut state, (ProducerId(p.0.0 + 1), p.1), true),
-        Outcome::TxnEnded(Err(TxnError::InvalidProducerIdMapping))
+        Err(TxnError::InvalidProducerIdMapping)
     );
-    assert_eq!(
-        end(&mut state, p, true),
-        Outcome::TxnEnded(Err(TxnError::InvalidTxnState))
-    );
+    assert_eq!(end(&mut state, p, true), Err(TxnError::InvalidTxnState));
 }
 
 #[test]
@@ -393,7 +399,7 @@ fn replicas_agree_and_a_snapshot_carries_the_transactions() {
         let p = init(state, 60_000);
         add(state, p, 0);
         commit(state, "x", tp, vec![batch(0, 10, 2, p, 0)]);
-        end(state, p, false);
+        end(state, p, false).expect("ended");
         add(state, p, 0);
         commit(state, "y", tp, vec![batch(0, 10, 1, p, 2)]);
     }
@@ -401,4 +407,48 @@ fn replicas_agree_and_a_snapshot_carries_the_transactions() {
     let restored: MetadataState = postcard::from_bytes(&postcard::to_stdvec(&a).unwrap()).unwrap();
     assert_eq!(restored, a);
     assert_eq!(restored.last_stable_offset(&tp), Some(Offset(3)));
+}
+
+#[test]
+fn under_transaction_version_2_every_end_moves_the_epoch_on() {
+    let mut state = MetadataState::default();
+    let tp = partition_0(&mut state);
+    let p = init(&mut state, 60_000);
+    add(&mut state, p, 0);
+    commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 0)]);
+    let ended = end_v(&mut state, p, true, true).expect("committed");
+    assert_eq!(ended.marked, vec![tp]);
+    let next = (ended.producer_id, ended.producer_epoch);
+    assert_eq!(next, (p.0, ProducerEpoch(p.1.0 + 1)));
+    // A retry with the epoch the end replaced gets the same answer, and writes nothing.
+    let hw = state.high_watermark("t", 0);
+    let retried = TxnEnd {
+        marked: Vec::new(),
+        ..ended.clone()
+    };
+    assert_eq!(end_v(&mut state, p, true, true), Ok(retried));
+    assert_eq!(state.high_watermark("t", 0), hw);
+    // A late batch of the ended transaction can never join the next one: its epoch is old.
+    add(&mut state, next, 0);
+    let out = commit(&mut state, "late", tp, vec![batch(0, 10, 1, p, 1)]);
+    assert_eq!(out, vec![BatchOutcome::InvalidProducerEpoch]);
+    // The next transaction starts its sequences again, at the new epoch.
+    let out = commit(&mut state, "b", tp, vec![batch(0, 10, 1, next, 0)]);
+    assert!(matches!(out[0], BatchOutcome::Appended { .. }), "{out:?}");
+    // An abort with nothing open only moves the epoch; a commit with nothing open is refused.
+    let aborted = end_v(&mut state, next, false, true).expect("aborted");
+    let after = (aborted.producer_id, aborted.producer_epoch);
+    let empty = end_v(&mut state, after, false, true).expect("an empty abort");
+    assert!(empty.marked.is_empty());
+    assert_eq!(empty.producer_epoch, ProducerEpoch(after.1.0 + 1));
+    let last = (empty.producer_id, empty.producer_epoch);
+    assert_eq!(
+        end_v(&mut state, last, true, true),
+        Err(TxnError::InvalidTxnState)
+    );
+    // The zombie of an older epoch is fenced.
+    assert_eq!(
+        end_v(&mut state, next, true, true),
+        Err(TxnError::ProducerFenced)
+    );
 }

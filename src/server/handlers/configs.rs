@@ -180,6 +180,7 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         ("group.consumer.max.size", config.group_consumer_max_size.to_string(), Kind::Int),
         ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int),
         ("transaction.max.timeout.ms", config.transaction_max_timeout_ms.to_string(), Kind::Int),
+        ("floe.transaction.version", config.transaction_version.to_string(), Kind::Int),
         ("transactional.id.expiration.ms", TRANSACTIONAL_ID_EXPIRATION_MS.to_string(), Kind::Int),
         ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long),
         ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long),

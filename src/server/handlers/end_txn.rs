@@ -1,6 +1,8 @@
 //! EndTxn (key 26): commits or aborts the producer's open transaction. One metadata write
 //! writes every participating partition's marker and applies (or drops) the transaction's
-//! offsets, so the answer comes once the transaction is complete everywhere.
+//! offsets, so the answer comes once the transaction is complete everywhere. From v5
+//! (transaction version 2, KIP-890 part 2) the end also moves the producer to its next
+//! epoch, which the answer carries.
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::protocol::ErrorCode;
@@ -15,29 +17,40 @@ pub async fn handle(broker: &Broker, request: EndTxnRequest, version: i16) -> En
         ProducerId(request.producer_id),
         ProducerEpoch(request.producer_epoch),
     );
+    let next_epoch = version >= 5;
+    let mut response = EndTxnResponse {
+        producer_id: -1,
+        producer_epoch: -1,
+        ..Default::default()
+    };
     let code = match broker
         .metadata
-        .end_txn(request.transactional_id, producer, request.committed)
+        .end_txn(
+            request.transactional_id,
+            producer,
+            request.committed,
+            next_epoch,
+        )
         .await
     {
-        Ok(Ok(marked)) => {
+        Ok(Ok(end)) => {
+            if next_epoch {
+                response.producer_id = end.producer_id.0;
+                response.producer_epoch = end.producer_epoch.0;
+            }
             let counter = if request.committed {
                 &broker.metrics.transactions_committed
             } else {
                 &broker.metrics.transactions_aborted
             };
             BrokerMetrics::add(counter, 1);
-            BrokerMetrics::add(&broker.metrics.transaction_markers, marked.len() as u64);
+            BrokerMetrics::add(&broker.metrics.transaction_markers, end.marked.len() as u64);
             ErrorCode::None
         }
         // PRODUCER_FENCED exists for this API from v2 (KIP-588).
         Ok(Err(e)) => txn_refused(e, version < 2),
         Err(e) => failed_write(&e, Role::Coordinator),
     };
-    EndTxnResponse {
-        error_code: code.code(),
-        producer_id: -1,
-        producer_epoch: -1,
-        ..Default::default()
-    }
+    response.error_code = code.code();
+    response
 }

@@ -3,8 +3,9 @@
 //! Each batch is checked (magic 2, framing, CRC-32C, size) before it is accepted; a bad batch
 //! fails its partition with the matching Kafka error and never reaches the object store.
 
-use crate::ids::{Offset, TopicPartition};
+use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::BatchOutcome;
+use crate::metadata::state::TxnStatus;
 use crate::produce::settings::TopicSettings;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
@@ -20,6 +21,7 @@ use crate::protocol::records;
 use crate::server::broker::Broker;
 use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
+use std::collections::BTreeMap;
 use tokio::sync::oneshot;
 
 enum Pending {
@@ -55,6 +57,12 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
         enqueued.early = Some(fail_all(&request, ErrorCode::InvalidRequiredAcks));
         return enqueued;
     }
+    // Transaction version 2: the request's partitions join its transaction first.
+    let refused_joins = if version >= 12 {
+        join_transaction(broker, &request).await
+    } else {
+        BTreeMap::new()
+    };
     // A topic may raise its max.message.bytes up to what a request and the buffer can hold.
     let ceiling = broker
         .config
@@ -69,7 +77,13 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
             })
         });
         for partition in &topic.partition_data {
+            let refused = refused_joins.get(&(topic.name.clone(), partition.index));
             let pending = match topic_id {
+                _ if refused.is_some() => Pending::Failed(
+                    refused.copied().unwrap_or(ErrorCode::InvalidTxnState),
+                    Some("the partition could not join the transaction".into()),
+                    Vec::new(),
+                ),
                 Some((id, count, settings))
                     if partition.index >= 0 && (partition.index as usize) < count =>
                 {
@@ -114,6 +128,80 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
         }
     }
     enqueued
+}
+
+/// Transaction version 2 (Produce v12, KIP-890 part 2): the existing partitions of a
+/// transactional request that its open transaction does not hold yet join it (opening it),
+/// as an AddPartitionsToTxn would, before their batches are queued. Returns the partitions
+/// that could not join, with the code their produce answer carries.
+async fn join_transaction(
+    broker: &Broker,
+    request: &ProduceRequest,
+) -> BTreeMap<(String, i32), ErrorCode> {
+    let Some(transactional_id) = &request.transactional_id else {
+        return BTreeMap::new();
+    };
+    // The producer of the request's batches (validation refuses a batch that is not its).
+    let producer = request
+        .topic_data
+        .iter()
+        .flat_map(|t| &t.partition_data)
+        .find_map(|p| {
+            let batch = Batches::new(p.records.clone()?).next()?.ok()?;
+            Some((
+                ProducerId(batch.producer_id()),
+                ProducerEpoch(batch.producer_epoch()),
+            ))
+        });
+    let Some(producer) = producer else {
+        return BTreeMap::new();
+    };
+    let missing: Vec<(String, i32)> = broker.metadata.read(|s| {
+        let open = s.transactions().get(transactional_id).filter(|t| {
+            t.status == TxnStatus::Ongoing && (t.producer_id, t.producer_epoch) == producer
+        });
+        request
+            .topic_data
+            .iter()
+            .flat_map(|t| {
+                t.partition_data
+                    .iter()
+                    .map(move |p| (t.name.as_str(), p.index))
+            })
+            .filter_map(|(name, index)| {
+                let topic = s.topic(name)?;
+                let exists = index >= 0 && (index as usize) < topic.partitions.len();
+                let tp = TopicPartition {
+                    topic_id: topic.id,
+                    partition: index,
+                };
+                (exists && !open.is_some_and(|t| t.partitions.contains(&tp)))
+                    .then(|| (name.to_string(), index))
+            })
+            .collect()
+    });
+    if missing.is_empty() {
+        return BTreeMap::new();
+    }
+    let codes: Vec<Option<ErrorCode>> = match broker
+        .metadata
+        .add_partitions_to_txn(transactional_id.clone(), producer, missing.clone())
+        .await
+    {
+        // Produce answers a fenced producer INVALID_PRODUCER_EPOCH, as Kafka does.
+        Ok(results) => results
+            .into_iter()
+            .map(|r| r.err().map(|e| error_codes::txn_refused(e, true)))
+            .collect(),
+        Err(e) => {
+            vec![Some(error_codes::failed_write(&e, error_codes::Role::Partition)); missing.len()]
+        }
+    };
+    missing
+        .into_iter()
+        .zip(codes)
+        .filter_map(|(partition, code)| Some((partition, code?)))
+        .collect()
 }
 
 /// Waits for the queued batches' commits and builds the response (`None` for acks=0).

@@ -1,7 +1,9 @@
 //! TxnOffsetCommit (key 28): a transactional producer commits a group's offsets into its
 //! transaction; they become the group's committed offsets when the transaction commits (and
 //! are dropped if it aborts). Sent to the group's coordinator, which checks the member and
-//! generation the producer presents (KIP-447) as it checks an OffsetCommit's.
+//! generation the producer presents (KIP-447) as it checks an OffsetCommit's. From v5
+//! (transaction version 2) the group joins the transaction implicitly, with no
+//! AddOffsetsToTxn first.
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::GroupOffset;
@@ -14,7 +16,11 @@ use crate::protocol::messages::txn_offset_commit_response::{
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_refused};
 
-pub async fn handle(broker: &Broker, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: TxnOffsetCommitRequest,
+    version: i16,
+) -> TxnOffsetCommitResponse {
     let now_ms = broker.clock.now_ms();
     let offsets: Vec<(String, i32, GroupOffset)> = request
         .topics
@@ -34,12 +40,16 @@ pub async fn handle(broker: &Broker, request: TxnOffsetCommitRequest) -> TxnOffs
             })
         })
         .collect();
-    let codes = match membership(broker, &request) {
+    let producer = (
+        ProducerId(request.producer_id),
+        ProducerEpoch(request.producer_epoch),
+    );
+    let membership = match membership(broker, &request) {
+        ErrorCode::None if version >= 5 => implicit_add(broker, &request, producer).await,
+        code => code,
+    };
+    let codes = match membership {
         ErrorCode::None => {
-            let producer = (
-                ProducerId(request.producer_id),
-                ProducerEpoch(request.producer_epoch),
-            );
             match broker
                 .metadata
                 .txn_offset_commit(
@@ -78,6 +88,39 @@ pub async fn handle(broker: &Broker, request: TxnOffsetCommitRequest) -> TxnOffs
         }
     }
     response
+}
+
+/// Transaction version 2: the group joins the transaction (as AddOffsetsToTxn would) unless
+/// it is in it already.
+async fn implicit_add(
+    broker: &Broker,
+    request: &TxnOffsetCommitRequest,
+    producer: (ProducerId, ProducerEpoch),
+) -> ErrorCode {
+    let joined = broker.metadata.read(|s| {
+        s.transactions()
+            .get(&request.transactional_id)
+            .is_some_and(|t| {
+                t.status == crate::metadata::state::TxnStatus::Ongoing
+                    && t.groups.contains(&request.group_id)
+            })
+    });
+    if joined {
+        return ErrorCode::None;
+    }
+    match broker
+        .metadata
+        .add_offsets_to_txn(
+            request.transactional_id.clone(),
+            producer,
+            request.group_id.clone(),
+        )
+        .await
+    {
+        Ok(Ok(())) => ErrorCode::None,
+        Ok(Err(e)) => txn_refused(e, true),
+        Err(e) => failed_write(&e, Role::Coordinator),
+    }
 }
 
 /// This agent coordinates the group, and the member (if the producer names one, KIP-447) is
