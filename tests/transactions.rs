@@ -76,6 +76,38 @@ fn read_committed_sees_exactly_the_committed_records_and_no_markers() {
 }
 
 #[test]
+fn compaction_copies_markers_into_segments_and_read_committed_reads_the_same() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &["--compaction-lag", "1s", "--compaction-interval", "500ms"],
+    );
+    let before = txn_client("basic", &floe, "txn-compacted");
+    // Wait until both partitions are one segment each: runs and markers rewritten together.
+    wait_for("compaction", Duration::from_secs(60), || {
+        let topics = support::http_json(floe.admin, "/v1/topics");
+        let partitions = topics["topics"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == "txn-compacted")?["partitions"]
+            .as_array()?
+            .clone();
+        partitions
+            .iter()
+            .all(|p| p["index_entries"] == 1 && p["segments"] == 1)
+            .then_some(())
+    });
+    let after = txn_client("read", &floe, "txn-compacted");
+    assert_eq!(after["committed"], before["committed"], "{after}");
+    assert_eq!(after["committed_offsets"], before["committed_offsets"]);
+    assert_eq!(
+        after["uncommitted"].as_array().map(Vec::len),
+        Some(30),
+        "{after}"
+    );
+}
+
+#[test]
 fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
@@ -203,6 +235,141 @@ fn kafka_python_commits_and_aborts_transactions() {
     assert_eq!(
         strings(&seen["committed"]),
         (0..5).map(|i| format!("kept-{i}")).collect::<Vec<_>>(),
+        "{seen}"
+    );
+}
+
+/// A batch with the transactional attribute set (the CRC recomputed).
+fn transactional_batch(producer: (i64, i16), sequence: i32, records: i32) -> bytes::Bytes {
+    let mut b = floe::protocol::record_batch::build_test_batch(
+        producer.0, producer.1, sequence, records, 8,
+    )
+    .to_vec();
+    let attributes = i16::from_be_bytes([b[21], b[22]]) | 0x10;
+    b[21..23].copy_from_slice(&attributes.to_be_bytes());
+    let crc = crc32c::crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    b.into()
+}
+
+#[test]
+fn transaction_version_2_joins_partitions_by_produce_and_moves_the_epoch_per_transaction() {
+    use floe::protocol::messages::{
+        ApiVersionsRequest, CreateTopicsRequest, EndTxnRequest, InitProducerIdRequest,
+        ProduceRequest, RequestBody, ResponseBody, create_topics_request, produce_request,
+    };
+    use support::kafka_call;
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &["--transaction-version", "2"]);
+    let addr = floe.addr.to_string();
+    let call = |version: i16, body: RequestBody| kafka_call(&addr, version, body);
+    // Kafka 4 clients read the finalized feature and switch to transaction version 2.
+    let ResponseBody::ApiVersions(versions) = call(
+        3,
+        RequestBody::ApiVersions(ApiVersionsRequest {
+            client_software_name: "tv2".into(),
+            client_software_version: "1".into(),
+            ..Default::default()
+        }),
+    ) else {
+        panic!("ApiVersions")
+    };
+    let level: Vec<(String, i16)> = versions
+        .finalized_features
+        .iter()
+        .map(|f| (f.name.clone(), f.max_version_level))
+        .collect();
+    assert_eq!(level, vec![("transaction.version".to_string(), 2)]);
+    call(
+        7,
+        RequestBody::CreateTopics(CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: "tv2".into(),
+                num_partitions: 1,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 10_000,
+            ..Default::default()
+        }),
+    );
+    let ResponseBody::InitProducerId(init) = call(
+        4,
+        RequestBody::InitProducerId(InitProducerIdRequest {
+            transactional_id: Some("tv2-txn".into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        }),
+    ) else {
+        panic!("InitProducerId")
+    };
+    assert_eq!(init.error_code, 0);
+    let produce = |producer: (i64, i16), sequence: i32, records: i32| -> i16 {
+        let ResponseBody::Produce(r) = call(
+            12,
+            RequestBody::Produce(ProduceRequest {
+                transactional_id: Some("tv2-txn".into()),
+                acks: -1,
+                timeout_ms: 10_000,
+                topic_data: vec![produce_request::TopicProduceData {
+                    name: "tv2".into(),
+                    partition_data: vec![produce_request::PartitionProduceData {
+                        index: 0,
+                        records: Some(transactional_batch(producer, sequence, records)),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+        ) else {
+            panic!("Produce")
+        };
+        r.responses[0].partition_responses[0].error_code
+    };
+    let end = |producer: (i64, i16), commit: bool| -> (i16, i64, i16) {
+        let ResponseBody::EndTxn(r) = call(
+            5,
+            RequestBody::EndTxn(EndTxnRequest {
+                transactional_id: "tv2-txn".into(),
+                producer_id: producer.0,
+                producer_epoch: producer.1,
+                committed: commit,
+                ..Default::default()
+            }),
+        ) else {
+            panic!("EndTxn")
+        };
+        (r.error_code, r.producer_id, r.producer_epoch)
+    };
+    // No AddPartitionsToTxn: the produce joins the partition to the transaction.
+    let first = (init.producer_id, init.producer_epoch);
+    assert_eq!(produce(first, 0, 3), 0);
+    let (code, id, epoch) = end(first, true);
+    assert_eq!(
+        (code, id, epoch),
+        (0, first.0, first.1 + 1),
+        "a new epoch per transaction"
+    );
+    // A retried end gets the same answer; the old epoch is fenced for produce.
+    assert_eq!(end(first, true), (0, id, epoch));
+    assert_eq!(produce(first, 3, 1), 47, "INVALID_PRODUCER_EPOCH");
+    // The next transaction, aborted.
+    let second = (id, epoch);
+    assert_eq!(produce(second, 0, 2), 0);
+    assert_eq!(end(second, false).0, 0);
+    // librdkafka reads back the committed records only, and skips both markers.
+    let seen = txn_client("read", &floe, "tv2");
+    assert_eq!(
+        seen["committed"].as_array().map(Vec::len),
+        Some(3),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["uncommitted"].as_array().map(Vec::len),
+        Some(5),
         "{seen}"
     );
 }

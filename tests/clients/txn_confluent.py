@@ -7,6 +7,7 @@ Usage: txn_confluent.py MODE BOOTSTRAP TOPIC
          abort it after transaction.timeout.ms)
   after  commit one record "after" in a transaction of its own, then read the topic
          read_committed until "after" shows: what the hung transaction wrote must not
+  read   read the topic back read_committed and read_uncommitted (after compaction)
   loop   40 transactions of 10 records, printing "committed N" after each (a test kills the
          coordinator meanwhile); then read everything back read_committed
 Prints one JSON line with what it saw.
@@ -132,6 +133,11 @@ elif mode == "after":
     p.produce(topic, value=b"after", partition=0)
     p.commit_transaction(30)
     print(json.dumps({"committed": values(read("read_committed", until="after"))}))
+elif mode == "read":
+    committed = read("read_committed", idle_s=1.0)
+    everything = read("read_uncommitted", idle_s=1.0)
+    print(json.dumps({"committed": values(committed), "uncommitted": values(everything),
+                      "committed_offsets": committed}))
 elif mode == "loop":
     ensure_topic(4)
     import time
