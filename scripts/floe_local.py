@@ -1,7 +1,10 @@
-"""What the measurement scripts share: the release binary, free loopback ports, /metrics."""
+"""What the measurement scripts share: the release binary, free loopback ports, /metrics, a
+broker process."""
 
 import os
 import socket
+import subprocess
+import time
 import urllib.request
 
 FLOE = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/floe-target")),
@@ -23,3 +26,26 @@ def metrics(admin):
             name, _, value = line.rpartition(" ")
             out[name] = float(value)
     return out
+
+
+class Broker:
+    """`floe serve` on `data` with `flags`, its log in `data`/floe.log; ready when it answers
+    /readyz."""
+
+    def __init__(self, data, flags, kafka=None):
+        os.makedirs(data, exist_ok=True)
+        self.kafka, self.admin = kafka or f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+        log = open(os.path.join(data, "floe.log"), "a")
+        self.proc = subprocess.Popen([FLOE, "serve", "--data-dir", data, "--kafka-addr", self.kafka,
+                                      "--admin-addr", self.admin] + flags, stdout=log, stderr=log)
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"http://{self.admin}/readyz", timeout=0.5)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("floe did not start")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()

@@ -25,35 +25,15 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from floe_local import FLOE, free_port, metrics
+from floe_local import Broker, free_port, metrics
 
 
 def gets(admin):
     m = metrics(admin)
     return {r: int(m.get(f'floe_read_gets_total{{reason="{r}"}}', 0)) for r in ("miss", "read_ahead")}
-
-
-class Broker:
-    def __init__(self, data, flags, kafka=None):
-        self.kafka, self.admin = kafka or f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
-        log = open(os.path.join(data, "floe.log"), "a")
-        self.proc = subprocess.Popen([FLOE, "serve", "--data-dir", data, "--kafka-addr", self.kafka,
-                                      "--admin-addr", self.admin] + flags, stdout=log, stderr=log)
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"http://{self.admin}/readyz", timeout=0.5)
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("floe did not start")
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
 
 
 def produce(kafka, topic, partitions, mib):

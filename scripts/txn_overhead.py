@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 import urllib.request
@@ -24,7 +23,7 @@ import urllib.request
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from floe_local import FLOE, free_port, metrics
+from floe_local import Broker, metrics
 
 STORES = {
     # The embedded default: local files, fsync'd objects and Raft log.
@@ -77,17 +76,9 @@ parser.add_argument("--store", choices=sorted(STORES), default="local")
 args = parser.parse_args()
 
 data = tempfile.mkdtemp(prefix="floe-txn-")
-kafka, ADMIN = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
-log = open(os.path.join(data, "floe.log"), "a")
-proc = subprocess.Popen([FLOE, "serve", "--data-dir", os.path.join(data, "d"), "--kafka-addr", kafka,
-                         "--admin-addr", ADMIN] + STORES[args.store], stdout=log, stderr=log)
+broker = Broker(os.path.join(data, "d"), STORES[args.store])
+kafka, ADMIN = broker.kafka, broker.admin
 try:
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://{ADMIN}/healthz", timeout=0.5)
-            break
-        except OSError:
-            time.sleep(0.1)
     admin = AdminClient({"bootstrap.servers": kafka})
     for f in admin.create_topics([NewTopic(t, num_partitions=4) for t in ("plain", "txn")]).values():
         f.result(30)
@@ -109,6 +100,5 @@ try:
         "latency_ratio_p50": round(trans["p50_ms"] / base["p50_ms"], 2),
     }, indent=2))
 finally:
-    proc.terminate()
-    proc.wait()
+    broker.stop()
     shutil.rmtree(data, ignore_errors=True)

@@ -21,6 +21,7 @@ pub enum ErrorCode {
     NotCoordinator = 16,
     InvalidTopicException = 17,
     RecordListTooLarge = 18,
+    NotEnoughReplicas = 19,
     InvalidRequiredAcks = 21,
     IllegalGeneration = 22,
     InconsistentGroupProtocol = 23,

@@ -148,6 +148,12 @@ impl Producers {
         Ok((id, ProducerEpoch(0)))
     }
 
+    /// Whether `init` can issue a new producer id now.
+    pub(super) fn has_room(&self, limited: bool) -> bool {
+        !(limited && self.by_id.len() >= PRODUCERS_MAX)
+            && self.next_id < super::markers::MARKER_PRODUCER_ID_LIMIT
+    }
+
     /// Puts a producer id at `epoch` with no sequences (a transactional id's new epoch): a
     /// batch of an older epoch is fenced from now on. Inserts the id if it expired here.
     pub(super) fn set_epoch(&mut self, id: ProducerId, epoch: ProducerEpoch, now_ms: i64) {

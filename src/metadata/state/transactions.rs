@@ -64,9 +64,11 @@ impl TxnStatus {
 pub struct Transaction {
     pub producer_id: ProducerId,
     pub producer_epoch: ProducerEpoch,
-    /// The epoch before the last InitProducerId raised it: a client retrying that call
-    /// presents it (KIP-360) and gets the current epoch back.
-    pub last_epoch: Option<ProducerEpoch>,
+    /// The producer id and epoch the last InitProducerId or EndTxn v5 replaced (the id too
+    /// when its epoch was exhausted): a client retrying that call presents them and gets the
+    /// current ones back. Cleared by a timeout's fence, so a zombie is never taken for a
+    /// retry.
+    pub replaced: Option<(ProducerId, ProducerEpoch)>,
     pub timeout_ms: i64,
     pub status: TxnStatus,
     /// Partitions added to the open transaction.

@@ -51,7 +51,7 @@ impl MetadataState {
                 Transaction {
                     producer_id: id,
                     producer_epoch: epoch,
-                    last_epoch: None,
+                    replaced: None,
                     timeout_ms,
                     status: TxnStatus::Empty,
                     partitions: BTreeSet::new(),
@@ -63,17 +63,18 @@ impl MetadataState {
             );
             return Ok((id, epoch));
         };
-        if let Some((id, epoch)) = existing {
-            if id != current.producer_id {
-                return Err(TxnError::ProducerFenced);
-            }
-            if current.last_epoch == Some(epoch) && current.status != TxnStatus::Ongoing {
-                // A retry of the call that raised the epoch: its answer again.
+        if let Some(presented) = existing {
+            if current.replaced == Some(presented) && current.status != TxnStatus::Ongoing {
+                // A retry of the call that moved the epoch on: its answer again.
                 return Ok((current.producer_id, current.producer_epoch));
             }
-            if epoch != current.producer_epoch {
+            if presented != (current.producer_id, current.producer_epoch) {
                 return Err(TxnError::ProducerFenced);
             }
+        }
+        // Nothing changes unless all of it can (an exhausted epoch needs a new producer id).
+        if !self.can_move_epoch(&current) {
+            return Err(TxnError::TooManyProducers);
         }
         if current.status == TxnStatus::Ongoing {
             self.end_transaction(&transactional_id, false);
@@ -82,9 +83,15 @@ impl MetadataState {
         if let Some(t) = self.transactions.get_mut(&transactional_id) {
             t.timeout_ms = timeout_ms;
             t.status = TxnStatus::Empty;
-            t.last_epoch = (t.producer_id == current.producer_id).then_some(current.producer_epoch);
+            t.replaced = Some((current.producer_id, current.producer_epoch));
         }
         Ok((id, epoch))
+    }
+
+    /// Whether `next_epoch` can succeed: a new producer id is needed once the epoch is
+    /// exhausted, and the producers table may be full.
+    fn can_move_epoch(&self, current: &Transaction) -> bool {
+        current.producer_epoch.0 < i16::MAX - 1 || self.producers.has_room(self.limits.is_some())
     }
 
     /// Moves a transactional id to its next epoch (a new producer id once the epoch is
@@ -303,15 +310,13 @@ impl MetadataState {
             producer_id: current.producer_id,
             producer_epoch: current.producer_epoch,
         };
-        if next_epoch
-            && current.producer_id == producer
-            && current.last_epoch == Some(epoch)
-            && epoch != current.producer_epoch
-            && done_already
-        {
+        if next_epoch && current.replaced == Some((producer, epoch)) && done_already {
             return Ok(unchanged(&current));
         }
         self.transactions.check(transactional_id, producer, epoch)?;
+        if next_epoch && !self.can_move_epoch(&current) {
+            return Err(TxnError::TooManyProducers);
+        }
         let marked = match (current.status, commit) {
             (TxnStatus::Ongoing, _) => self.end_transaction(transactional_id, commit),
             _ if done_already && !next_epoch => return Ok(unchanged(&current)),
@@ -331,7 +336,7 @@ impl MetadataState {
         }
         let (producer_id, producer_epoch) = self.next_epoch(transactional_id, &current)?;
         if let Some(t) = self.transactions.get_mut(transactional_id) {
-            t.last_epoch = (producer_id == current.producer_id).then_some(current.producer_epoch);
+            t.replaced = Some((current.producer_id, current.producer_epoch));
         }
         Ok(TxnEnd {
             marked,
@@ -401,9 +406,13 @@ impl MetadataState {
         for id in &timed_out {
             self.end_transaction(id, false);
             if let Some(current) = self.transactions.get(id).cloned() {
-                // Cannot fail for lack of room: an exhausted epoch takes a fresh id only when
-                // the producers table has one; otherwise the old epoch stays, aborted.
+                // An exhausted epoch takes a fresh id only when the producers table has one;
+                // otherwise the old epoch stays, aborted.
                 let _ = self.next_epoch(id, &current);
+            }
+            // A fence, not a call a client could retry.
+            if let Some(t) = self.transactions.get_mut(id) {
+                t.replaced = None;
             }
         }
         TxnTickOutcome {

@@ -452,3 +452,48 @@ fn under_transaction_version_2_every_end_moves_the_epoch_on() {
         Err(TxnError::ProducerFenced)
     );
 }
+
+#[test]
+fn an_exhausted_epoch_moves_the_id_to_a_new_producer_and_fences_the_old() {
+    let mut state = MetadataState::default();
+    let tp = partition_0(&mut state);
+    let mut p = init(&mut state, 60_000);
+    while p.1.0 < i16::MAX - 1 {
+        p = init(&mut state, 60_000);
+    }
+    let fresh = init(&mut state, 60_000);
+    assert_ne!(fresh.0, p.0);
+    assert_eq!(fresh.1, ProducerEpoch(0));
+    // The old id's batches are refused, not taken for a plain idempotent producer's.
+    let out = commit(&mut state, "zombie", tp, vec![batch(0, 10, 1, p, 0)]);
+    assert_eq!(out, vec![BatchOutcome::InvalidProducerEpoch]);
+    // A retry presenting what the rotation replaced gets the new id again.
+    let retried = state.apply(Command::InitTransactionalProducer {
+        transactional_id: TXN.into(),
+        timeout_ms: 60_000,
+        existing: Some(p),
+    });
+    assert_eq!(retried, Outcome::TxnProducer(Ok(fresh)));
+}
+
+#[test]
+fn a_zombie_fenced_by_a_timeout_is_never_taken_for_a_retry() {
+    let mut state = MetadataState::default();
+    tick(&mut state, 1_000_000);
+    let tp = partition_0(&mut state);
+    let p = init(&mut state, 5_000);
+    add(&mut state, p, 0);
+    commit(&mut state, "a", tp, vec![batch(0, 10, 1, p, 0)]);
+    let mut now = 1_000_000;
+    while state.transactions().timed_out_total() == 0 {
+        now += 1_000;
+        tick(&mut state, now);
+    }
+    assert_eq!(end_v(&mut state, p, false, true), Err(TxnError::ProducerFenced));
+    let retry = state.apply(Command::InitTransactionalProducer {
+        transactional_id: TXN.into(),
+        timeout_ms: 5_000,
+        existing: Some(p),
+    });
+    assert_eq!(retry, Outcome::TxnProducer(Err(TxnError::ProducerFenced)));
+}

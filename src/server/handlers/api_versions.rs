@@ -1,7 +1,10 @@
 //! ApiVersions (key 18): the table in `server::supported`, with KIP-511's fallback, and the
-//! `transaction.version` feature (v3+): supported up to 2 (KIP-890 part 2); finalized at 2,
-//! which makes Kafka 4 clients use transaction version 2, only when the broker is configured
-//! so (`--transaction-version 2`).
+//! `transaction.version` feature: finalized at 2 (v3+), which makes Kafka 4 clients use
+//! transaction version 2 (KIP-890 part 2), only when the broker is configured so
+//! (`--transaction-version 2`); at 1 no feature is finalized and clients use version 1.
+//!
+//! The supported range (0–2) is listed from v4 only: Kafka 3.3–3.8 clients send v3 and
+//! refuse a supported range that starts at 0 (KAFKA-17011), as Kafka's brokers avoid.
 
 use crate::protocol::api_versions::api_versions_response;
 use crate::protocol::messages::ApiVersionsResponse;
@@ -12,16 +15,22 @@ const TRANSACTION_VERSION: &str = "transaction.version";
 
 pub fn handle(version: i16, transaction_version: i16) -> (ApiVersionsResponse, i16) {
     let (mut response, version) = api_versions_response(SUPPORTED, version);
-    if response.error_code == 0 && version >= 3 {
+    if response.error_code != 0 {
+        return (response, version);
+    }
+    if version >= 4 {
         response.supported_features = vec![SupportedFeatureKey {
             name: TRANSACTION_VERSION.into(),
             min_version: 0,
             max_version: 2,
             ..Default::default()
         }];
-        // The level is set by configuration, the same on every agent; it never changes while
-        // a process runs, so its epoch is constant.
-        response.finalized_features_epoch = 0;
+    }
+    if version >= 3 && transaction_version >= 2 {
+        // Clients adopt finalized features only from a larger epoch than they saw: the level
+        // itself serves (set by configuration, the same on every agent, constant while a
+        // process runs).
+        response.finalized_features_epoch = i64::from(transaction_version);
         response.finalized_features = vec![FinalizedFeatureKey {
             name: TRANSACTION_VERSION.into(),
             max_version_level: transaction_version,
@@ -30,4 +39,25 @@ pub fn handle(version: i16, transaction_version: i16) -> (ApiVersionsResponse, i
         }];
     }
     (response, version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_feature_is_listed_where_each_version_can_carry_it() {
+        let (v3, _) = handle(3, 1);
+        assert!(v3.supported_features.is_empty() && v3.finalized_features.is_empty());
+        let (v4, _) = handle(4, 1);
+        assert_eq!(v4.supported_features.len(), 1);
+        assert!(
+            v4.finalized_features.is_empty(),
+            "level 1 finalizes nothing"
+        );
+        let (v3, _) = handle(3, 2);
+        assert_eq!(v3.finalized_features[0].max_version_level, 2);
+        assert_eq!(v3.finalized_features_epoch, 2);
+        assert!(v3.supported_features.is_empty());
+    }
 }

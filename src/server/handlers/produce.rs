@@ -5,7 +5,7 @@
 
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::BatchOutcome;
-use crate::metadata::state::TxnStatus;
+use crate::metadata::state::{TxnError, TxnStatus};
 use crate::produce::settings::TopicSettings;
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ErrorCode;
@@ -141,45 +141,63 @@ async fn join_transaction(
     let Some(transactional_id) = &request.transactional_id else {
         return BTreeMap::new();
     };
-    // The producer of the request's batches (validation refuses a batch that is not its).
-    let producer = request
+    // The producer of the request's transactional batches: none, or several, join nothing
+    // (validation and the commit check refuse such batches on their own).
+    let mut producers = request
         .topic_data
         .iter()
         .flat_map(|t| &t.partition_data)
-        .find_map(|p| {
+        .filter_map(|p| {
             let batch = Batches::new(p.records.clone()?).next()?.ok()?;
-            Some((
-                ProducerId(batch.producer_id()),
-                ProducerEpoch(batch.producer_epoch()),
-            ))
+            (batch.is_transactional() && batch.producer_id() >= 0).then(|| {
+                (
+                    ProducerId(batch.producer_id()),
+                    ProducerEpoch(batch.producer_epoch()),
+                )
+            })
         });
-    let Some(producer) = producer else {
+    let Some(producer) = producers.next() else {
         return BTreeMap::new();
     };
-    let missing: Vec<(String, i32)> = broker.metadata.read(|s| {
-        let open = s.transactions().get(transactional_id).filter(|t| {
+    if producers.any(|other| other != producer) {
+        return BTreeMap::new();
+    }
+    let wanted = || {
+        request.topic_data.iter().flat_map(|t| {
+            t.partition_data
+                .iter()
+                .map(move |p| (t.name.clone(), p.index))
+        })
+    };
+    let (fenced, missing): (bool, Vec<(String, i32)>) = broker.metadata.read(|s| {
+        let txn = s.transactions().get(transactional_id);
+        // An epoch older than the id's is fenced for good (epochs only grow): answered here,
+        // without a metadata write that could only fail.
+        let fenced =
+            txn.is_some_and(|t| t.producer_id == producer.0 && t.producer_epoch > producer.1);
+        let open = txn.filter(|t| {
             t.status == TxnStatus::Ongoing && (t.producer_id, t.producer_epoch) == producer
         });
-        request
-            .topic_data
-            .iter()
-            .flat_map(|t| {
-                t.partition_data
-                    .iter()
-                    .map(move |p| (t.name.as_str(), p.index))
-            })
-            .filter_map(|(name, index)| {
-                let topic = s.topic(name)?;
-                let exists = index >= 0 && (index as usize) < topic.partitions.len();
+        let missing = wanted()
+            .filter(|(name, index)| {
+                let Some(topic) = s.topic(name) else {
+                    return false;
+                };
+                let exists = *index >= 0 && (*index as usize) < topic.partitions.len();
                 let tp = TopicPartition {
                     topic_id: topic.id,
-                    partition: index,
+                    partition: *index,
                 };
-                (exists && !open.is_some_and(|t| t.partitions.contains(&tp)))
-                    .then(|| (name.to_string(), index))
+                exists && !open.is_some_and(|t| t.partitions.contains(&tp))
             })
-            .collect()
+            .collect();
+        (fenced, missing)
     });
+    if fenced {
+        return wanted()
+            .map(|partition| (partition, ErrorCode::InvalidProducerEpoch))
+            .collect();
+    }
     if missing.is_empty() {
         return BTreeMap::new();
     }
@@ -188,10 +206,17 @@ async fn join_transaction(
         .add_partitions_to_txn(transactional_id.clone(), producer, missing.clone())
         .await
     {
-        // Produce answers a fenced producer INVALID_PRODUCER_EPOCH, as Kafka does.
+        // Produce answers a fenced producer INVALID_PRODUCER_EPOCH, as Kafka does; a join
+        // not attempted because another partition's failed (its topic deleted meanwhile) is
+        // retriable, as Kafka answers a failed verification.
         Ok(results) => results
             .into_iter()
-            .map(|r| r.err().map(|e| error_codes::txn_refused(e, true)))
+            .map(|r| {
+                r.err().map(|e| match e {
+                    TxnError::OperationNotAttempted => ErrorCode::NotEnoughReplicas,
+                    e => error_codes::txn_refused(e, true),
+                })
+            })
             .collect(),
         Err(e) => {
             vec![Some(error_codes::failed_write(&e, error_codes::Role::Partition)); missing.len()]
