@@ -489,7 +489,10 @@ fn a_zombie_fenced_by_a_timeout_is_never_taken_for_a_retry() {
         now += 1_000;
         tick(&mut state, now);
     }
-    assert_eq!(end_v(&mut state, p, false, true), Err(TxnError::ProducerFenced));
+    assert_eq!(
+        end_v(&mut state, p, false, true),
+        Err(TxnError::ProducerFenced)
+    );
     let retry = state.apply(Command::InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 5_000,
