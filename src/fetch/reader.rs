@@ -48,7 +48,8 @@ pub struct Run {
 }
 
 impl Run {
-    /// The bytes a read of the run returns (a marker's control batch, or the byte range).
+    /// The bytes a read of the run returns (a marker's control batch, or the byte range), as
+    /// `markers::read_bytes` counts an index entry's.
     pub fn read_bytes(&self) -> u64 {
         match self.marker {
             Some(_) => crate::metadata::state::markers::MARKER_BATCH_BYTES,

@@ -164,10 +164,11 @@ pub async fn runs_for_fetch(
                     .ok_or_else(|| located.corrupt())?
             }
         };
-        if !runs.is_empty() && run.read_bytes() > left {
+        let bytes = run.read_bytes();
+        if !runs.is_empty() && bytes > left {
             break;
         }
-        left = left.saturating_sub(run.read_bytes());
+        left = left.saturating_sub(bytes);
         runs.push(run);
         if left == 0 {
             break;

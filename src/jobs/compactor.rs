@@ -9,6 +9,7 @@ use super::metrics::JobMetrics;
 use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::locate;
 use crate::ids::{Offset, TopicPartition};
+use crate::metadata::state::markers::read_bytes;
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
 use crate::object::key::new_segment_key;
 use crate::object::segment::SegmentBuilder;
@@ -45,7 +46,7 @@ pub async fn compact(
     let located = located.ok_or(CompactionError::UnknownObject)?;
     let data_bytes = entries
         .iter()
-        .fold(0u64, |sum, e| sum.saturating_add(e.byte_len));
+        .fold(0u64, |sum, e| sum.saturating_add(read_bytes(e)));
     let mut builder = SegmentBuilder::new(tp, index_interval, data_bytes);
     for entry in &located {
         let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;

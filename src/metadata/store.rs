@@ -21,7 +21,6 @@ use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::watch;
 use uuid::Uuid;
 
 #[derive(Clone)]
@@ -422,11 +421,6 @@ impl MetadataStore {
     /// Runs `f` on this node's consistent view of the state.
     pub fn read<T>(&self, f: impl FnOnce(&MetadataState) -> T) -> T {
         self.quorum.shared().read(|m| f(&m.state))
-    }
-
-    /// A receiver that changes whenever this node applies a log entry.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.quorum.shared().applied.subscribe()
     }
 
     /// Signals raised for the partitions of each commit this node applies (fetch long-polls).

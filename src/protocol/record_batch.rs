@@ -336,21 +336,50 @@ pub fn build_batch(spec: BatchSpec) -> Bytes {
         super::wire::write_varint(&mut records, record.len() as i32);
         records.put_slice(&record);
     }
+    seal(
+        Header {
+            attributes: 0,
+            first_timestamp_ms: spec.base_timestamp_ms,
+            max_timestamp_ms: spec.base_timestamp_ms + i64::from(count - 1),
+            producer_id: spec.producer_id,
+            producer_epoch: spec.producer_epoch,
+            base_sequence: spec.base_sequence,
+            records: count,
+        },
+        &records,
+    )
+}
+
+/// The fields of a batch header `seal` writes (the rest are fixed: base offset 0, leader
+/// epoch -1, magic 2; the length, CRC and last offset delta follow from the records).
+struct Header {
+    attributes: i16,
+    first_timestamp_ms: i64,
+    max_timestamp_ms: i64,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    records: i32,
+}
+
+/// A RecordBatch v2 of `records` (already encoded) under `header`, its CRC computed.
+fn seal(header: Header, records: &[u8]) -> Bytes {
+    use bytes::{BufMut, BytesMut};
     let mut batch = BytesMut::with_capacity(HEADER_BYTES + records.len());
     batch.put_i64(0);
     batch.put_i32((HEADER_BYTES - LOG_OVERHEAD + records.len()) as i32);
     batch.put_i32(-1);
     batch.put_i8(2);
     batch.put_u32(0);
-    batch.put_i16(0);
-    batch.put_i32(count - 1);
-    batch.put_i64(spec.base_timestamp_ms);
-    batch.put_i64(spec.base_timestamp_ms + i64::from(count - 1));
-    batch.put_i64(spec.producer_id);
-    batch.put_i16(spec.producer_epoch);
-    batch.put_i32(spec.base_sequence);
-    batch.put_i32(count);
-    batch.put_slice(&records);
+    batch.put_i16(header.attributes);
+    batch.put_i32(header.records - 1);
+    batch.put_i64(header.first_timestamp_ms);
+    batch.put_i64(header.max_timestamp_ms);
+    batch.put_i64(header.producer_id);
+    batch.put_i16(header.producer_epoch);
+    batch.put_i32(header.base_sequence);
+    batch.put_i32(header.records);
+    batch.put_slice(records);
     let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
     batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     batch.freeze()
@@ -382,24 +411,18 @@ pub fn build_control_batch(
     let mut records = BytesMut::with_capacity(record.len() + 1);
     super::wire::write_varint(&mut records, record.len() as i32);
     records.put_slice(&record);
-    let mut batch = BytesMut::with_capacity(HEADER_BYTES + records.len());
-    batch.put_i64(0);
-    batch.put_i32((HEADER_BYTES - LOG_OVERHEAD + records.len()) as i32);
-    batch.put_i32(-1);
-    batch.put_i8(2);
-    batch.put_u32(0);
-    batch.put_i16(CONTROL_ATTRIBUTES);
-    batch.put_i32(0); // last offset delta
-    batch.put_i64(timestamp_ms);
-    batch.put_i64(timestamp_ms);
-    batch.put_i64(producer_id);
-    batch.put_i16(producer_epoch);
-    batch.put_i32(-1); // no sequence
-    batch.put_i32(1);
-    batch.put_slice(&records);
-    let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
-    batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
-    batch.freeze()
+    seal(
+        Header {
+            attributes: CONTROL_ATTRIBUTES,
+            first_timestamp_ms: timestamp_ms,
+            max_timestamp_ms: timestamp_ms,
+            producer_id,
+            producer_epoch,
+            base_sequence: -1,
+            records: 1,
+        },
+        &records,
+    )
 }
 
 /// A control batch's attributes: transactional (bit 4) and control (bit 5).

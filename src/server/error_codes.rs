@@ -68,6 +68,19 @@ pub fn batch_refused(outcome: BatchOutcome) -> ErrorCode {
     }
 }
 
+/// The code for a transactional command that answers nothing but success: NONE, the state
+/// machine's refusal (`txn_refused`), or a write that did not complete (as a coordinator's).
+pub fn txn_answer(
+    result: Result<Result<(), TxnError>, MetadataError>,
+    fenced_is_epoch: bool,
+) -> ErrorCode {
+    match result {
+        Ok(Ok(())) => ErrorCode::None,
+        Ok(Err(e)) => txn_refused(e, fenced_is_epoch),
+        Err(e) => failed_write(&e, Role::Coordinator),
+    }
+}
+
 /// The code for a transactional request the state machine refused. `fenced_is_epoch`: the
 /// request's version predates PRODUCER_FENCED, and a fenced producer hears
 /// INVALID_PRODUCER_EPOCH instead (Kafka's own down-conversion).

@@ -680,7 +680,7 @@ impl MetadataState {
         self.now_ms = now_ms;
         self.recent_commits
             .forget_before(now_ms.saturating_sub(COMMIT_DEDUP_WINDOW_MS));
-        let timed_out = self.check_transactions().timed_out;
+        let timed_out = self.check_transactions();
         if now_ms.saturating_sub(self.producers_checked_ms) < EXPIRY_CHECK_EVERY_MS {
             return (0, timed_out);
         }
@@ -779,18 +779,14 @@ impl MetadataState {
             }
             // A transactional producer writes only into its open transaction, to a partition
             // it added (Kafka's verification, KIP-890): a late batch is never indexed.
-            let transactional = batch.producer_id.is_idempotent()
-                && self.transactions.id_of(batch.producer_id).is_some();
-            let in_transaction = !transactional
-                || self
+            let admitted = match batch.producer_id.is_idempotent() {
+                true => self
                     .transactions
-                    .id_of(batch.producer_id)
-                    .and_then(|id| self.transactions.get(id))
-                    .is_some_and(|t| {
-                        t.status == TxnStatus::Ongoing
-                            && t.partitions.contains(&tp)
-                            && t.producer_epoch == batch.producer_epoch
-                    });
+                    .admits(&tp, batch.producer_id, batch.producer_epoch),
+                false => None,
+            };
+            let transactional = admitted.is_some();
+            let in_transaction = admitted.unwrap_or(true);
             let outcome = match self.producers.check_sequence(&tp, batch) {
                 Err(outcome) => outcome,
                 Ok(()) if !in_transaction => BatchOutcome::InvalidTxnState,

@@ -206,6 +206,22 @@ impl Transactions {
         self.by_producer.get(&producer).map(String::as_str)
     }
 
+    /// For a batch of `producer` at `epoch` on `tp`: `None` when the producer is not
+    /// transactional, else whether its open transaction holds the partition at that epoch.
+    pub(super) fn admits(
+        &self,
+        tp: &TopicPartition,
+        producer: ProducerId,
+        epoch: ProducerEpoch,
+    ) -> Option<bool> {
+        let t = self.get(self.id_of(producer)?)?;
+        Some(
+            t.status == TxnStatus::Ongoing
+                && t.producer_epoch == epoch
+                && t.partitions.contains(tp),
+        )
+    }
+
     /// The first offset of the earliest open transaction on the partition, if any.
     pub fn first_unstable(&self, tp: &TopicPartition) -> Option<Offset> {
         self.open.get(tp)?.values().min().copied()

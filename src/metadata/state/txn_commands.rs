@@ -13,13 +13,6 @@ use super::{MetadataState, in_force};
 use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What the transaction-timeout check did on a tick.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TxnTickOutcome {
-    pub timed_out: u64,
-    pub expired: u64,
-}
-
 impl MetadataState {
     /// InitProducerId with a transactional id: a new producer id for a new id; otherwise the
     /// next epoch (fencing every older instance), after aborting what the previous instance
@@ -397,10 +390,11 @@ impl MetadataState {
 
     /// On a tick: aborts the open transactions older than their timeout and fences their
     /// producers (the next epoch), and forgets ids idle for `TRANSACTIONAL_ID_EXPIRATION_MS`.
-    pub(super) fn check_transactions(&mut self) -> TxnTickOutcome {
+    /// Returns how many transactions timed out.
+    pub(super) fn check_transactions(&mut self) -> u64 {
         let now_ms = self.now_ms;
         if !self.transactions.due_check(now_ms) {
-            return TxnTickOutcome::default();
+            return 0;
         }
         let timed_out = self.transactions.timed_out(now_ms);
         for id in &timed_out {
@@ -415,12 +409,9 @@ impl MetadataState {
                 t.replaced = None;
             }
         }
-        TxnTickOutcome {
-            timed_out: timed_out.len() as u64,
-            expired: self
-                .transactions
-                .expire(now_ms.saturating_sub(TRANSACTIONAL_ID_EXPIRATION_MS)),
-        }
+        self.transactions
+            .expire(now_ms.saturating_sub(TRANSACTIONAL_ID_EXPIRATION_MS));
+        timed_out.len() as u64
     }
 }
 

@@ -2,11 +2,10 @@
 //! transaction (TxnOffsetCommit to the group's coordinator follows).
 
 use crate::ids::{ProducerEpoch, ProducerId};
-use crate::protocol::ErrorCode;
 use crate::protocol::messages::AddOffsetsToTxnRequest;
 use crate::protocol::messages::AddOffsetsToTxnResponse;
 use crate::server::broker::Broker;
-use crate::server::error_codes::{Role, failed_write, txn_refused};
+use crate::server::error_codes::txn_answer;
 
 pub async fn handle(
     broker: &Broker,
@@ -17,16 +16,12 @@ pub async fn handle(
         ProducerId(request.producer_id),
         ProducerEpoch(request.producer_epoch),
     );
-    let code = match broker
+    let added = broker
         .metadata
         .add_offsets_to_txn(request.transactional_id, producer, request.group_id)
-        .await
-    {
-        Ok(Ok(())) => ErrorCode::None,
-        // PRODUCER_FENCED exists for this API from v2 (KIP-588).
-        Ok(Err(e)) => txn_refused(e, version < 2),
-        Err(e) => failed_write(&e, Role::Coordinator),
-    };
+        .await;
+    // PRODUCER_FENCED exists for this API from v2 (KIP-588).
+    let code = txn_answer(added, version < 2);
     AddOffsetsToTxnResponse {
         error_code: code.code(),
         ..Default::default()

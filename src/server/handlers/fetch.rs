@@ -38,8 +38,12 @@ const MAX_WAIT_CAP: Duration = Duration::from_secs(30);
 
 pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
     let redirect = RackRedirect::new(broker, &request, version);
-    let mut commits = listen(broker, &request, version);
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64).min(MAX_WAIT_CAP);
+    // A fetch that does not wait never listens: it answers after one look.
+    let mut commits = match wait.is_zero() {
+        true => broker.metadata.partition_signals().listen(&[]),
+        false => listen(broker, &request, version),
+    };
     let deadline = broker.clock.now() + wait;
     loop {
         commits.mark_seen();

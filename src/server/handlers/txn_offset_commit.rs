@@ -14,7 +14,7 @@ use crate::protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use crate::server::broker::Broker;
-use crate::server::error_codes::{Role, failed_write, txn_refused};
+use crate::server::error_codes::{Role, failed_write, txn_answer, txn_refused};
 
 pub async fn handle(
     broker: &Broker,
@@ -108,19 +108,15 @@ async fn implicit_add(
     if joined {
         return ErrorCode::None;
     }
-    match broker
+    let added = broker
         .metadata
         .add_offsets_to_txn(
             request.transactional_id.clone(),
             producer,
             request.group_id.clone(),
         )
-        .await
-    {
-        Ok(Ok(())) => ErrorCode::None,
-        Ok(Err(e)) => txn_refused(e, true),
-        Err(e) => failed_write(&e, Role::Coordinator),
-    }
+        .await;
+    txn_answer(added, true)
 }
 
 /// This agent coordinates the group, and the member (if the producer names one, KIP-447) is
