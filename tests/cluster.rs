@@ -101,6 +101,15 @@ fn five_nodes(dir: &std::path::Path, partitions: i32) -> Vec<Node> {
 }
 
 /// Starts the nodes and waits until one leader and all five agents are visible.
+/// Every node's Kafka address, as a client's bootstrap list.
+fn bootstrap(nodes: &[Node]) -> String {
+    nodes
+        .iter()
+        .map(|n| n.kafka.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn start_cluster(nodes: &[Node]) -> (BTreeMap<u64, Floe>, u64) {
     let running: BTreeMap<u64, Floe> = nodes.iter().map(|n| (n.id, n.start())).collect();
     let leader = wait_for("a leader", Duration::from_secs(30), || {
@@ -121,11 +130,7 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
     let nodes = five_nodes(dir.path(), PARTITIONS);
     let (mut running, leader) = start_cluster(&nodes);
 
-    let bootstrap = nodes
-        .iter()
-        .map(|n| n.kafka.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+    let bootstrap = bootstrap(&nodes);
     let (p, acks) = producer(&bootstrap, "lz4");
     let stop = Arc::new(AtomicBool::new(false));
     let load = load_until_stopped(
@@ -342,11 +347,7 @@ fn group_survives_its_coordinator(group: &str, settings: &[(&str, &str)]) {
     let dir = temp_dir();
     let nodes = five_nodes(dir.path(), 12);
     let (mut running, _) = start_cluster(&nodes);
-    let bootstrap = nodes
-        .iter()
-        .map(|n| n.kafka.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+    let bootstrap = bootstrap(&nodes);
     let (p, acks) = producer(&bootstrap, "none");
     produce(&p, "grouped", 12, 12_000, "g");
     p.flush(Duration::from_secs(60)).expect("flush");
@@ -459,11 +460,7 @@ fn transactions_survive_the_death_of_their_coordinating_agent() {
     let dir = temp_dir();
     let nodes = five_nodes(dir.path(), 4);
     let (mut running, _) = start_cluster(&nodes);
-    let bootstrap = nodes
-        .iter()
-        .map(|n| n.kafka.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+    let bootstrap = bootstrap(&nodes);
     let mut client = std::process::Command::new("python3")
         .args([
             "tests/clients/txn_confluent.py",

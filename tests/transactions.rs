@@ -13,15 +13,17 @@ use std::time::Duration;
 use support::{Floe, metric, run_client, temp_dir, wait_for};
 
 fn txn_client(mode: &str, floe: &Floe, topic: &str) -> Value {
-    let out = run_client(
-        "python3",
-        &[
-            "tests/clients/txn_confluent.py",
-            mode,
-            &floe.bootstrap(),
-            topic,
-        ],
-    );
+    python_json(&[
+        "tests/clients/txn_confluent.py",
+        mode,
+        &floe.bootstrap(),
+        topic,
+    ])
+}
+
+/// Runs a client script and reads the JSON line it ends with.
+fn python_json(args: &[&str]) -> Value {
+    let out = run_client("python3", args);
     serde_json::from_str(out.lines().last().expect("a JSON line")).expect("JSON")
 }
 
@@ -193,18 +195,14 @@ fn a_processor_killed_mid_transaction_and_restarted_outputs_every_input_exactly_
         second.status.success(),
         "the second life failed (it gives up after 180 s)"
     );
-    let out = run_client(
-        "python3",
-        &[
-            "tests/clients/txn_eos_check.py",
-            "check",
-            &b,
-            "eos-in",
-            "eos-out",
-            &inputs.to_string(),
-        ],
-    );
-    let report: Value = serde_json::from_str(out.lines().last().expect("report")).expect("JSON");
+    let report = python_json(&[
+        "tests/clients/txn_eos_check.py",
+        "check",
+        &b,
+        "eos-in",
+        "eos-out",
+        &inputs.to_string(),
+    ]);
     assert_eq!(report["missing"], Value::from(0), "{report}");
     assert_eq!(report["duplicates"], Value::from(0), "{report}");
     assert_eq!(report["offsets_match"], Value::Bool(true), "{report}");
@@ -223,15 +221,11 @@ fn a_processor_killed_mid_transaction_and_restarted_outputs_every_input_exactly_
 fn kafka_python_commits_and_aborts_transactions() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), support::NO_FLAGS);
-    let out = run_client(
-        "python3",
-        &[
-            "tests/clients/txn_kafka_python.py",
-            &floe.bootstrap(),
-            "txn-kp",
-        ],
-    );
-    let seen: Value = serde_json::from_str(out.lines().last().expect("JSON")).expect("JSON");
+    let seen = python_json(&[
+        "tests/clients/txn_kafka_python.py",
+        &floe.bootstrap(),
+        "txn-kp",
+    ]);
     assert_eq!(
         strings(&seen["committed"]),
         (0..5).map(|i| format!("kept-{i}")).collect::<Vec<_>>(),
