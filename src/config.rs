@@ -52,6 +52,8 @@ pub struct Config {
     pub read: ReadConfig,
     /// This node's place in the metadata quorum (its id is also its Kafka broker id).
     pub quorum: QuorumConfig,
+    /// Who may use the admin HTTP and the Kafka listeners, and how they prove it.
+    pub security: SecurityConfig,
     /// The availability zone this agent serves (clients in it are routed to it).
     pub zone: Option<String>,
     /// How long an agent stays in Metadata answers without renewing its registration.
@@ -169,6 +171,30 @@ impl Default for LifecycleConfig {
     }
 }
 
+/// Security settings (`security`, `admin`).
+#[derive(Debug, Clone)]
+pub struct SecurityConfig {
+    /// The bearer token the admin API's mutations and cluster views require. Without one
+    /// they are open on a loopback admin address and refused on any other.
+    pub admin_token: Option<crate::security::Secret>,
+    /// Whether `/metrics` stays open when the admin API requires a token (`/healthz` and
+    /// `/readyz` always do).
+    pub admin_metrics_open: bool,
+    /// `/readyz` probes the object store at most this often; between probes it answers the
+    /// last result.
+    pub ready_probe_interval: Duration,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> SecurityConfig {
+        SecurityConfig {
+            admin_token: None,
+            admin_metrics_open: true,
+            ready_probe_interval: Duration::from_secs(5),
+        }
+    }
+}
+
 impl Config {
     /// The embedded default: everything under `data_dir`, local filesystem objects.
     pub fn local(data_dir: PathBuf) -> Config {
@@ -189,6 +215,7 @@ impl Config {
             connection_requests_in_flight_max: 32,
             request_bytes_in_flight_max: 256 * 1024 * 1024,
             quorum: QuorumConfig::single(crate::ids::NodeId(0)),
+            security: SecurityConfig::default(),
             zone: None,
             agent_lease: Duration::from_secs(4),
             group_initial_rebalance_delay: Duration::from_secs(3),
@@ -219,6 +246,16 @@ impl Config {
             return Err(format!(
                 "object bytes max must be at most {} bytes",
                 crate::metadata::quorum::node::ENTRY_BYTES_MAX
+            ));
+        }
+        if let Some(addr) = self.quorum.listen_addr()
+            && self.quorum.cluster_secret.is_none()
+            && !crate::security::is_loopback(&addr)
+        {
+            // Anyone who can reach the internal listener could otherwise write to the log.
+            return Err(format!(
+                "the Raft address {addr} is not a loopback address: give every node the \
+                 cluster's secret with --cluster-secret-file"
             ));
         }
         if !(1..=2).contains(&self.transaction_version) {

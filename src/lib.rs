@@ -16,6 +16,7 @@ pub mod placement;
 pub mod produce;
 pub mod protocol;
 pub mod random;
+pub mod security;
 pub mod server;
 pub mod telemetry;
 pub mod tiers;

@@ -1,5 +1,6 @@
 //! The `floe` command line: parse flags, build a Config, run.
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use floe::bench::experiment::{self, EmbeddedBroker};
 use floe::bench::load::LoadSpec;
@@ -155,6 +156,18 @@ struct ServeArgs {
     /// Admin HTTP address (/healthz, /readyz, /metrics, /v1/...); "off" disables it.
     #[arg(long, env = "FLOE_ADMIN_ADDR", default_value = "127.0.0.1:9644")]
     admin_addr: String,
+    /// A file holding the bearer token the admin API's views and mutations require
+    /// (`Authorization: Bearer <token>`). Without one they are served only on a loopback
+    /// admin address.
+    #[arg(long, env = "FLOE_ADMIN_TOKEN_FILE")]
+    admin_token_file: Option<PathBuf>,
+    /// Whether /metrics stays open when the admin API requires a token.
+    #[arg(long, env = "FLOE_ADMIN_METRICS_OPEN", default_value_t = true, action = clap::ArgAction::Set)]
+    admin_metrics_open: bool,
+    /// /readyz probes the object store at most this often and answers the last result in
+    /// between.
+    #[arg(long, env = "FLOE_READY_PROBE_INTERVAL", value_parser = humantime::parse_duration, default_value = "5s")]
+    ready_probe_interval: Duration,
     /// host:port clients are told to connect to (defaults to the bound address).
     #[arg(long, env = "FLOE_ADVERTISED_ADDR", default_value = "")]
     advertised_addr: String,
@@ -277,6 +290,11 @@ struct ServeArgs {
     /// This node's Raft address (default: its entry in --meta-peers); agents need one.
     #[arg(long, env = "FLOE_RAFT_ADDR")]
     raft_addr: Option<String>,
+    /// A file holding the cluster's shared secret (at least 16 bytes): every request on the
+    /// internal listener (Raft, forwarding, joins) is signed with it, and a request without
+    /// it is refused. Required when the Raft address is not a loopback address.
+    #[arg(long, env = "FLOE_CLUSTER_SECRET_FILE")]
+    cluster_secret_file: Option<std::path::PathBuf>,
     /// Availability zone of this agent: clients of the zone (client.id containing
     /// floe_az=<zone>) are routed to its agents.
     #[arg(long, env = "FLOE_ZONE")]
@@ -379,6 +397,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.kafka_addr = args.kafka_addr;
     config.advertised_addr = args.advertised_addr;
     config.admin_addr = (args.admin_addr != "off").then_some(args.admin_addr);
+    config.security.admin_token = match &args.admin_token_file {
+        Some(path) => Some(
+            floe::security::Secret::from_file(path)
+                .with_context(|| format!("reading the admin token file {}", path.display()))?,
+        ),
+        None => None,
+    };
+    config.security.admin_metrics_open = args.admin_metrics_open;
+    config.security.ready_probe_interval = args.ready_probe_interval;
     config.object_store = ObjectStoreConfig {
         url: args.object_store,
         s3_endpoint: args.s3_endpoint,
@@ -448,6 +475,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         raft_addr: args.raft_addr,
         voter: parse_roles(&args.roles)?,
         snapshot_every: args.snapshot_every,
+        cluster_secret: match &args.cluster_secret_file {
+            Some(path) => Some(floe::security::cluster_auth::ClusterSecret::from_file(path)?),
+            None => None,
+        },
         ..floe::metadata::quorum::QuorumConfig::single(NodeId(args.node_id))
     };
 

@@ -54,6 +54,9 @@ fn acked_count(acks: &support::kafka::Acks) -> usize {
 fn five_nodes(dir: &std::path::Path, partitions: i32) -> Vec<Node> {
     let objects = dir.join("objects");
     std::fs::create_dir_all(&objects).expect("objects dir");
+    // Every internal request of this cluster is signed with its secret.
+    let secret = dir.join("cluster.secret");
+    std::fs::write(&secret, "this cluster's shared secret\n").expect("secret");
     let raft: Vec<u16> = (0..5).map(|_| free_port()).collect();
     let peers = (1..=3)
         .map(|id| format!("{id}=127.0.0.1:{}", raft[id - 1]))
@@ -74,6 +77,8 @@ fn five_nodes(dir: &std::path::Path, partitions: i32) -> Vec<Node> {
                 "100",
                 "--group-consumer-heartbeat-interval",
                 "1s",
+                "--cluster-secret-file",
+                &secret.display().to_string(),
             ]
             .iter()
             .map(|s| s.to_string())

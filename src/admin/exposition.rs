@@ -122,6 +122,8 @@ pub fn render(broker: &Broker) -> String {
         load(&m.refused_connections),
     );
 
+    security(&mut e, broker);
+
     let ops = broker.store.metrics().snapshot();
     type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;
     let counters: [(&str, &str, Pick); 3] = [
@@ -569,4 +571,49 @@ fn groups(e: &mut Exposition, broker: &Broker) {
             e.sample("floe_group_lag_records", &[("group", group)], lag);
         }
     });
+}
+
+fn security(e: &mut Exposition, broker: &Broker) {
+    use crate::security::metrics::MECHANISMS;
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64;
+    let m = &broker.metrics.security;
+    e.counter(
+        "floe_admin_refused_total",
+        "Admin HTTP calls refused: no or a wrong bearer token.",
+        load(&m.admin_refused),
+    );
+    e.counter(
+        "floe_internal_refused_total",
+        "Requests on the internal listener refused: not signed with the cluster secret, stale, replayed or from another cluster.",
+        broker.metadata.quorum().refused_total() as f64,
+    );
+    e.header(
+        "floe_sasl_authentications_total",
+        "counter",
+        "SASL authentications, by mechanism and result.",
+    );
+    for (i, mechanism) in MECHANISMS.iter().enumerate() {
+        for (result, counters) in [("success", &m.sasl_succeeded), ("failure", &m.sasl_failed)] {
+            e.sample(
+                "floe_sasl_authentications_total",
+                &[("mechanism", mechanism), ("result", result)],
+                load(&counters[i]),
+            );
+        }
+    }
+    e.counter(
+        "floe_sasl_sessions_expired_total",
+        "Connections closed because their SASL session expired without re-authentication.",
+        load(&m.sessions_expired),
+    );
+    e.counter(
+        "floe_tls_handshakes_failed_total",
+        "TLS handshakes that failed.",
+        load(&m.tls_handshakes_failed),
+    );
+    e.counter(
+        "floe_authorization_denied_total",
+        "Operations the ACL authorizer denied.",
+        load(&m.authorization_denied),
+    );
 }

@@ -3,20 +3,23 @@
 //! | path | answer |
 //! | --- | --- |
 //! | `/healthz` | 200 while the process serves |
-//! | `/readyz` | 200 when the object store answers a probe within 3 s, else 503 |
+//! | `/readyz` | 200 when the object store answered its last probe (at most one per `--ready-probe-interval`), else 503 |
 //! | `/metrics` | Prometheus text format |
 //! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
 //! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |
 //! | `/v1/quorum` | this node's view of the metadata quorum (role, term, leader, members, indexes) |
 //! | `POST /v1/quorum/learners` `{"id":4,"raft_addr":"host:port"}` | add a learner (on the leader) |
 //! | `PUT /v1/quorum/voters` `{"voters":[1,2,3]}` | change the voters; others stay learners (on the leader) |
+//!
+//! Who may call which route: `guard`.
 
 mod exposition;
+pub mod guard;
+mod readiness;
 mod views;
 
 use crate::cost::PriceProfile;
 use crate::server::broker::Broker;
-use crate::telemetry::ErrorChain;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -24,16 +27,39 @@ use axum::routing::get;
 use axum::{Json, Router};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a readiness probe of the object store may take.
-const READY_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub fn router(broker: Arc<Broker>) -> Router {
-    Router::new()
+    let security = &broker.config.security;
+    let loopback = broker
+        .config
+        .admin_addr
+        .as_deref()
+        .is_some_and(crate::security::is_loopback);
+    let counters = broker.metrics.clone();
+    let views = Arc::new(guard::Guard::new(
+        security.admin_token.clone(),
+        loopback,
+        counters.clone(),
+    ));
+    let metrics_guard = Arc::new(if security.admin_metrics_open {
+        guard::Guard::open(counters)
+    } else {
+        guard::Guard::new(security.admin_token.clone(), loopback, counters)
+    });
+    let readiness = Arc::new(readiness::Readiness::new(security.ready_probe_interval));
+    let open = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(ready))
+        .route(
+            "/readyz",
+            get(move |State(b): State<Arc<Broker>>| async move { ready(&b, &readiness).await }),
+        );
+    let metrics = Router::new()
         .route("/metrics", get(metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            metrics_guard,
+            guard::require,
+        ));
+    let guarded = Router::new()
         .route(
             "/v1/cluster",
             get(|State(b): State<Arc<Broker>>| async move { Json(views::cluster(&b)) }),
@@ -57,7 +83,8 @@ pub fn router(broker: Arc<Broker>) -> Router {
         )
         .route("/v1/quorum/learners", axum::routing::post(add_learner))
         .route("/v1/quorum/voters", axum::routing::put(change_voters))
-        .with_state(broker)
+        .route_layer(axum::middleware::from_fn_with_state(views, guard::require));
+    open.merge(metrics).merge(guarded).with_state(broker)
 }
 
 /// Serves the admin API on `listener` until the process ends.
@@ -68,18 +95,9 @@ pub async fn serve(listener: tokio::net::TcpListener, broker: Arc<Broker>) {
 }
 
 /// On one node the metadata is in-process and always readable, so readiness is the object
-/// store's: a probe (write, read, delete) must succeed within a few seconds.
-async fn ready(State(broker): State<Arc<Broker>>) -> Response {
-    let store = match broker
-        .clock
-        .timeout(READY_PROBE_TIMEOUT, broker.store.probe())
-        .await
-    {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(ErrorChain(&e).to_string()),
-        Err(_) => Err(format!("no answer within {READY_PROBE_TIMEOUT:?}")),
-    };
-    match store {
+/// store's: its last probe (write, read, delete) must have succeeded.
+async fn ready(broker: &Broker, readiness: &readiness::Readiness) -> Response {
+    match readiness.check(&broker.store, &broker.clock).await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -145,11 +145,14 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
 
     let mut others = Vec::new();
     if let Some(listener) = internal {
-        let routes = broker
-            .metadata
-            .quorum()
-            .routes()
-            .merge(crate::server::forwarded::routes(broker.clone()));
+        let quorum = broker.metadata.quorum();
+        let routes = quorum
+            .guard(
+                quorum
+                    .routes()
+                    .merge(crate::server::forwarded::routes(broker.clone())),
+            )
+            .into_make_service_with_connect_info::<SocketAddr>();
         others.push(tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, routes).await {
                 tracing::error!(error = %e, "the internal listener stopped");

@@ -27,6 +27,7 @@ pub struct BrokerMetrics {
     pub transactions_committed: AtomicU64,
     pub transactions_aborted: AtomicU64,
     pub transaction_markers: AtomicU64,
+    pub security: crate::security::metrics::SecurityMetrics,
 }
 
 impl Default for BrokerMetrics {
@@ -48,6 +49,7 @@ impl Default for BrokerMetrics {
             transactions_committed: AtomicU64::new(0),
             transactions_aborted: AtomicU64::new(0),
             transaction_markers: AtomicU64::new(0),
+            security: Default::default(),
         }
     }
 }

@@ -172,14 +172,35 @@ impl Drop for Floe {
 
 /// A plain HTTP/1.0 GET: (status, body).
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    http_request(addr, "GET", path, &[], b"")
+}
+
+/// One HTTP/1.0 request with the given headers and body: (status, body).
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String) {
     use std::io::{Read, Write};
-    let mut stream = TcpStream::connect(addr).expect("connect admin");
+    let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(15)))
         .expect("timeout");
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
+    let mut head = format!(
+        "{method} {path} HTTP/1.0\r\nHost: localhost\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write");
+    stream.write_all(body).expect("write");
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).expect("read");
+    let response = String::from_utf8_lossy(&response).to_string();
     let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
     let status = head
         .split_whitespace()

@@ -15,6 +15,8 @@ use openraft::raft::{
 use openraft::{BasicNode, RaftNetwork, RaftNetworkFactory};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use crate::security::cluster_auth::ClusterAuth;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why a POST to a peer produced no decoded answer.
@@ -32,28 +34,27 @@ pub enum PostError {
     /// The peer refused the body as too large (HTTP 413).
     #[error("{addr} refused a {bytes}-byte body as too large")]
     TooLarge { addr: String, bytes: usize },
+    /// The peer refused this node's credentials (HTTP 401): not a member of its cluster.
+    #[error("{addr} refused this node's cluster credentials: {reason}")]
+    Unauthorized { addr: String, reason: String },
 }
 
-/// One HTTP client for all peers (connections are pooled per peer).
+/// One HTTP client for all peers (connections are pooled per peer); every request is signed
+/// (`security::cluster_auth`).
 #[derive(Clone)]
 pub struct Peers {
     client: reqwest::Client,
-}
-
-impl Default for Peers {
-    fn default() -> Self {
-        Self::new()
-    }
+    auth: Arc<ClusterAuth>,
 }
 
 impl Peers {
-    pub fn new() -> Peers {
+    pub fn new(auth: Arc<ClusterAuth>) -> Peers {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(1))
             .pool_idle_timeout(Duration::from_secs(30))
             .build()
             .unwrap_or_default();
-        Peers { client }
+        Peers { client, auth }
     }
 
     /// POSTs `request` to `http://{addr}/raft/{rpc}` and decodes the reply.
@@ -88,10 +89,14 @@ impl Peers {
             source,
         };
         let sent = body.len();
-        let response = self
+        let mut request = self
             .client
             .post(format!("http://{addr}{path}"))
-            .timeout(timeout)
+            .timeout(timeout);
+        for (name, value) in self.auth.headers(path, &body) {
+            request = request.header(name, value);
+        }
+        let response = request
             .body(body)
             .send()
             .await
@@ -104,6 +109,14 @@ impl Peers {
             });
         }
         let bytes = response.bytes().await.map_err(unreachable)?;
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            return Err(PostError::Unauthorized {
+                addr: addr.to_string(),
+                reason: String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                    .trim()
+                    .to_string(),
+            });
+        }
         if status != reqwest::StatusCode::OK {
             return Err(PostError::BadReply {
                 addr: addr.to_string(),
@@ -162,7 +175,9 @@ impl PeerClient {
                 PostError::TooLarge { .. } if shrink_to.is_some() => RPCError::PayloadTooLarge(
                     PayloadTooLarge::new_entries_hint(shrink_to.unwrap_or(1).max(1)),
                 ),
-                PostError::BadReply { .. } | PostError::TooLarge { .. } => {
+                PostError::BadReply { .. }
+                | PostError::TooLarge { .. }
+                | PostError::Unauthorized { .. } => {
                     RPCError::Network(NetworkError::new(&e))
                 }
             })?;

@@ -14,6 +14,7 @@ use super::state_machine::{Shared, StateMachine};
 use super::types::{Applied, Commands, NodeId, Raft};
 use crate::clock::Clock;
 use crate::metadata::state::Command;
+use crate::security::cluster_auth::{ClusterAuth, ClusterSecret};
 use openraft::error::{ClientWriteError, Fatal, InitializeError, RaftError};
 use openraft::{BasicNode, ServerState, SnapshotPolicy};
 use std::collections::BTreeMap;
@@ -46,6 +47,9 @@ pub struct QuorumConfig {
     pub write_timeout: Duration,
     pub heartbeat_interval: Duration,
     pub election_timeout: Duration,
+    /// The secret every internal request is signed with (`security::cluster_auth`); none on
+    /// a loopback-only internal listener.
+    pub cluster_secret: Option<ClusterSecret>,
 }
 
 impl QuorumConfig {
@@ -59,6 +63,7 @@ impl QuorumConfig {
             write_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_millis(100),
             election_timeout: Duration::from_millis(500),
+            cluster_secret: None,
         }
     }
 
@@ -137,6 +142,7 @@ pub struct Quorum {
     raft: Raft,
     shared: Arc<Shared>,
     peers: Peers,
+    auth: Arc<ClusterAuth>,
     config: QuorumConfig,
     clock: Clock,
 }
@@ -208,7 +214,13 @@ impl Quorum {
         }
         .validate()
         .map_err(|e| QuorumError::Config(e.to_string()))?;
-        let peers = Peers::new();
+        let known = shared.clone();
+        let auth = Arc::new(ClusterAuth::new(
+            config.cluster_secret.clone(),
+            Box::new(move || known.read(|m| m.state.cluster_id().map(str::to_string))),
+            clock.clone(),
+        ));
+        let peers = Peers::new(auth.clone());
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
@@ -223,6 +235,7 @@ impl Quorum {
             raft,
             shared,
             peers,
+            auth,
             config,
             clock,
         };
@@ -274,9 +287,24 @@ impl Quorum {
         self.config.listen_addr()
     }
 
-    /// The Raft RPCs peers send this node (append, vote, snapshot, write, join).
+    /// The Raft RPCs peers send this node (append, vote, snapshot, write, join). Serve them
+    /// through `guard`.
     pub fn routes(&self) -> axum::Router {
         service::router(self.raft.clone())
+    }
+
+    /// `routes` with the gate in front that refuses what is not signed by a member of this
+    /// cluster (`security::cluster_auth`). Serve with `into_make_service_with_connect_info`.
+    pub fn guard(&self, routes: axum::Router) -> axum::Router {
+        routes.layer(axum::middleware::from_fn_with_state(
+            self.auth.clone(),
+            crate::security::cluster_auth::gate,
+        ))
+    }
+
+    /// Internal requests refused by the gate.
+    pub fn refused_total(&self) -> u64 {
+        self.auth.refused_total()
     }
 
     /// Serves `routes()` alone on the listen address: a quorum member without an agent, as in
@@ -288,7 +316,9 @@ impl Quorum {
         let listener = tokio::net::TcpListener::bind(&addr)
             .await
             .map_err(|source| QuorumError::Listen { addr, source })?;
-        let routes = self.routes();
+        let routes = self
+            .guard(self.routes())
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
         Ok(Some(tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, routes).await {
                 tracing::error!(error = %e, "the Raft listener stopped");
@@ -439,6 +469,7 @@ async fn join_as_learner(
     request: LearnerJoinRequest,
 ) {
     let mut backoff = Duration::from_millis(50);
+    let mut warned = false;
     loop {
         for addr in voters.values() {
             let reply: Result<Result<(), WriteRefused>, _> = peers
@@ -450,6 +481,11 @@ async fn join_as_learner(
                     return;
                 }
                 Ok(Err(refused)) => tracing::debug!(%refused, "join refused"),
+                // A voter that will not hear this node (another cluster's secret, or none).
+                Err(e @ PostError::Unauthorized { .. }) if !warned => {
+                    warned = true;
+                    tracing::error!(error = %e, "a voter refused this node's credentials; check --cluster-secret-file");
+                }
                 Err(e) => tracing::debug!(error = %e, "join failed"),
             }
         }

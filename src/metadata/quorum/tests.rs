@@ -1,6 +1,7 @@
 //! Three voters in one process over loopback HTTP, each with its own fsync'd log: writes
 //! through any member, leader loss, and a lagging member brought back by a snapshot.
 
+use crate::security::cluster_auth::ClusterSecret;
 use super::node::{Quorum, QuorumConfig};
 use crate::clock::Clock;
 use crate::ids::NodeId;
@@ -53,6 +54,8 @@ async fn start(dir: &Path, id: NodeId, voters: &BTreeMap<NodeId, String>) -> Mem
     let config = QuorumConfig {
         voters: voters.clone(),
         snapshot_every: 50,
+        // Every RPC between these voters is signed and checked.
+        cluster_secret: Some(ClusterSecret::new(b"the quorum tests' shared secret")),
         ..QuorumConfig::single(id)
     };
     let quorum = Quorum::start(&dir.join(format!("node-{id}")), config, Clock::system())
