@@ -5,8 +5,13 @@
 //! - `scram`, `oauthbearer`: SASL mechanisms (pure exchanges; the connection drives them).
 //! - `acl`: Kafka ACLs: the model, the replicated set of bindings, the authorizer's decision.
 
+pub mod acl;
 pub mod cluster_auth;
+pub mod listeners;
 pub mod metrics;
+pub mod oauthbearer;
+pub mod scram;
+pub mod tls;
 
 /// A secret string (a token, a password) that is never printed.
 #[derive(Clone, PartialEq, Eq)]

@@ -154,8 +154,18 @@ pub fn authorized_operations(
     supported_operations(resource_type)
         .iter()
         .filter(|&&operation| {
-            authorize(acls, settings, principal, host, operation, resource_type, name)
-                .is_allowed()
+            authorize(
+                acls,
+                settings,
+                principal,
+                host,
+                operation,
+                resource_type,
+                name,
+            )
+            .is_allowed()
         })
-        .fold(0, |field, operation| field | (1_i32 << i32::from(operation.code())))
+        .fold(0, |field, operation| {
+            field | (1_i32 << i32::from(operation.code()))
+        })
 }

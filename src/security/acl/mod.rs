@@ -38,8 +38,8 @@ pub use authorizer::{
 };
 pub use model::{
     ACL_FIELD_BYTES_MAX, AccessControlEntry, AccessControlEntryFilter, AclBinding,
-    AclBindingFilter, AclError, CLUSTER_NAME, Operation, PatternType, Permission,
-    ResourcePattern, ResourcePatternFilter, ResourceType, WILDCARD_HOST, WILDCARD_PRINCIPAL,
-    WILDCARD_RESOURCE, validate_new,
+    AclBindingFilter, AclError, CLUSTER_NAME, Operation, PatternType, Permission, ResourcePattern,
+    ResourcePatternFilter, ResourceType, WILDCARD_HOST, WILDCARD_PRINCIPAL, WILDCARD_RESOURCE,
+    validate_new,
 };
 pub use store::{ACLS_MAX, Acls};

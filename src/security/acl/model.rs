@@ -266,7 +266,9 @@ impl AccessControlEntryFilter {
     };
 
     pub fn matches(&self, entry: &AccessControlEntry) -> bool {
-        self.principal.as_ref().is_none_or(|p| *p == entry.principal)
+        self.principal
+            .as_ref()
+            .is_none_or(|p| *p == entry.principal)
             && self.host.as_ref().is_none_or(|h| *h == entry.host)
             && (self.operation == Operation::Any || self.operation == entry.operation)
             && (self.permission == Permission::Any || self.permission == entry.permission)
@@ -369,7 +371,10 @@ pub enum AclError {
     UnknownPatternFilter,
     #[error("Unknown entryFilter.")]
     UnknownEntryFilter,
-    #[error("The cluster already holds {} ACLs, the most it keeps; delete some first", ACLS_MAX)]
+    #[error(
+        "The cluster already holds {} ACLs, the most it keeps; delete some first",
+        ACLS_MAX
+    )]
     TooManyAcls,
 }
 
@@ -409,7 +414,10 @@ impl AclError {
 pub fn validate_new(binding: &AclBinding) -> Result<(), AclError> {
     let pattern = &binding.pattern;
     let entry = &binding.entry;
-    if matches!(pattern.resource_type, ResourceType::Unknown | ResourceType::Any) {
+    if matches!(
+        pattern.resource_type,
+        ResourceType::Unknown | ResourceType::Any
+    ) {
         return Err(AclError::InvalidResourceType(pattern.resource_type));
     }
     if !matches!(

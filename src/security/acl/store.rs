@@ -222,9 +222,7 @@ impl<'a, V> Iterator for Prefixes<'a, V> {
             } else {
                 Bound::Excluded(self.upper)
             };
-            let Some((key, value)) = names
-                .range::<_, str>((Bound::Unbounded, end))
-                .next_back()
+            let Some((key, value)) = names.range::<_, str>((Bound::Unbounded, end)).next_back()
             else {
                 self.names = None;
                 return None;
@@ -248,11 +246,7 @@ impl<'a, V> Iterator for Prefixes<'a, V> {
 /// The length of the longest common prefix of `a` and `b`, cut back to a character boundary
 /// of `b` (a key that is a prefix of `b` always ends on one).
 fn common_prefix_len(a: &str, b: &str) -> usize {
-    let mut len = a
-        .bytes()
-        .zip(b.bytes())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let mut len = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
     while !b.is_char_boundary(len) {
         len -= 1;
     }
