@@ -183,6 +183,29 @@ pub struct SecurityConfig {
     /// `/readyz` probes the object store at most this often; between probes it answers the
     /// last result.
     pub ready_probe_interval: Duration,
+    /// The Kafka listeners, the first one primary (its advertised address is the agent's
+    /// registry address). Empty: one `PLAINTEXT` listener on `kafka_addr`.
+    pub listeners: Vec<crate::security::listeners::ListenerConfig>,
+    /// The TLS settings every `SSL` and `SASL_SSL` listener uses.
+    pub tls: Option<crate::security::tls::TlsSettings>,
+    /// The SASL mechanisms offered (Kafka's `sasl.enabled.mechanisms`).
+    pub sasl_mechanisms: Vec<String>,
+    /// `name:password` lines for SASL/PLAIN; users not in it are checked against their
+    /// SCRAM credentials.
+    pub plain_users_file: Option<PathBuf>,
+    /// OAUTHBEARER: the JWKS file tokens are verified against, and what they must say.
+    pub oauth_jwks_file: Option<PathBuf>,
+    pub oauth_expected_issuer: Option<String>,
+    pub oauth_expected_audience: Vec<String>,
+    /// Kafka's `connections.max.reauth.ms`: a SASL session lasts at most this long without
+    /// re-authenticating. `None`: sessions never expire.
+    pub reauth_max: Option<Duration>,
+    /// Whether ACLs are enforced (Kafka's `authorizer.class.name` set to the standard one).
+    pub acl_authorizer: bool,
+    /// Principals that may do everything (`super.users`, `User:alice`).
+    pub super_users: Vec<String>,
+    /// Kafka's `allow.everyone.if.no.acl.found`.
+    pub allow_everyone_if_no_acl_found: bool,
 }
 
 impl Default for SecurityConfig {
@@ -191,7 +214,43 @@ impl Default for SecurityConfig {
             admin_token: None,
             admin_metrics_open: true,
             ready_probe_interval: Duration::from_secs(5),
+            listeners: Vec::new(),
+            tls: None,
+            sasl_mechanisms: vec![
+                "PLAIN".into(),
+                "SCRAM-SHA-256".into(),
+                "SCRAM-SHA-512".into(),
+                "OAUTHBEARER".into(),
+            ],
+            plain_users_file: None,
+            oauth_jwks_file: None,
+            oauth_expected_issuer: None,
+            oauth_expected_audience: Vec::new(),
+            reauth_max: None,
+            acl_authorizer: false,
+            super_users: Vec::new(),
+            allow_everyone_if_no_acl_found: false,
         }
+    }
+}
+
+impl SecurityConfig {
+    /// The listeners to bind: the configured ones, or one `PLAINTEXT` listener at
+    /// `kafka_addr` advertising `advertised_addr`.
+    pub fn listeners(
+        &self,
+        kafka_addr: &str,
+        advertised_addr: &str,
+    ) -> Vec<crate::security::listeners::ListenerConfig> {
+        if !self.listeners.is_empty() {
+            return self.listeners.clone();
+        }
+        vec![crate::security::listeners::ListenerConfig {
+            name: "PLAINTEXT".into(),
+            protocol: crate::security::listeners::SecurityProtocol::Plaintext,
+            bind: kafka_addr.to_string(),
+            advertised: (!advertised_addr.is_empty()).then(|| advertised_addr.to_string()),
+        }]
     }
 }
 
@@ -257,6 +316,15 @@ impl Config {
                 "the Raft address {addr} is not a loopback address: give every node the \
                  cluster's secret with --cluster-secret-file"
             ));
+        }
+        let listeners = self
+            .security
+            .listeners(&self.kafka_addr, &self.advertised_addr);
+        if listeners.iter().any(|l| l.protocol.tls()) && self.security.tls.is_none() {
+            return Err(
+                "an SSL or SASL_SSL listener needs --ssl-certificate-file and --ssl-key-file"
+                    .into(),
+            );
         }
         if !(1..=2).contains(&self.transaction_version) {
             return Err("the transaction version must be 1 or 2".into());

@@ -156,6 +156,71 @@ struct ServeArgs {
     /// Admin HTTP address (/healthz, /readyz, /metrics, /v1/...); "off" disables it.
     #[arg(long, env = "FLOE_ADMIN_ADDR", default_value = "127.0.0.1:9644")]
     admin_addr: String,
+    /// Kafka listeners, as Kafka's `listeners`: NAME://host:port,... (e.g.
+    /// PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9094). When given, --kafka-addr is not
+    /// used; the first listener is the primary one.
+    #[arg(long, env = "FLOE_LISTENERS", default_value = "")]
+    listeners: String,
+    /// What each listener advertises, as Kafka's `advertised.listeners`: NAME://host:port,...
+    #[arg(long, env = "FLOE_ADVERTISED_LISTENERS", default_value = "")]
+    advertised_listeners: String,
+    /// Listener names' security protocols, as Kafka's `listener.security.protocol.map`:
+    /// NAME:PROTOCOL,... (PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL map to themselves).
+    #[arg(long, env = "FLOE_LISTENER_SECURITY_PROTOCOL_MAP", default_value = "")]
+    listener_security_protocol_map: String,
+    /// PEM certificate chain (leaf first) of the SSL and SASL_SSL listeners (Kafka's
+    /// `ssl.keystore.certificate.chain`).
+    #[arg(long, env = "FLOE_SSL_CERTIFICATE_FILE")]
+    ssl_certificate_file: Option<PathBuf>,
+    /// PEM private key of that certificate (Kafka's `ssl.keystore.key`).
+    #[arg(long, env = "FLOE_SSL_KEY_FILE")]
+    ssl_key_file: Option<PathBuf>,
+    /// PEM CA certificates client certificates must chain to (Kafka's
+    /// `ssl.truststore.certificates`).
+    #[arg(long, env = "FLOE_SSL_TRUSTSTORE_FILE")]
+    ssl_truststore_file: Option<PathBuf>,
+    /// none, requested or required: whether clients present certificates (Kafka's
+    /// `ssl.client.auth`). A certificate's subject becomes the principal on SSL listeners.
+    #[arg(long, env = "FLOE_SSL_CLIENT_AUTH", default_value = "none")]
+    ssl_client_auth: String,
+    /// How often the TLS files are checked for changes (changed files are loaded without a
+    /// restart).
+    #[arg(long, env = "FLOE_SSL_RELOAD_INTERVAL", value_parser = humantime::parse_duration, default_value = "30s")]
+    ssl_reload_interval: Duration,
+    /// SASL mechanisms offered (Kafka's `sasl.enabled.mechanisms`).
+    #[arg(long, env = "FLOE_SASL_ENABLED_MECHANISMS", default_value = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER")]
+    sasl_enabled_mechanisms: String,
+    /// SASL/PLAIN users, one `name:password` per line; users not in it log in with the
+    /// password of their SCRAM credential.
+    #[arg(long, env = "FLOE_SASL_PLAIN_USERS_FILE")]
+    sasl_plain_users_file: Option<PathBuf>,
+    /// The JWKS file OAUTHBEARER tokens are verified against (Kafka's
+    /// `sasl.oauthbearer.jwks.endpoint.url` with a file: URL). Without it OAUTHBEARER is not
+    /// offered.
+    #[arg(long, env = "FLOE_SASL_OAUTHBEARER_JWKS_FILE")]
+    sasl_oauthbearer_jwks_file: Option<PathBuf>,
+    /// The issuer tokens must name (Kafka's `sasl.oauthbearer.expected.issuer`).
+    #[arg(long, env = "FLOE_SASL_OAUTHBEARER_EXPECTED_ISSUER")]
+    sasl_oauthbearer_expected_issuer: Option<String>,
+    /// Audiences a token must include one of, comma-separated (Kafka's
+    /// `sasl.oauthbearer.expected.audience`).
+    #[arg(long, env = "FLOE_SASL_OAUTHBEARER_EXPECTED_AUDIENCE", default_value = "")]
+    sasl_oauthbearer_expected_audience: String,
+    /// Longest SASL session without re-authentication (Kafka's `connections.max.reauth.ms`);
+    /// 0: no limit.
+    #[arg(long, env = "FLOE_CONNECTIONS_MAX_REAUTH", value_parser = humantime::parse_duration, default_value = "0s")]
+    connections_max_reauth: Duration,
+    /// none, or acl: enforce Kafka ACLs (Kafka's `authorizer.class.name` set to
+    /// StandardAuthorizer).
+    #[arg(long, env = "FLOE_AUTHORIZER", default_value = "none")]
+    authorizer: String,
+    /// Principals allowed everything, separated by ';' (Kafka's `super.users`).
+    #[arg(long, env = "FLOE_SUPER_USERS", default_value = "")]
+    super_users: String,
+    /// Allow an operation on a resource no ACL names (Kafka's
+    /// `allow.everyone.if.no.acl.found`).
+    #[arg(long, env = "FLOE_ALLOW_EVERYONE_IF_NO_ACL_FOUND", default_value_t = false, action = clap::ArgAction::Set)]
+    allow_everyone_if_no_acl_found: bool,
     /// A file holding the bearer token the admin API's views and mutations require
     /// (`Authorization: Bearer <token>`). Without one they are served only on a loopback
     /// admin address.
@@ -405,6 +470,66 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     config.security.admin_metrics_open = args.admin_metrics_open;
+    if !args.listeners.is_empty() {
+        let listeners = floe::security::listeners::parse(
+            &args.listeners,
+            &args.advertised_listeners,
+            &args.listener_security_protocol_map,
+        )?;
+        if let Some(primary) = listeners.first() {
+            config.kafka_addr = primary.bind.clone();
+            config.advertised_addr = primary.advertised.clone().unwrap_or_default();
+        }
+        config.security.listeners = listeners;
+    } else if !args.advertised_listeners.is_empty() {
+        anyhow::bail!("--advertised-listeners needs --listeners");
+    }
+    let client_auth = floe::security::tls::ClientAuth::parse(&args.ssl_client_auth)
+        .context("--ssl-client-auth must be none, requested or required")?;
+    config.security.tls = match (args.ssl_certificate_file, args.ssl_key_file) {
+        (Some(certificate_chain), Some(private_key)) => {
+            Some(floe::security::tls::TlsSettings {
+                certificate_chain,
+                private_key,
+                client_ca: args.ssl_truststore_file,
+                client_auth,
+                reload_interval: args.ssl_reload_interval,
+            })
+        }
+        (None, None) => None,
+        _ => anyhow::bail!("--ssl-certificate-file and --ssl-key-file go together"),
+    };
+    config.security.sasl_mechanisms = args
+        .sasl_enabled_mechanisms
+        .split(',')
+        .map(|m| m.trim().to_ascii_uppercase())
+        .filter(|m| !m.is_empty())
+        .collect();
+    config.security.plain_users_file = args.sasl_plain_users_file;
+    config.security.oauth_jwks_file = args.sasl_oauthbearer_jwks_file;
+    config.security.oauth_expected_issuer = args.sasl_oauthbearer_expected_issuer;
+    config.security.oauth_expected_audience = args
+        .sasl_oauthbearer_expected_audience
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(String::from)
+        .collect();
+    config.security.reauth_max =
+        (!args.connections_max_reauth.is_zero()).then_some(args.connections_max_reauth);
+    config.security.acl_authorizer = match args.authorizer.as_str() {
+        "none" => false,
+        "acl" => true,
+        other => anyhow::bail!("--authorizer must be none or acl, not '{other}'"),
+    };
+    config.security.super_users = args
+        .super_users
+        .split(';')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(String::from)
+        .collect();
+    config.security.allow_everyone_if_no_acl_found = args.allow_everyone_if_no_acl_found;
     config.security.ready_probe_interval = args.ready_probe_interval;
     config.object_store = ObjectStoreConfig {
         url: args.object_store,

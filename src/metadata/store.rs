@@ -237,6 +237,52 @@ impl MetadataStore {
         expect_outcome!("AgentHeartbeat", outcome, Outcome::Registered(result) => result)
     }
 
+    /// Records the addresses agent `id` advertises per listener; whether they were recorded.
+    pub async fn agent_endpoints(
+        &self,
+        id: i32,
+        endpoints: Vec<crate::metadata::state::security::Endpoint>,
+    ) -> Result<bool, MetadataError> {
+        let outcome = self
+            .apply_one(Command::AgentEndpoints { id, endpoints })
+            .await?;
+        expect_outcome!("AgentEndpoints", outcome, Outcome::EndpointsSet(set) => set)
+    }
+
+    /// CreateAcls: per binding, created (or already held) or why not.
+    pub async fn create_acls(
+        &self,
+        bindings: Vec<crate::security::acl::AclBinding>,
+    ) -> Result<Vec<Result<(), crate::security::acl::AclError>>, MetadataError> {
+        let outcome = self.apply_one(Command::CreateAcls { bindings }).await?;
+        expect_outcome!("CreateAcls", outcome, Outcome::AclsCreated(results) => results)
+    }
+
+    /// DeleteAcls: per filter, the bindings removed or why not.
+    #[allow(clippy::type_complexity)]
+    pub async fn delete_acls(
+        &self,
+        filters: Vec<crate::security::acl::AclBindingFilter>,
+    ) -> Result<
+        Vec<Result<Vec<crate::security::acl::AclBinding>, crate::security::acl::AclError>>,
+        MetadataError,
+    > {
+        let outcome = self.apply_one(Command::DeleteAcls { filters }).await?;
+        expect_outcome!("DeleteAcls", outcome, Outcome::AclsDeleted(results) => results)
+    }
+
+    /// AlterUserScramCredentials: per change, applied or why not.
+    pub async fn alter_scram(
+        &self,
+        changes: Vec<crate::metadata::state::security::ScramChange>,
+    ) -> Result<Vec<Result<(), crate::metadata::state::security::ScramStateError>>, MetadataError>
+    {
+        let outcome = self
+            .apply_one(Command::AlterScramCredentials { changes })
+            .await?;
+        expect_outcome!("AlterScramCredentials", outcome, Outcome::ScramAltered(results) => results)
+    }
+
     /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.
     pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
         let outcome = self.apply_one(Command::Tick { now_ms }).await?;

@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::metadata::MetadataStore;
 use crate::metadata::quorum::QuorumError;
+use crate::metadata::state::security::Endpoint;
 use crate::produce::ProducePipeline;
 use crate::produce::pipeline::PipelineConfig;
 use crate::random::Rng;
@@ -35,6 +36,8 @@ pub enum StartError {
     Metadata(#[from] QuorumError),
     #[error(transparent)]
     ObjectStore(#[from] crate::object::store::OpenError),
+    #[error("cannot set up TLS")]
+    Tls(#[from] crate::security::tls::TlsError),
     #[error("cannot listen on {addr}")]
     Listen {
         addr: String,
@@ -52,7 +55,10 @@ pub enum StartError {
 /// A started node: its bound addresses, the broker, and the task accepting Kafka connections.
 /// Dropping it stops the node's listeners and chores.
 pub struct Running {
+    /// The primary (first) Kafka listener's bound address.
     pub local_addr: SocketAddr,
+    /// Every Kafka listener's name and bound address.
+    pub listeners: Vec<(String, SocketAddr)>,
     pub admin_addr: Option<SocketAddr>,
     pub broker: Arc<Broker>,
     pub task: JoinHandle<()>,
@@ -114,14 +120,44 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             path: id_path.display().to_string(),
             source,
         })?;
-    let kafka = bind(&config.kafka_addr).await?;
-    let local_addr = kafka.local_addr().map_err(|source| StartError::Listen {
-        addr: config.kafka_addr.clone(),
-        source,
-    })?;
+    let listener_configs = config
+        .security
+        .listeners(&config.kafka_addr, &config.advertised_addr);
+    let tls = match &config.security.tls {
+        Some(settings) if listener_configs.iter().any(|l| l.protocol.tls()) => Some(Arc::new(
+            crate::security::tls::ReloadingTls::open(settings.clone())?,
+        )),
+        _ => None,
+    };
+    let mut kafka_listeners = Vec::new();
+    for listener in &listener_configs {
+        let tcp = bind(&listener.bind).await?;
+        let addr = tcp.local_addr().map_err(|source| StartError::Listen {
+            addr: listener.bind.clone(),
+            source,
+        })?;
+        kafka_listeners.push((listener.clone(), tcp, addr));
+    }
+    let local_addr = kafka_listeners
+        .first()
+        .map(|(_, _, addr)| *addr)
+        .ok_or_else(|| StartError::Config("no Kafka listener".into()))?;
+    // What each listener advertises: its configured address, or the one it is bound to.
+    let endpoints: Vec<Endpoint> = kafka_listeners
+        .iter()
+        .map(|(listener, _, addr)| {
+            let advertised = listener.advertised.clone().unwrap_or_else(|| addr.to_string());
+            let (host, port) = crate::security::listeners::host_port(&advertised);
+            Endpoint {
+                listener: listener.name.clone(),
+                host,
+                port,
+            }
+        })
+        .collect();
     let mut config = config;
-    if config.advertised_addr.is_empty() {
-        config.advertised_addr = local_addr.to_string();
+    if let Some(primary) = endpoints.first() {
+        config.advertised_addr = format!("{}:{}", primary.host, primary.port);
     }
     let settings = config.read.tier_settings(&data_dir);
     let tiers = crate::tiers::Tiers::open(store.clone(), &settings).map_err(|source| {
@@ -135,6 +171,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     })?;
     let broker = Arc::new(build_broker(
         config,
+        endpoints,
         metadata,
         store,
         tiers,
@@ -196,9 +233,29 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             metrics: broker.job_metrics.clone(),
         })));
     }
-    let task = tokio::spawn(crate::server::serve(kafka, broker.clone()));
+    if let Some(tls) = &tls {
+        others.push(tokio::spawn(tls.clone().keep_reloading(broker.clock.clone())));
+    }
+    let mut listeners = Vec::new();
+    let mut tasks = Vec::new();
+    for (listener, tcp, addr) in kafka_listeners {
+        listeners.push((listener.name.clone(), addr));
+        let info = Arc::new(crate::server::Listener {
+            name: listener.name,
+            protocol: listener.protocol,
+            tls: listener.protocol.tls().then(|| tls.clone()).flatten(),
+        });
+        tasks.push(tokio::spawn(crate::server::serve(tcp, broker.clone(), info)));
+    }
+    // The primary listener's task is the node's; the others stop with the node's chores.
+    let mut tasks = tasks.into_iter();
+    let task = tasks
+        .next()
+        .ok_or_else(|| StartError::Config("no Kafka listener".into()))?;
+    others.extend(tasks);
     Ok(Running {
         local_addr,
+        listeners,
         admin_addr,
         broker,
         task,
@@ -206,8 +263,10 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_broker(
     config: Config,
+    endpoints: Vec<Endpoint>,
     metadata: MetadataStore,
     store: Arc<crate::object::ObjectClient>,
     tiers: crate::tiers::Tiers,
@@ -259,6 +318,7 @@ fn build_broker(
         jobs_store,
         job_metrics: Default::default(),
         local_cluster_id,
+        endpoints,
         clock,
         rng,
     }

@@ -36,7 +36,21 @@ pub async fn keep_registered(broker: Arc<Broker>) {
         }
         let expires = broker.clock.now_ms() + lease.as_millis() as i64;
         match broker.metadata.agent_heartbeat(broker.agent(expires)).await {
-            Ok(Ok(())) => failing = false,
+            Ok(Ok(())) => {
+                failing = false;
+                // Once registered: the listeners' addresses, whenever the state's differ.
+                let me = broker.node_id();
+                let recorded =
+                    broker.metadata.read(|s| s.security().endpoints(me) == &broker.endpoints[..]);
+                if !recorded
+                    && let Ok(false) = broker
+                        .metadata
+                        .agent_endpoints(me, broker.endpoints.clone())
+                        .await
+                {
+                    tracing::warn!("the quorum refused this agent's listener addresses");
+                }
+            }
             Ok(Err(refused)) if !failing => {
                 failing = true;
                 tracing::error!(?refused, "the quorum refused this agent's registration");

@@ -34,6 +34,8 @@ pub struct Broker {
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names
     /// the cluster for every node.
     pub local_cluster_id: String,
+    /// What each of this agent's Kafka listeners advertises, the primary first.
+    pub endpoints: Vec<crate::metadata::state::security::Endpoint>,
     /// Request bytes in flight (`Config::request_bytes_in_flight_max`).
     pub request_budget: Arc<crate::server::byte_pool::BytePool>,
     /// Bytes fetches read and hold (`Config::fetch_bytes_in_flight_max`).
@@ -91,6 +93,32 @@ impl Broker {
     /// first registration is applied.
     pub fn shown_brokers(&self) -> Vec<Shown> {
         placement::brokers(&self.live_agents())
+    }
+
+    /// `shown` as a client of `listener` must be told: each broker at its address on that
+    /// listener (the primary address when the agent advertises no such listener).
+    pub fn on_listener(&self, shown: Vec<Shown>, listener: &str) -> Vec<Shown> {
+        let me = self.node_id();
+        self.metadata.read(|state| {
+            shown
+                .into_iter()
+                .map(|s| {
+                    let endpoints = if s.id == me {
+                        &self.endpoints[..]
+                    } else {
+                        state.security().endpoints(s.id)
+                    };
+                    match endpoints.iter().find(|e| e.listener == listener) {
+                        Some(e) => Shown {
+                            host: e.host.clone(),
+                            port: e.port,
+                            ..s
+                        },
+                        None => s,
+                    }
+                })
+                .collect()
+        })
     }
 
     /// The id clients know this agent by: its own, or that of the agent it is collapsed into

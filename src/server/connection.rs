@@ -12,6 +12,7 @@
 
 use super::broker::Broker;
 use super::byte_pool::Reservation;
+use super::handlers::Caller;
 use super::router::{Origin, route};
 use crate::protocol::frame::{declared_frame_size, parse_request, split_frame};
 use crate::telemetry::ErrorChain;
@@ -23,8 +24,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A request being answered: its encoded response, `None` when none is due, or why the
 /// connection must close.
@@ -48,17 +48,19 @@ enum RequestFailed {
 /// How long a client may take to send a frame once its size is announced.
 const FRAME_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr) {
-    let _ = stream.set_nodelay(true);
+/// Serves one connection (plain TCP, or TLS once its handshake is done) for `caller`: who
+/// the connection speaks for so far (a SASL login changes it).
+pub async fn serve_connection<S>(broker: Arc<Broker>, stream: S, peer: SocketAddr, caller: Caller)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
     broker.metrics.connections.fetch_add(1, Ordering::Relaxed);
     broker
         .metrics
         .connections_total
         .fetch_add(1, Ordering::Relaxed);
     let _open = OpenConnection(broker.clone());
-    // Kafka shows a client's address this way in group descriptions.
-    let client_host = format!("/{}", peer.ip());
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, mut writer) = tokio::io::split(stream);
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
     let budget_max = broker.config.request_bytes_in_flight_max;
@@ -116,7 +118,7 @@ pub async fn serve_connection(broker: Arc<Broker>, stream: TcpStream, peer: Sock
                 Err(_) => return,
             };
             let permit = reserved.take();
-            let reply = start(broker.clone(), frame, &client_host).await;
+            let reply = start(broker.clone(), frame, &caller).await;
             // The rest of the request (a produce waiting for its commit, a fetch reading) runs
             // on a task of its own, so it finishes and gives back what it holds (its share of
             // the request budget, a fetch's share of the fetch budget) even while this loop is
@@ -190,13 +192,13 @@ impl Drop for OpenConnection {
 }
 
 /// Runs a request's in-order part now and returns the rest as a future.
-async fn start(broker: Arc<Broker>, frame: Bytes, client_host: &str) -> InFlight {
+async fn start(broker: Arc<Broker>, frame: Bytes, caller: &Caller) -> InFlight {
     let request = match parse_request(frame) {
         Ok(request) => request,
         Err(e) => return Box::pin(async move { Err(RequestFailed::Header(e)) }),
     };
     let api = request.api_key;
-    match route(broker, request, Origin::Client, client_host).await {
+    match route(broker, request, Origin::Client, caller).await {
         Ok(pending) => Box::pin(async move {
             pending
                 .await

@@ -11,6 +11,7 @@
 
 use crate::metadata::quorum::network::PostError;
 use crate::server::broker::Broker;
+use crate::server::handlers::Caller;
 use axum::body::Bytes;
 use std::time::Duration;
 
@@ -22,13 +23,17 @@ pub async fn send(
     broker: &Broker,
     addr: &str,
     frame: Bytes,
-    client_host: &str,
+    caller: &Caller,
     timeout: Duration,
 ) -> Result<Bytes, PostError> {
+    // The coordinator authorizes the request as the client, not as this agent: the caller
+    // travels with it (the request is signed, so the coordinator can trust what it says).
     let path = format!(
         "/kafka/forward?{}",
         url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("client_host", client_host)
+            .append_pair("client_host", &caller.host)
+            .append_pair("principal", &caller.principal)
+            .append_pair("listener", &caller.listener)
             .finish()
     );
     broker

@@ -6,6 +6,7 @@
 
 use crate::protocol::frame::parse_request;
 use crate::server::broker::Broker;
+use crate::server::handlers::Caller;
 use crate::server::router::{Origin, route};
 use axum::Router;
 use axum::body::Bytes;
@@ -23,11 +24,15 @@ pub fn routes(broker: Arc<Broker>) -> Router {
         .with_state(broker)
 }
 
-/// The forwarding agent's client, as that agent saw it.
+/// The forwarding agent's client, as that agent saw it (and authenticated it).
 #[derive(serde::Deserialize)]
 struct Forwarded {
     #[serde(default)]
     client_host: String,
+    #[serde(default)]
+    principal: Option<String>,
+    #[serde(default)]
+    listener: Option<String>,
 }
 
 async fn serve(
@@ -43,7 +48,14 @@ async fn serve(
         Ok(r) => r,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     };
-    let reply = match route(broker, request, Origin::Forwarded, &forwarded.client_host).await {
+    let caller = Caller {
+        host: forwarded.client_host,
+        principal: forwarded
+            .principal
+            .unwrap_or_else(|| crate::server::handlers::ANONYMOUS.to_string()),
+        listener: forwarded.listener.unwrap_or_default(),
+    };
+    let reply = match route(broker, request, Origin::Forwarded, &caller).await {
         Ok(reply) => reply,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     };

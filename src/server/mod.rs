@@ -19,18 +19,35 @@ pub mod router;
 pub mod siblings;
 pub mod supported;
 
+use crate::security::listeners::SecurityProtocol;
+use crate::security::metrics::SecurityMetrics;
+use crate::security::tls::ReloadingTls;
 use broker::Broker;
+use handlers::{ANONYMOUS, Caller};
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+/// How long a client may take to finish its TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One named Kafka listener, as its connections need it.
+pub struct Listener {
+    pub name: String,
+    pub protocol: SecurityProtocol,
+    /// The TLS configuration of an `SSL` or `SASL_SSL` listener.
+    pub tls: Option<Arc<ReloadingTls>>,
+}
+
 /// Accepts Kafka connections on `listener` until the task is dropped, at most
-/// `connections_max` at once (beyond it the listener waits, as Kafka's does) and
-/// `connections_per_ip_max` from one address (beyond it a new connection is closed at once).
-pub async fn serve(listener: TcpListener, broker: Arc<Broker>) {
+/// `connections_max` at once across listeners (beyond it the listener waits, as Kafka's
+/// does) and `connections_per_ip_max` from one address (beyond it a new connection is closed
+/// at once).
+pub async fn serve(listener: TcpListener, broker: Arc<Broker>, info: Arc<Listener>) {
     let slots = Arc::new(Semaphore::new(broker.config.connections_max));
     let per_ip: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
     loop {
@@ -50,8 +67,9 @@ pub async fn serve(listener: TcpListener, broker: Arc<Broker>) {
                     continue;
                 };
                 let broker = broker.clone();
+                let info = info.clone();
                 tokio::spawn(async move {
-                    connection::serve_connection(broker, stream, peer).await;
+                    accept(broker, stream, peer, &info).await;
                     drop((slot, address));
                 });
             }
@@ -65,6 +83,52 @@ pub async fn serve(listener: TcpListener, broker: Arc<Broker>) {
             }
         }
     }
+}
+
+/// Completes a TLS handshake when the listener asks for one, then serves the connection.
+async fn accept(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr, info: &Listener) {
+    let _ = stream.set_nodelay(true);
+    let caller = |principal: Option<String>| Caller {
+        // Kafka shows a client's address this way in group descriptions.
+        host: format!("/{}", peer.ip()),
+        principal: principal.unwrap_or_else(|| ANONYMOUS.to_string()),
+        listener: info.name.clone(),
+    };
+    let Some(tls) = &info.tls else {
+        connection::serve_connection(broker, stream, peer, caller(None)).await;
+        return;
+    };
+    let handshake = tls.acceptor().accept(stream);
+    let stream = match broker.clock.timeout(TLS_HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            SecurityMetrics::count(&broker.metrics.security.tls_handshakes_failed);
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            SecurityMetrics::count(&broker.metrics.security.tls_handshakes_failed);
+            tracing::debug!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    // mTLS: the client certificate names the principal, unless SASL names one later.
+    let certificate = stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|certs| certs.first());
+    let principal = match certificate {
+        None => None,
+        Some(der) => match crate::security::tls::certificate_principal(der) {
+            Some(principal) => Some(principal),
+            None => {
+                tracing::warn!(%peer, "closing a TLS connection: its client certificate has no readable subject");
+                return;
+            }
+        },
+    };
+    connection::serve_connection(broker, stream, peer, caller(principal)).await;
 }
 
 /// One connection counted against its address; uncounted when dropped.

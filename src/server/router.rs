@@ -5,7 +5,7 @@
 //! decode, closes the connection (what Kafka does: the client cannot have negotiated it).
 
 use super::broker::Broker;
-use super::handlers::{self, Client};
+use super::handlers::{self, Caller, Client};
 use super::supported::SUPPORTED;
 use crate::protocol::frame::{RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, ResponseBody};
@@ -67,7 +67,7 @@ pub async fn route(
     broker: Arc<Broker>,
     frame: RequestFrame,
     origin: Origin,
-    client_host: &str,
+    caller: &Caller,
 ) -> Result<PendingResponse, RouteError> {
     let api = frame.api_key;
     let version = frame.api_version();
@@ -98,7 +98,7 @@ pub async fn route(
         let request = crate::protocol::frame::encode_request(&frame.header, &body)
             .map_err(RouteError::Encode)?;
         let timeout = super::forward::FORWARD_TIMEOUT;
-        match super::forward::send(&broker, &target, request, client_host, timeout).await {
+        match super::forward::send(&broker, &target, request, caller, timeout).await {
             Ok(response) => return Ok(Box::pin(async move { Ok(Some(response)) })),
             // The coordinator is unreachable (it may have died, its lease not yet lapsed).
             // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this
@@ -132,10 +132,13 @@ pub async fn route(
     }
     if matches!(body, RequestBody::Fetch(_)) {
         // Fetches may long-poll, so they run concurrently with later requests.
+        let caller = caller.clone();
         return Ok(Box::pin(async move {
             let client = Client {
                 id: None,
-                host: "",
+                host: &caller.host,
+                principal: &caller.principal,
+                listener: &caller.listener,
                 forwarded: origin == Origin::Forwarded,
             };
             let response = respond(&broker, body, version, client).await?;
@@ -153,7 +156,9 @@ pub async fn route(
     // a CreateTopics pipelined ahead of a Produce has created the topic when the Produce runs.
     let client = Client {
         id: client_id.as_deref(),
-        host: client_host,
+        host: &caller.host,
+        principal: &caller.principal,
+        listener: &caller.listener,
         forwarded: origin == Origin::Forwarded,
     };
     let response = respond(&broker, body, version, client).await?;
@@ -177,7 +182,7 @@ async fn respond(
             ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version).await)
         }
         RequestBody::Metadata(r) => {
-            ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client.id).await)
+            ResponseBody::Metadata(handlers::metadata::handle(b, r, version, client).await)
         }
         RequestBody::OffsetCommit(r) => {
             ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r, version).await)
@@ -186,7 +191,7 @@ async fn respond(
             ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r, version))
         }
         RequestBody::FindCoordinator(r) => {
-            ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r, version))
+            ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r, version, client))
         }
         RequestBody::JoinGroup(r) => {
             ResponseBody::JoinGroup(handlers::join_group::handle(b, r, version, client).await)
@@ -247,7 +252,7 @@ async fn respond(
             ResponseBody::OffsetForLeaderEpoch(handlers::offset_for_leader_epoch::handle(b, r))
         }
         RequestBody::DescribeCluster(r) => {
-            ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r))
+            ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r, client))
         }
         RequestBody::ConsumerGroupHeartbeat(r) => ResponseBody::ConsumerGroupHeartbeat(
             handlers::consumer_group_heartbeat::handle(b, r, version, client),

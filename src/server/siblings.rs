@@ -12,6 +12,7 @@ use crate::protocol::messages::{RequestBody, RequestHeader, ResponseHeader};
 use crate::protocol::wire::Message;
 use crate::server::broker::Broker;
 use crate::server::forward;
+use crate::server::handlers::Caller;
 use crate::telemetry::ErrorChain;
 use bytes::Bytes;
 use std::time::Duration;
@@ -30,8 +31,14 @@ pub fn siblings(broker: &Broker) -> Vec<Agent> {
         .collect()
 }
 
-/// Sends `body` at `version` to every sibling and decodes the responses that come back.
-pub async fn ask<R: Message>(broker: &Broker, body: RequestBody, version: i16) -> Vec<R> {
+/// Sends `body` at `version` to every sibling and decodes the responses that come back; each
+/// sibling answers as it would answer `caller`.
+pub async fn ask<R: Message>(
+    broker: &Broker,
+    body: RequestBody,
+    version: i16,
+    caller: &Caller,
+) -> Vec<R> {
     let siblings = siblings(broker);
     if siblings.is_empty() {
         return Vec::new();
@@ -54,7 +61,7 @@ pub async fn ask<R: Message>(broker: &Broker, body: RequestBody, version: i16) -
         let frame = frame.clone();
         let addr = agent.internal_addr.clone().unwrap_or_default();
         async move {
-            let sent = forward::send(broker, &addr, frame, "", SIBLING_TIMEOUT).await;
+            let sent = forward::send(broker, &addr, frame, caller, SIBLING_TIMEOUT).await;
             (agent.id, sent)
         }
     }))

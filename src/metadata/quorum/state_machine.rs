@@ -19,7 +19,7 @@ use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
 use crate::metadata::state::legacy::{
-    MetadataStateV1, MetadataStateV2, MetadataStateV3, MetadataStateV4,
+    MetadataStateV1, MetadataStateV2, MetadataStateV3, MetadataStateV4, MetadataStateV5,
 };
 use crate::metadata::state::{Command, Outcome};
 use openraft::storage::RaftStateMachine;
@@ -67,7 +67,9 @@ impl Shared {
 
 /// Tags a snapshot's data as the current layout of `Machine`. Data without a tag is the first
 /// layout: postcard is not self-describing, so the layout must be named, not guessed.
-const MACHINE_FORMAT: &[u8] = b"floe-machine-v5\0";
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v6\0";
+/// The fifth layout (before security).
+const MACHINE_FORMAT_V5: &[u8] = b"floe-machine-v5\0";
 /// The fourth layout (before transactions).
 const MACHINE_FORMAT_V4: &[u8] = b"floe-machine-v4\0";
 /// The third layout (index entries carrying object keys).
@@ -102,6 +104,13 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
 pub fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
     if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
         return postcard::from_bytes(current);
+    }
+    if let Some(v5) = data.strip_prefix(MACHINE_FORMAT_V5) {
+        return postcard::from_bytes::<OldMachine<MetadataStateV5>>(v5).map(|old| Machine {
+            state: old.state.into(),
+            last_applied: old.last_applied,
+            membership: old.membership,
+        });
     }
     if let Some(v4) = data.strip_prefix(MACHINE_FORMAT_V4) {
         return postcard::from_bytes::<OldMachine<MetadataStateV4>>(v4).map(|old| Machine {

@@ -45,6 +45,11 @@ impl Registry {
         self.cluster_id.as_deref()
     }
 
+    /// Whether the registry holds `agent` (live or lapsed).
+    pub fn contains(&self, agent: i32) -> bool {
+        self.agents.contains_key(&agent)
+    }
+
     /// Agents whose lease has not expired at `now_ms`.
     pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
         self.agents

@@ -8,6 +8,7 @@
 //! - V3: index entries carrying their object's key (before the objects table, segments and
 //!   job leases), partitions without their byte count.
 //! - V4: before transactions.
+//! - V5: before security (ACLs, SCRAM credentials, listener endpoints).
 
 use super::MetadataState;
 use super::agents::{Agent, Registry};
@@ -267,6 +268,7 @@ impl From<MetadataStateV3> for MetadataState {
             objects,
             leases: Default::default(),
             transactions: Default::default(),
+            security: Default::default(),
         }
     }
 }
@@ -397,6 +399,79 @@ mod tests {
     }
 }
 
+/// The fifth layout, field for field: the current one before security.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+pub struct MetadataStateV5 {
+    topics: Topics,
+    producers: Producers,
+    group_offsets: GroupOffsets,
+    registry: Registry,
+    recent_commits: RecentCommits,
+    limits: Option<Limits>,
+    applied: u64,
+    now_ms: i64,
+    producers_checked_ms: i64,
+    objects: Objects,
+    leases: super::jobs::Leases,
+    transactions: super::transactions::Transactions,
+}
+
+impl From<MetadataStateV5> for MetadataState {
+    fn from(old: MetadataStateV5) -> MetadataState {
+        MetadataState {
+            topics: old.topics,
+            producers: old.producers,
+            group_offsets: old.group_offsets,
+            registry: old.registry,
+            recent_commits: old.recent_commits,
+            limits: old.limits,
+            applied: old.applied,
+            now_ms: old.now_ms,
+            producers_checked_ms: old.producers_checked_ms,
+            objects: old.objects,
+            leases: old.leases,
+            transactions: old.transactions,
+            security: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod v5_tests {
+    use super::*;
+    use crate::metadata::state::Command;
+
+    #[test]
+    fn the_fifth_layout_loads_without_security() {
+        let mut state = MetadataState::default();
+        state.apply(Command::Tick { now_ms: 5_000 });
+        state.apply(Command::CreateTopic {
+            name: "t".into(),
+            id: Uuid::from_u128(5),
+            partitions: 1,
+            configs: BTreeMap::new(),
+        });
+        let old = MetadataStateV5 {
+            topics: state.topics.clone(),
+            producers: state.producers.clone(),
+            group_offsets: state.group_offsets.clone(),
+            registry: state.registry.clone(),
+            recent_commits: state.recent_commits.clone(),
+            limits: state.limits.clone(),
+            applied: state.applied,
+            now_ms: state.now_ms,
+            producers_checked_ms: state.producers_checked_ms,
+            objects: state.objects.clone(),
+            leases: state.leases.clone(),
+            transactions: state.transactions.clone(),
+        };
+        let bytes = postcard::to_stdvec(&old).unwrap();
+        let read: MetadataStateV5 = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(MetadataState::from(read), state);
+    }
+}
+
 /// The fourth layout, field for field: the current one before transactions.
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
@@ -429,6 +504,7 @@ impl From<MetadataStateV4> for MetadataState {
             objects: old.objects,
             leases: old.leases,
             transactions: Default::default(),
+            security: Default::default(),
         }
     }
 }

@@ -30,6 +30,7 @@ mod persistent;
 mod producers;
 mod recent_commits;
 pub mod retention;
+pub mod security;
 mod topics;
 pub mod transactions;
 mod txn_commands;
@@ -188,6 +189,23 @@ pub enum Command {
         commit: bool,
         next_epoch: bool,
     },
+    /// The addresses an agent advertises on each of its named listeners.
+    AgentEndpoints {
+        id: i32,
+        endpoints: Vec<security::Endpoint>,
+    },
+    /// CreateAcls: each binding stands alone.
+    CreateAcls {
+        bindings: Vec<crate::security::acl::AclBinding>,
+    },
+    /// DeleteAcls: each filter removes what it matches.
+    DeleteAcls {
+        filters: Vec<crate::security::acl::AclBindingFilter>,
+    },
+    /// AlterUserScramCredentials: each change stands alone.
+    AlterScramCredentials {
+        changes: Vec<security::ScramChange>,
+    },
 }
 
 /// A segment a compactor wrote, as `ReplaceRuns` indexes it.
@@ -240,6 +258,14 @@ pub enum Outcome {
     TxnParts(Vec<Result<(), TxnError>>),
     TxnOffsetsAdded(Result<(), TxnError>),
     TxnEnded(Result<TxnEnd, TxnError>),
+    /// Whether the endpoints were recorded (the agent is registered, within bounds).
+    EndpointsSet(bool),
+    /// Per binding, in command order.
+    AclsCreated(Vec<Result<(), crate::security::acl::AclError>>),
+    /// Per filter, in command order: the bindings removed.
+    AclsDeleted(Vec<Result<Vec<crate::security::acl::AclBinding>, crate::security::acl::AclError>>),
+    /// Per change, in command order.
+    ScramAltered(Vec<Result<(), security::ScramStateError>>),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,6 +286,7 @@ pub struct MetadataState {
     objects: Objects,
     leases: Leases,
     transactions: Transactions,
+    security: security::SecurityState,
 }
 
 impl MetadataState {
@@ -389,6 +416,11 @@ impl MetadataState {
     /// the `SetLimits` entry is applied (a request refused there never reaches the log).
     pub fn limits(&self) -> Limits {
         self.limits.clone().unwrap_or_default()
+    }
+
+    /// ACLs, SCRAM credentials, listener endpoints.
+    pub fn security(&self) -> &security::SecurityState {
+        &self.security
     }
 
     /// Whether the `SetLimits` entry has been applied.
@@ -542,6 +574,24 @@ impl MetadataState {
                 commit,
                 next_epoch,
             )),
+            Command::AgentEndpoints { id, endpoints } => {
+                let registry = &self.registry;
+                Outcome::EndpointsSet(self.security.set_endpoints(
+                    id,
+                    endpoints,
+                    |agent| registry.contains(agent),
+                    in_force(&self.limits),
+                ))
+            }
+            Command::CreateAcls { bindings } => {
+                Outcome::AclsCreated(self.security.create_acls(bindings))
+            }
+            Command::DeleteAcls { filters } => {
+                Outcome::AclsDeleted(self.security.delete_acls(filters))
+            }
+            Command::AlterScramCredentials { changes } => {
+                Outcome::ScramAltered(self.security.alter_scram(changes))
+            }
         }
     }
 

@@ -8,8 +8,13 @@ use crate::protocol::messages::DescribeClusterResponse;
 use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use crate::server::authorized;
 use crate::server::broker::Broker;
+use crate::server::handlers::Client;
 
-pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClusterResponse {
+pub fn handle(
+    broker: &Broker,
+    request: DescribeClusterRequest,
+    client: Client<'_>,
+) -> DescribeClusterResponse {
     let shown = broker.shown_brokers();
     DescribeClusterResponse {
         endpoint_type: request.endpoint_type,
@@ -19,7 +24,8 @@ pub fn handle(broker: &Broker, request: DescribeClusterRequest) -> DescribeClust
             request.include_cluster_authorized_operations,
             authorized::CLUSTER,
         ),
-        brokers: shown
+        brokers: broker
+            .on_listener(shown, client.listener)
             .into_iter()
             .map(|s| DescribeClusterBroker {
                 broker_id: s.id,

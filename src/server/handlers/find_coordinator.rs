@@ -6,11 +6,13 @@ use crate::protocol::messages::FindCoordinatorRequest;
 use crate::protocol::messages::FindCoordinatorResponse;
 use crate::protocol::messages::find_coordinator_response::Coordinator;
 use crate::server::broker::Broker;
+use crate::server::handlers::Client;
 
 pub fn handle(
     broker: &Broker,
     request: FindCoordinatorRequest,
     version: i16,
+    client: Client<'_>,
 ) -> FindCoordinatorResponse {
     // Groups (key type 0) and transactions (1) are placed alike. A transaction's state is in
     // the quorum, so any agent could coordinate it; the placement spreads the work.
@@ -29,6 +31,10 @@ pub fn handle(
         .iter()
         .map(|key| {
             let at = broker.coordinator_of(key);
+            let at = broker
+                .on_listener(vec![at.clone()], client.listener)
+                .pop()
+                .unwrap_or(at);
             Coordinator {
                 key: key.clone(),
                 node_id: at.id,

@@ -25,7 +25,8 @@ pub async fn handle(
         .collect();
     if !client.forwarded {
         let body = RequestBody::ListGroups(request.clone());
-        for answer in siblings::ask::<ListGroupsResponse>(broker, body, version).await {
+        let caller = client.caller();
+        for answer in siblings::ask::<ListGroupsResponse>(broker, body, version, &caller).await {
             for group in answer.groups {
                 groups.entry(group.group_id.clone()).or_insert(group);
             }

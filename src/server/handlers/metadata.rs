@@ -10,6 +10,7 @@ use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
+use crate::server::handlers::Client;
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use std::collections::BTreeMap;
@@ -18,10 +19,10 @@ pub async fn handle(
     broker: &Broker,
     request: MetadataRequest,
     version: i16,
-    client_id: Option<&str>,
+    client: Client<'_>,
 ) -> MetadataResponse {
     let shown = broker.shown_brokers();
-    let zone = placement::client_zone(client_id);
+    let zone = placement::client_zone(client.id);
     // Version 0 has no null: an empty list there means every topic.
     let all_topics = match &request.topics {
         Some(topics) => version == 0 && topics.is_empty(),
@@ -108,7 +109,8 @@ pub async fn handle(
         }
     });
     MetadataResponse {
-        brokers: shown
+        brokers: broker
+            .on_listener(shown.clone(), client.listener)
             .iter()
             .map(|s| MetadataResponseBroker {
                 node_id: s.id,

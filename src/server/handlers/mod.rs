@@ -37,11 +37,43 @@ pub mod sync_group;
 pub mod txn_offset_commit;
 
 /// Who sent a request: the client id from its header, its address as Kafka shows it
-/// (`/127.0.0.1`), and whether another agent forwarded it (such a request is answered here
-/// alone, never passed on).
+/// (`/127.0.0.1`), its principal (`User:alice`), the listener it came in on, and whether
+/// another agent forwarded it (such a request is answered here alone, never passed on).
 #[derive(Debug, Clone, Copy)]
 pub struct Client<'a> {
     pub id: Option<&'a str>,
     pub host: &'a str,
+    pub principal: &'a str,
+    pub listener: &'a str,
     pub forwarded: bool,
+}
+
+impl Client<'_> {
+    /// Who the client is, for a request sent on its behalf (forwarded to another agent).
+    pub fn caller(&self) -> Caller {
+        Caller {
+            host: self.host.to_string(),
+            principal: self.principal.to_string(),
+            listener: self.listener.to_string(),
+        }
+    }
+}
+
+/// The principal of a client that did not authenticate (Kafka's `User:ANONYMOUS`).
+pub const ANONYMOUS: &str = "User:ANONYMOUS";
+
+/// Who a connection speaks for, as a request is routed: its address as Kafka shows it
+/// (`/127.0.0.1`), its principal, the listener it came in on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub host: String,
+    pub principal: String,
+    pub listener: String,
+}
+
+impl Caller {
+    /// The bare IP, as ACL hosts name it (`host` without Kafka's leading slash).
+    pub fn ip(&self) -> &str {
+        self.host.trim_start_matches('/')
+    }
 }
