@@ -301,6 +301,12 @@ fn build_broker(
     );
     let segment_indexes =
         crate::fetch::runs::SegmentIndexCache::new(config.lifecycle.index_cache_bytes_max);
+    let authorizer = config.security.acl_authorizer.then(|| {
+        crate::security::acl::AuthorizerSettings {
+            super_users: config.security.super_users.iter().cloned().collect(),
+            allow_everyone_if_no_acl_found: config.security.allow_everyone_if_no_acl_found,
+        }
+    });
     let jobs_store = Arc::new(store.with_own_metrics(config.object_store.chaos_seed ^ JOBS_SEED));
     Broker {
         request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
@@ -318,6 +324,7 @@ fn build_broker(
         jobs_store,
         job_metrics: Default::default(),
         local_cluster_id,
+        authorizer,
         endpoints,
         clock,
         rng,

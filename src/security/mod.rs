@@ -10,6 +10,7 @@ pub mod cluster_auth;
 pub mod listeners;
 pub mod metrics;
 pub mod oauthbearer;
+pub mod sasl;
 pub mod scram;
 pub mod tls;
 

@@ -7,6 +7,7 @@
 //! internal listener /kafka/forward ─► forwarded (in) ─► router
 //! ```
 
+pub mod access;
 pub mod authorized;
 pub mod broker;
 pub mod byte_pool;

@@ -278,6 +278,23 @@ async fn respond(
         RequestBody::TxnOffsetCommit(r) => {
             ResponseBody::TxnOffsetCommit(handlers::txn_offset_commit::handle(b, r, version).await)
         }
+        RequestBody::CreateAcls(r) => {
+            ResponseBody::CreateAcls(handlers::acls::create(b, r, client).await)
+        }
+        RequestBody::DescribeAcls(r) => {
+            ResponseBody::DescribeAcls(handlers::acls::describe(b, r, client))
+        }
+        RequestBody::DeleteAcls(r) => {
+            ResponseBody::DeleteAcls(handlers::acls::delete(b, r, client).await)
+        }
+        RequestBody::AlterUserScramCredentials(r) => ResponseBody::AlterUserScramCredentials(
+            handlers::scram_credentials::alter(b, r, client).await,
+        ),
+        RequestBody::DescribeUserScramCredentials(r) => {
+            ResponseBody::DescribeUserScramCredentials(handlers::scram_credentials::describe(
+                b, r, client,
+            ))
+        }
         other => {
             return Err(RouteError::UnsupportedVersion {
                 api: other.api_key(),

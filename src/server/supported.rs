@@ -46,4 +46,11 @@ pub const SUPPORTED: &[ApiRange] = &[
     range(ApiKey::TxnOffsetCommit, 0, 5),
     range(ApiKey::DescribeTransactions, 0, 0),
     range(ApiKey::ListTransactions, 0, 2),
+    range(ApiKey::SaslHandshake, 0, 1),
+    range(ApiKey::SaslAuthenticate, 0, 2),
+    range(ApiKey::DescribeAcls, 1, 3),
+    range(ApiKey::CreateAcls, 1, 3),
+    range(ApiKey::DeleteAcls, 1, 3),
+    range(ApiKey::DescribeUserScramCredentials, 0, 0),
+    range(ApiKey::AlterUserScramCredentials, 0, 0),
 ];

@@ -1,5 +1,6 @@
 //! One handler per Kafka API; each takes a decoded request and returns its response.
 
+pub mod acls;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod api_versions;
@@ -33,6 +34,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod scram_credentials;
 pub mod sync_group;
 pub mod txn_offset_commit;
 
