@@ -188,7 +188,11 @@ struct ServeArgs {
     #[arg(long, env = "FLOE_SSL_RELOAD_INTERVAL", value_parser = humantime::parse_duration, default_value = "30s")]
     ssl_reload_interval: Duration,
     /// SASL mechanisms offered (Kafka's `sasl.enabled.mechanisms`).
-    #[arg(long, env = "FLOE_SASL_ENABLED_MECHANISMS", default_value = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER")]
+    #[arg(
+        long,
+        env = "FLOE_SASL_ENABLED_MECHANISMS",
+        default_value = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"
+    )]
     sasl_enabled_mechanisms: String,
     /// SASL/PLAIN users, one `name:password` per line; users not in it log in with the
     /// password of their SCRAM credential.
@@ -204,7 +208,11 @@ struct ServeArgs {
     sasl_oauthbearer_expected_issuer: Option<String>,
     /// Audiences a token must include one of, comma-separated (Kafka's
     /// `sasl.oauthbearer.expected.audience`).
-    #[arg(long, env = "FLOE_SASL_OAUTHBEARER_EXPECTED_AUDIENCE", default_value = "")]
+    #[arg(
+        long,
+        env = "FLOE_SASL_OAUTHBEARER_EXPECTED_AUDIENCE",
+        default_value = ""
+    )]
     sasl_oauthbearer_expected_audience: String,
     /// Longest SASL session without re-authentication (Kafka's `connections.max.reauth.ms`);
     /// 0: no limit.
@@ -487,15 +495,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let client_auth = floe::security::tls::ClientAuth::parse(&args.ssl_client_auth)
         .context("--ssl-client-auth must be none, requested or required")?;
     config.security.tls = match (args.ssl_certificate_file, args.ssl_key_file) {
-        (Some(certificate_chain), Some(private_key)) => {
-            Some(floe::security::tls::TlsSettings {
-                certificate_chain,
-                private_key,
-                client_ca: args.ssl_truststore_file,
-                client_auth,
-                reload_interval: args.ssl_reload_interval,
-            })
-        }
+        (Some(certificate_chain), Some(private_key)) => Some(floe::security::tls::TlsSettings {
+            certificate_chain,
+            private_key,
+            client_ca: args.ssl_truststore_file,
+            client_auth,
+            reload_interval: args.ssl_reload_interval,
+        }),
         (None, None) => None,
         _ => anyhow::bail!("--ssl-certificate-file and --ssl-key-file go together"),
     };
@@ -601,7 +607,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         voter: parse_roles(&args.roles)?,
         snapshot_every: args.snapshot_every,
         cluster_secret: match &args.cluster_secret_file {
-            Some(path) => Some(floe::security::cluster_auth::ClusterSecret::from_file(path)?),
+            Some(path) => Some(floe::security::cluster_auth::ClusterSecret::from_file(
+                path,
+            )?),
             None => None,
         },
         ..floe::metadata::quorum::QuorumConfig::single(NodeId(args.node_id))

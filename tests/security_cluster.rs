@@ -23,13 +23,7 @@ struct Cluster {
 
 fn quorum(admin: SocketAddr) -> Value {
     let auth = format!("Bearer {TOKEN}");
-    let (status, body) = http_request(
-        admin,
-        "GET",
-        "/v1/quorum",
-        &[("Authorization", &auth)],
-        b"",
-    );
+    let (status, body) = http_request(admin, "GET", "/v1/quorum", &[("Authorization", &auth)], b"");
     assert_eq!(status, 200, "{body}");
     serde_json::from_str(&body).expect("quorum JSON")
 }
@@ -151,8 +145,18 @@ fn outsiders_cannot_speak_for_the_cluster() {
         assert_eq!(status, 401, "PUT /v1/quorum/voters with a wrong token");
         let (status, _) = http_request(node.admin, "POST", "/v1/quorum/learners", &json, learner);
         assert_eq!(status, 401, "POST /v1/quorum/learners without a token");
-        for view in ["/v1/cluster", "/v1/topics", "/v1/groups", "/v1/quorum", "/v1/storage"] {
-            assert_eq!(http_get(node.admin, view).0, 401, "GET {view} without a token");
+        for view in [
+            "/v1/cluster",
+            "/v1/topics",
+            "/v1/groups",
+            "/v1/quorum",
+            "/v1/storage",
+        ] {
+            assert_eq!(
+                http_get(node.admin, view).0,
+                401,
+                "GET {view} without a token"
+            );
         }
         for open in ["/healthz", "/readyz", "/metrics"] {
             assert_eq!(http_get(node.admin, open).0, 200, "GET {open}");
@@ -203,7 +207,10 @@ fn outsiders_cannot_speak_for_the_cluster() {
     assert_eq!(after["term"], before["term"], "the term changed");
     assert_eq!(after["voters"], before["voters"], "the voters changed");
     let learners = after["learners"].as_array().cloned().unwrap_or_default();
-    assert!(!learners.iter().any(|id| id == 4), "the outsider joined: {after}");
+    assert!(
+        !learners.iter().any(|id| id == 4),
+        "the outsider joined: {after}"
+    );
     let refused: f64 = cluster
         .nodes
         .iter()
@@ -216,7 +223,10 @@ fn outsiders_cannot_speak_for_the_cluster() {
             log.contains("refused a request on the internal listener"),
             "refusals are logged"
         );
-        assert!(!log.contains("secret of the cluster"), "the secret was logged");
+        assert!(
+            !log.contains("secret of the cluster"),
+            "the secret was logged"
+        );
     }
     drop(outsider);
 }

@@ -11,12 +11,12 @@
 
 use crate::security::Secret;
 use crate::security::metrics::SecurityMetrics;
+use crate::telemetry::BrokerMetrics;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
-use crate::telemetry::BrokerMetrics;
 
 /// Who may pass a guarded route.
 pub struct Guard {
@@ -115,7 +115,10 @@ mod tests {
         let open = Guard::new(None, true, m());
         assert_eq!(open.admits(None), Ok(()));
         let closed = Guard::new(None, false, m());
-        assert_eq!(closed.admits(Some(b"Bearer x")), Err(Refused::NoTokenConfigured));
+        assert_eq!(
+            closed.admits(Some(b"Bearer x")),
+            Err(Refused::NoTokenConfigured)
+        );
         let token = Guard::new(Some(Secret::new("s3cret")), false, m());
         assert_eq!(token.admits(Some(b"Bearer s3cret")), Ok(()));
         assert_eq!(token.admits(Some(b"Bearer s3cre")), Err(Refused::Wrong));

@@ -53,12 +53,9 @@ pub fn router(broker: Arc<Broker>) -> Router {
             "/readyz",
             get(move |State(b): State<Arc<Broker>>| async move { ready(&b, &readiness).await }),
         );
-    let metrics = Router::new()
-        .route("/metrics", get(metrics))
-        .route_layer(axum::middleware::from_fn_with_state(
-            metrics_guard,
-            guard::require,
-        ));
+    let metrics = Router::new().route("/metrics", get(metrics)).route_layer(
+        axum::middleware::from_fn_with_state(metrics_guard, guard::require),
+    );
     let guarded = Router::new()
         .route(
             "/v1/cluster",

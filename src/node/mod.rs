@@ -146,7 +146,10 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     let endpoints: Vec<Endpoint> = kafka_listeners
         .iter()
         .map(|(listener, _, addr)| {
-            let advertised = listener.advertised.clone().unwrap_or_else(|| addr.to_string());
+            let advertised = listener
+                .advertised
+                .clone()
+                .unwrap_or_else(|| addr.to_string());
             let (host, port) = crate::security::listeners::host_port(&advertised);
             Endpoint {
                 listener: listener.name.clone(),
@@ -169,8 +172,10 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             source,
         }
     })?;
+    let sasl = sasl_settings(&config.security)?;
     let broker = Arc::new(build_broker(
         config,
+        sasl,
         endpoints,
         metadata,
         store,
@@ -234,7 +239,9 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         })));
     }
     if let Some(tls) = &tls {
-        others.push(tokio::spawn(tls.clone().keep_reloading(broker.clock.clone())));
+        others.push(tokio::spawn(
+            tls.clone().keep_reloading(broker.clock.clone()),
+        ));
     }
     let mut listeners = Vec::new();
     let mut tasks = Vec::new();
@@ -245,7 +252,11 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             protocol: listener.protocol,
             tls: listener.protocol.tls().then(|| tls.clone()).flatten(),
         });
-        tasks.push(tokio::spawn(crate::server::serve(tcp, broker.clone(), info)));
+        tasks.push(tokio::spawn(crate::server::serve(
+            tcp,
+            broker.clone(),
+            info,
+        )));
     }
     // The primary listener's task is the node's; the others stop with the node's chores.
     let mut tasks = tasks.into_iter();
@@ -266,6 +277,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
 #[allow(clippy::too_many_arguments)]
 fn build_broker(
     config: Config,
+    sasl: crate::security::sasl::SaslSettings,
     endpoints: Vec<Endpoint>,
     metadata: MetadataStore,
     store: Arc<crate::object::ObjectClient>,
@@ -301,12 +313,14 @@ fn build_broker(
     );
     let segment_indexes =
         crate::fetch::runs::SegmentIndexCache::new(config.lifecycle.index_cache_bytes_max);
-    let authorizer = config.security.acl_authorizer.then(|| {
-        crate::security::acl::AuthorizerSettings {
-            super_users: config.security.super_users.iter().cloned().collect(),
-            allow_everyone_if_no_acl_found: config.security.allow_everyone_if_no_acl_found,
-        }
-    });
+    let authorizer =
+        config
+            .security
+            .acl_authorizer
+            .then(|| crate::security::acl::AuthorizerSettings {
+                super_users: config.security.super_users.iter().cloned().collect(),
+                allow_everyone_if_no_acl_found: config.security.allow_everyone_if_no_acl_found,
+            });
     let jobs_store = Arc::new(store.with_own_metrics(config.object_store.chaos_seed ^ JOBS_SEED));
     Broker {
         request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
@@ -325,10 +339,46 @@ fn build_broker(
         job_metrics: Default::default(),
         local_cluster_id,
         authorizer,
+        sasl,
         endpoints,
         clock,
         rng,
     }
+}
+
+/// The SASL settings, with the PLAIN users and the JWKS read from their files.
+fn sasl_settings(
+    security: &crate::config::SecurityConfig,
+) -> Result<crate::security::sasl::SaslSettings, StartError> {
+    use crate::security::{oauthbearer, sasl};
+    let plain_users = match &security.plain_users_file {
+        Some(path) => Some(Arc::new(
+            sasl::PlainUsers::from_file(path).map_err(|e| StartError::Config(e.to_string()))?,
+        )),
+        None => None,
+    };
+    let oauth = match &security.oauth_jwks_file {
+        Some(path) => {
+            let settings = oauthbearer::JwtValidatorSettings {
+                expected_issuer: security.oauth_expected_issuer.clone(),
+                expected_audience: security.oauth_expected_audience.clone(),
+                ..Default::default()
+            };
+            Some(Arc::new(
+                oauthbearer::JwtValidator::from_jwks_file(path, settings)
+                    .map_err(|e| StartError::Config(e.to_string()))?,
+            ))
+        }
+        None => None,
+    };
+    Ok(sasl::SaslSettings {
+        enabled: security.sasl_mechanisms.clone(),
+        plain_users,
+        oauth,
+        reauth_max_ms: security
+            .reauth_max
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+    })
 }
 
 /// Mixed into the injected-fault seed of the jobs' object client, so its faults differ from

@@ -40,8 +40,9 @@ pub async fn keep_registered(broker: Arc<Broker>) {
                 failing = false;
                 // Once registered: the listeners' addresses, whenever the state's differ.
                 let me = broker.node_id();
-                let recorded =
-                    broker.metadata.read(|s| s.security().endpoints(me) == &broker.endpoints[..]);
+                let recorded = broker
+                    .metadata
+                    .read(|s| s.security().endpoints(me) == &broker.endpoints[..]);
                 if !recorded
                     && let Ok(false) = broker
                         .metadata

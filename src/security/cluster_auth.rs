@@ -364,7 +364,11 @@ pub async fn gate(
         .path_and_query()
         .map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
     let Ok(bytes) = axum::body::to_bytes(body, BODY_BYTES_MAX).await else {
-        return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "body too large\n").into_response();
+        return (
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "body too large\n",
+        )
+            .into_response();
     };
     let header = |name: &str| {
         parts
@@ -382,8 +386,11 @@ pub async fn gate(
     ) {
         return (axum::http::StatusCode::UNAUTHORIZED, format!("{refusal}\n")).into_response();
     }
-    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
 }
 
 /// The largest body the internal listener takes (whole snapshot chunks, batches of entries).
@@ -409,17 +416,49 @@ mod tests {
     fn a_signed_request_passes_and_any_change_fails() {
         let s = secret();
         let sig = signature(&s, "POST", "/raft/append", Some("c1"), 1_000, b"body");
-        let ok = check(&s, signed(&sig, 1_000), "POST", "/raft/append", b"body", 1_000, Some("c1"));
+        let ok = check(
+            &s,
+            signed(&sig, 1_000),
+            "POST",
+            "/raft/append",
+            b"body",
+            1_000,
+            Some("c1"),
+        );
         assert_eq!(ok, Ok(()));
         for (path, body) in [("/raft/vote", &b"body"[..]), ("/raft/append", b"bodY")] {
-            let r = check(&s, signed(&sig, 1_000), "POST", path, body, 1_000, Some("c1"));
+            let r = check(
+                &s,
+                signed(&sig, 1_000),
+                "POST",
+                path,
+                body,
+                1_000,
+                Some("c1"),
+            );
             assert_eq!(r, Err(Refusal::BadSignature));
         }
         let other = ClusterSecret::new(b"another cluster's secret, long enough");
-        let r = check(&other, signed(&sig, 1_000), "POST", "/raft/append", b"body", 1_000, None);
+        let r = check(
+            &other,
+            signed(&sig, 1_000),
+            "POST",
+            "/raft/append",
+            b"body",
+            1_000,
+            None,
+        );
         assert_eq!(r, Err(Refusal::BadSignature));
         // The time is signed too: moving it breaks the signature.
-        let r = check(&s, signed(&sig, 1_001), "POST", "/raft/append", b"body", 1_000, None);
+        let r = check(
+            &s,
+            signed(&sig, 1_001),
+            "POST",
+            "/raft/append",
+            b"body",
+            1_000,
+            None,
+        );
         assert_eq!(r, Err(Refusal::BadSignature));
     }
 
@@ -454,7 +493,10 @@ mod tests {
         let headers: std::collections::HashMap<&str, String> =
             auth.headers("/raft/write", b"x").into_iter().collect();
         let header = |name: &str| headers.get(name).cloned();
-        assert_eq!(auth.verify(header, "POST", "/raft/write", b"x", "peer"), Ok(()));
+        assert_eq!(
+            auth.verify(header, "POST", "/raft/write", b"x", "peer"),
+            Ok(())
+        );
         assert_eq!(
             auth.verify(header, "POST", "/raft/write", b"x", "peer"),
             Err(Refusal::Replayed)

@@ -198,8 +198,14 @@ mod tests {
             err("INTERNAL://:1", "", ""),
             ListenerError::NoProtocol("INTERNAL".into())
         );
-        assert!(matches!(err("PLAINTEXT:9092", "", ""), ListenerError::Malformed(_)));
-        assert!(matches!(err("PLAINTEXT://h:x", "", ""), ListenerError::Malformed(_)));
+        assert!(matches!(
+            err("PLAINTEXT:9092", "", ""),
+            ListenerError::Malformed(_)
+        ));
+        assert!(matches!(
+            err("PLAINTEXT://h:x", "", ""),
+            ListenerError::Malformed(_)
+        ));
         assert!(matches!(
             err("SSL://:1,SSL://:2", "", ""),
             ListenerError::Duplicate(_)

@@ -71,10 +71,22 @@ pub fn is_loopback(addr: &str) -> bool {
 mod tests {
     #[test]
     fn loopback_addresses() {
-        for addr in ["127.0.0.1:9092", "[::1]:1", "localhost:1", "127.3.4.5", "LOCALHOST"] {
+        for addr in [
+            "127.0.0.1:9092",
+            "[::1]:1",
+            "localhost:1",
+            "127.3.4.5",
+            "LOCALHOST",
+        ] {
             assert!(super::is_loopback(addr), "{addr}");
         }
-        for addr in ["0.0.0.0:9092", "[::]:1", "10.0.0.1:1", "floe-1:9092", "example.com"] {
+        for addr in [
+            "0.0.0.0:9092",
+            "[::]:1",
+            "10.0.0.1:1",
+            "floe-1:9092",
+            "example.com",
+        ] {
             assert!(!super::is_loopback(addr), "{addr}");
         }
     }

@@ -61,7 +61,9 @@ pub enum TlsError {
     },
     #[error("{path} holds no {what}")]
     Empty { what: &'static str, path: String },
-    #[error("client authentication is {0:?} but no client CA file is given (--ssl-truststore-file)")]
+    #[error(
+        "client authentication is {0:?} but no client CA file is given (--ssl-truststore-file)"
+    )]
     NoClientCa(ClientAuth),
     #[error("invalid TLS configuration: {0}")]
     Rustls(String),
@@ -291,8 +293,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let write = |name: &str| {
             let key = rcgen::KeyPair::generate().expect("key");
-            let params =
-                rcgen::CertificateParams::new(vec![name.to_string()]).expect("params");
+            let params = rcgen::CertificateParams::new(vec![name.to_string()]).expect("params");
             let cert = params.self_signed(&key).expect("cert");
             std::fs::write(dir.path().join("cert.pem"), cert.pem()).expect("write");
             std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).expect("write");
@@ -324,7 +325,8 @@ mod tests {
             .write(true)
             .open(dir.path().join("key.pem"))
             .expect("open");
-        f.set_modified(later + Duration::from_secs(5)).expect("touch");
+        f.set_modified(later + Duration::from_secs(5))
+            .expect("touch");
         assert!(!tls.reload_if_changed());
         let required = TlsSettings {
             client_auth: ClientAuth::Required,

@@ -34,6 +34,8 @@ pub struct Broker {
     /// This node's own cluster id, proposed to the quorum; the first proposal applied names
     /// the cluster for every node.
     pub local_cluster_id: String,
+    /// The SASL mechanisms and what they check against (SASL listeners).
+    pub sasl: crate::security::sasl::SaslSettings,
     /// The ACL authorizer's settings; `None`: ACLs are not enforced (`--authorizer none`).
     pub authorizer: Option<crate::security::acl::AuthorizerSettings>,
     /// What each of this agent's Kafka listeners advertises, the primary first.

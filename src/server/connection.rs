@@ -37,6 +37,11 @@ enum RequestFailed {
     Frame(#[source] crate::protocol::frame::FrameError),
     #[error("undecodable request header")]
     Header(#[source] crate::protocol::frame::RequestError),
+    #[error("{api:?} request: {why}")]
+    Sasl {
+        api: crate::protocol::ApiKey,
+        why: &'static str,
+    },
     #[error("{api:?} request")]
     Route {
         api: crate::protocol::ApiKey,
@@ -50,8 +55,13 @@ const FRAME_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(6
 
 /// Serves one connection (plain TCP, or TLS once its handshake is done) for `caller`: who
 /// the connection speaks for so far (a SASL login changes it).
-pub async fn serve_connection<S>(broker: Arc<Broker>, stream: S, peer: SocketAddr, caller: Caller)
-where
+pub async fn serve_connection<S>(
+    broker: Arc<Broker>,
+    stream: S,
+    peer: SocketAddr,
+    mut caller: Caller,
+    sasl: bool,
+) where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     broker.metrics.connections.fetch_add(1, Ordering::Relaxed);
@@ -61,6 +71,8 @@ where
         .fetch_add(1, Ordering::Relaxed);
     let _open = OpenConnection(broker.clone());
     let (mut reader, mut writer) = tokio::io::split(stream);
+    // On a SASL listener: the login's progress; it names the principal once it completes.
+    let mut session = sasl.then(crate::security::sasl::Session::new);
     let frame_bytes_max = broker.config.frame_bytes_max;
     let in_flight_max = broker.config.connection_requests_in_flight_max;
     let budget_max = broker.config.request_bytes_in_flight_max;
@@ -118,7 +130,12 @@ where
                 Err(_) => return,
             };
             let permit = reserved.take();
-            let reply = start(broker.clone(), frame, &caller).await;
+            let (reply, close) = start(broker.clone(), frame, &mut caller, session.as_mut()).await;
+            if close {
+                // Answer what was asked (a failed login's error), then close.
+                reading = false;
+                buf.clear();
+            }
             // The rest of the request (a produce waiting for its commit, a fetch reading) runs
             // on a task of its own, so it finishes and gives back what it holds (its share of
             // the request budget, a fetch's share of the fetch budget) even while this loop is
@@ -132,6 +149,9 @@ where
             });
             tokio::spawn(task);
             in_flight.push_back(Box::pin(handle));
+            if close {
+                break;
+            }
         }
         if !reading && in_flight.is_empty() {
             return;
@@ -158,6 +178,12 @@ where
                         }
                     }
                     Ok(None) => {}
+                    Err(failed @ RequestFailed::Sasl { .. }) => {
+                        // Counted by the security metrics; not logged above debug, or a
+                        // client could flood the log.
+                        tracing::debug!(%peer, error = %failed, "closing connection");
+                        return;
+                    }
                     Err(failed) => {
                         broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
                         tracing::warn!(%peer, error = %ErrorChain(&failed), "closing connection");
@@ -191,19 +217,49 @@ impl Drop for OpenConnection {
     }
 }
 
-/// Runs a request's in-order part now and returns the rest as a future.
-async fn start(broker: Arc<Broker>, frame: Bytes, caller: &Caller) -> InFlight {
+/// Runs a request's in-order part now and returns the rest as a future, and whether the
+/// connection closes once it is answered.
+async fn start(
+    broker: Arc<Broker>,
+    frame: Bytes,
+    caller: &mut Caller,
+    session: Option<&mut crate::security::sasl::Session>,
+) -> (InFlight, bool) {
     let request = match parse_request(frame) {
         Ok(request) => request,
-        Err(e) => return Box::pin(async move { Err(RequestFailed::Header(e)) }),
+        Err(e) => return (Box::pin(async move { Err(RequestFailed::Header(e)) }), true),
     };
     let api = request.api_key;
+    let request = match super::sasl_exchange::step(&broker, request, session, caller) {
+        Ok(super::sasl_exchange::Step::Route(request)) => request,
+        Ok(super::sasl_exchange::Step::Answer { response, close }) => {
+            return (Box::pin(async move { Ok(Some(response)) }), close);
+        }
+        Ok(super::sasl_exchange::Step::Close(why)) => {
+            return (
+                Box::pin(async move { Err(RequestFailed::Sasl { api, why }) }),
+                true,
+            );
+        }
+        Err(source) => {
+            return (
+                Box::pin(async move { Err(RequestFailed::Route { api, source }) }),
+                true,
+            );
+        }
+    };
     match route(broker, request, Origin::Client, caller).await {
-        Ok(pending) => Box::pin(async move {
-            pending
-                .await
-                .map_err(|source| RequestFailed::Route { api, source })
-        }),
-        Err(source) => Box::pin(async move { Err(RequestFailed::Route { api, source }) }),
+        Ok(pending) => (
+            Box::pin(async move {
+                pending
+                    .await
+                    .map_err(|source| RequestFailed::Route { api, source })
+            }),
+            false,
+        ),
+        Err(source) => (
+            Box::pin(async move { Err(RequestFailed::Route { api, source }) }),
+            true,
+        ),
     }
 }

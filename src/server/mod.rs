@@ -17,6 +17,7 @@ pub mod forward;
 pub mod forwarded;
 pub mod handlers;
 pub mod router;
+pub mod sasl_exchange;
 pub mod siblings;
 pub mod supported;
 
@@ -95,8 +96,9 @@ async fn accept(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr, info: 
         principal: principal.unwrap_or_else(|| ANONYMOUS.to_string()),
         listener: info.name.clone(),
     };
+    let sasl = info.protocol.sasl();
     let Some(tls) = &info.tls else {
-        connection::serve_connection(broker, stream, peer, caller(None)).await;
+        connection::serve_connection(broker, stream, peer, caller(None), sasl).await;
         return;
     };
     let handshake = tls.acceptor().accept(stream);
@@ -113,13 +115,15 @@ async fn accept(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr, info: 
             return;
         }
     };
-    // mTLS: the client certificate names the principal, unless SASL names one later.
+    // mTLS: the client certificate names the principal on an SSL listener; on SASL_SSL the
+    // SASL login does (as in Kafka).
     let certificate = stream
         .get_ref()
         .1
         .peer_certificates()
         .and_then(|certs| certs.first());
     let principal = match certificate {
+        _ if sasl => None,
         None => None,
         Some(der) => match crate::security::tls::certificate_principal(der) {
             Some(principal) => Some(principal),
@@ -129,7 +133,7 @@ async fn accept(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr, info: 
             }
         },
     };
-    connection::serve_connection(broker, stream, peer, caller(principal)).await;
+    connection::serve_connection(broker, stream, peer, caller(principal), sasl).await;
 }
 
 /// One connection counted against its address; uncounted when dropped.

@@ -290,11 +290,9 @@ async fn respond(
         RequestBody::AlterUserScramCredentials(r) => ResponseBody::AlterUserScramCredentials(
             handlers::scram_credentials::alter(b, r, client).await,
         ),
-        RequestBody::DescribeUserScramCredentials(r) => {
-            ResponseBody::DescribeUserScramCredentials(handlers::scram_credentials::describe(
-                b, r, client,
-            ))
-        }
+        RequestBody::DescribeUserScramCredentials(r) => ResponseBody::DescribeUserScramCredentials(
+            handlers::scram_credentials::describe(b, r, client),
+        ),
         other => {
             return Err(RouteError::UnsupportedVersion {
                 api: other.api_key(),

@@ -3,6 +3,7 @@
 
 use super::service::BODY_BYTES_MAX;
 use super::types::{NodeId, TypeConfig};
+use crate::security::cluster_auth::ClusterAuth;
 use openraft::error::{
     InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
     Unreachable,
@@ -15,7 +16,6 @@ use openraft::raft::{
 use openraft::{BasicNode, RaftNetwork, RaftNetworkFactory};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use crate::security::cluster_auth::ClusterAuth;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,11 +96,7 @@ impl Peers {
         for (name, value) in self.auth.headers(path, &body) {
             request = request.header(name, value);
         }
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(unreachable)?;
+        let response = request.body(body).send().await.map_err(unreachable)?;
         let status = response.status();
         if status == reqwest::StatusCode::PAYLOAD_TOO_LARGE {
             return Err(PostError::TooLarge {
@@ -177,9 +173,7 @@ impl PeerClient {
                 ),
                 PostError::BadReply { .. }
                 | PostError::TooLarge { .. }
-                | PostError::Unauthorized { .. } => {
-                    RPCError::Network(NetworkError::new(&e))
-                }
+                | PostError::Unauthorized { .. } => RPCError::Network(NetworkError::new(&e)),
             })?;
         reply.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
     }

@@ -1,11 +1,11 @@
 //! Three voters in one process over loopback HTTP, each with its own fsync'd log: writes
 //! through any member, leader loss, and a lagging member brought back by a snapshot.
 
-use crate::security::cluster_auth::ClusterSecret;
 use super::node::{Quorum, QuorumConfig};
 use crate::clock::Clock;
 use crate::ids::NodeId;
 use crate::metadata::state::{Agent, Command};
+use crate::security::cluster_auth::ClusterSecret;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;

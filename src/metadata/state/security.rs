@@ -69,7 +69,11 @@ impl SecurityState {
         &self.acls
     }
 
-    pub fn scram_credential(&self, user: &str, mechanism: ScramMechanism) -> Option<&ScramCredential> {
+    pub fn scram_credential(
+        &self,
+        user: &str,
+        mechanism: ScramMechanism,
+    ) -> Option<&ScramCredential> {
         self.scram.get(&(user.to_string(), mechanism))
     }
 
@@ -128,9 +132,13 @@ impl SecurityState {
                     if user.is_empty() || user.len() > SCRAM_USER_BYTES_MAX {
                         return Err(ScramStateError::BadUser);
                     }
-                    let sizes_ok = [&credential.salt, &credential.stored_key, &credential.server_key]
-                        .iter()
-                        .all(|b| !b.is_empty() && b.len() <= SCRAM_BYTES_MAX);
+                    let sizes_ok = [
+                        &credential.salt,
+                        &credential.stored_key,
+                        &credential.server_key,
+                    ]
+                    .iter()
+                    .all(|b| !b.is_empty() && b.len() <= SCRAM_BYTES_MAX);
                     if !sizes_ok || !mechanism.accepts_iterations(credential.iterations) {
                         return Err(ScramStateError::Unacceptable);
                     }
@@ -208,8 +216,14 @@ mod tests {
                 Err(ScramStateError::NotFound)
             ]
         );
-        assert!(s.scram_credential("alice", ScramMechanism::Sha256).is_some());
-        assert!(s.scram_credential("alice", ScramMechanism::Sha512).is_none());
+        assert!(
+            s.scram_credential("alice", ScramMechanism::Sha256)
+                .is_some()
+        );
+        assert!(
+            s.scram_credential("alice", ScramMechanism::Sha512)
+                .is_none()
+        );
         let deleted = s.alter_scram(vec![ScramChange::Delete {
             user: "alice".into(),
             mechanism: ScramMechanism::Sha256,

@@ -4,7 +4,9 @@
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::create_acls_response::AclCreationResult;
-use crate::protocol::messages::delete_acls_response::{DeleteAclsFilterResult, DeleteAclsMatchingAcl};
+use crate::protocol::messages::delete_acls_response::{
+    DeleteAclsFilterResult, DeleteAclsMatchingAcl,
+};
 use crate::protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use crate::protocol::messages::{
     CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
@@ -141,7 +143,9 @@ pub fn describe(
     if let Err(e) = filter.validate() {
         return refuse(e.error_code(), &e.to_string());
     }
-    let found = broker.metadata.read(|s| s.security().acls().describe(&filter));
+    let found = broker
+        .metadata
+        .read(|s| s.security().acls().describe(&filter));
     // One resource entry per pattern, its entries under it (Kafka's grouping).
     let mut resources: BTreeMap<ResourcePattern, Vec<AclDescription>> = BTreeMap::new();
     for binding in found {

@@ -10,9 +10,9 @@ use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use crate::server::handlers::Client;
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::handlers::Client;
 use std::collections::BTreeMap;
 
 pub async fn handle(

@@ -29,7 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 type Refusal = (ErrorCode, String);
 
 /// What one user's part of the request asks, or why it is refused (pure).
-fn validate(request: &AlterUserScramCredentialsRequest) -> BTreeMap<String, Result<Vec<ScramChange>, Refusal>> {
+fn validate(
+    request: &AlterUserScramCredentialsRequest,
+) -> BTreeMap<String, Result<Vec<ScramChange>, Refusal>> {
     let mut users: BTreeMap<String, Result<Vec<ScramChange>, Refusal>> = BTreeMap::new();
     let mut seen: BTreeSet<(String, i8)> = BTreeSet::new();
     let mut add = |user: &str, mechanism: i8, change: Result<ScramChange, Refusal>| {
@@ -211,11 +213,13 @@ pub fn describe(
     let held: BTreeMap<String, Vec<CredentialInfo>> = broker.metadata.read(|s| {
         let mut held: BTreeMap<String, Vec<CredentialInfo>> = BTreeMap::new();
         for (user, mechanism, iterations) in s.security().scram_users() {
-            held.entry(user.to_string()).or_default().push(CredentialInfo {
-                mechanism: mechanism.code(),
-                iterations: i32::try_from(iterations).unwrap_or(i32::MAX),
-                ..Default::default()
-            });
+            held.entry(user.to_string())
+                .or_default()
+                .push(CredentialInfo {
+                    mechanism: mechanism.code(),
+                    iterations: i32::try_from(iterations).unwrap_or(i32::MAX),
+                    ..Default::default()
+                });
         }
         held
     });
@@ -223,19 +227,23 @@ pub fn describe(
         // Null or empty: every user with credentials.
         None => held
             .into_iter()
-            .map(|(user, credential_infos)| DescribeUserScramCredentialsResult {
-                user,
-                credential_infos,
-                ..Default::default()
-            })
+            .map(
+                |(user, credential_infos)| DescribeUserScramCredentialsResult {
+                    user,
+                    credential_infos,
+                    ..Default::default()
+                },
+            )
             .collect(),
         Some(users) if users.is_empty() => held
             .into_iter()
-            .map(|(user, credential_infos)| DescribeUserScramCredentialsResult {
-                user,
-                credential_infos,
-                ..Default::default()
-            })
+            .map(
+                |(user, credential_infos)| DescribeUserScramCredentialsResult {
+                    user,
+                    credential_infos,
+                    ..Default::default()
+                },
+            )
             .collect(),
         Some(users) => {
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
