@@ -363,3 +363,152 @@ fn clients_authenticate_over_every_security_protocol_and_bad_credentials_are_ref
         assert!(!log.contains(secret), "a secret is in the log");
     }
 }
+
+/// One ACL binding for the client script (confluent-kafka's enum names).
+fn acl(
+    resource: &str,
+    name: &str,
+    pattern: &str,
+    principal: &str,
+    operation: &str,
+    permission: &str,
+) -> Value {
+    json!({"resource": resource, "name": name, "pattern": pattern, "principal": principal,
+           "operation": operation, "permission": permission})
+}
+
+#[test]
+fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
+    let dir = temp_dir();
+    let issuer = TokenIssuer::new();
+    let flags = ["--authorizer", "acl", "--super-users", "User:admin"];
+    let s = start(dir.path(), &issuer, &flags);
+    let login = |user: &str| {
+        json!({
+            "client": "confluent", "bootstrap": s.sasl_plaintext.to_string(),
+            "protocol": "SASL_PLAINTEXT", "mechanism": "PLAIN", "user": user,
+            "password": format!("{user}-secret"), "records": 5,
+        })
+    };
+    let with = |base: &Value, extra: Value| {
+        let mut v = base.clone();
+        for (k, x) in extra.as_object().expect("object") {
+            v[k] = x.clone();
+        }
+        v
+    };
+    let admin = login("admin");
+    let alice = login("alice");
+
+    // The super user needs no ACL: it creates the topics and the ACLs, and writes.
+    let made = client(with(
+        &admin,
+        json!({
+            "action": "admin", "topic": "-",
+            "create_topics": ["orders", "payments-eu", "secret", "hidden"],
+            "acls": [
+                acl("TOPIC", "payments-", "PREFIXED", "User:alice", "READ", "ALLOW"),
+                acl("TOPIC", "orders", "LITERAL", "User:alice", "WRITE", "ALLOW"),
+                acl("GROUP", "alice-", "PREFIXED", "User:alice", "READ", "ALLOW"),
+                acl("TOPIC", "secret", "LITERAL", "User:alice", "READ", "ALLOW"),
+                acl("TOPIC", "secret", "LITERAL", "User:*", "READ", "DENY"),
+            ],
+        }),
+    ));
+    assert_ok(&made, "the super user's set-up");
+    for topic in ["orders", "payments-eu", "secret", "hidden"] {
+        let wrote = client(with(&admin, json!({"action": "produce", "topic": topic})));
+        assert_ok(&wrote, &format!("the super user writes {topic}"));
+    }
+
+    let checks = |when: &str| {
+        // Metadata shows alice what she may describe (READ and WRITE imply DESCRIBE).
+        let seen = client(with(&alice, json!({"action": "admin", "topic": "-"})));
+        assert_ok(&seen, "alice lists topics");
+        assert_eq!(
+            seen["topics"],
+            json!(["orders", "payments-eu", "secret"]),
+            "{when}"
+        );
+        // A prefixed READ and a prefixed group: allowed.
+        let read = client(with(
+            &alice,
+            json!({"action": "consume", "topic": "payments-eu", "group": "alice-1"}),
+        ));
+        assert_ok(&read, &format!("{when}: alice reads payments-eu"));
+        // WRITE without READ: TOPIC_AUTHORIZATION_FAILED on Fetch.
+        let fetch = client(with(
+            &alice,
+            json!({"action": "consume", "topic": "orders", "group": "alice-2"}),
+        ));
+        assert_eq!(
+            fetch["error"], "TOPIC_AUTHORIZATION_FAILED",
+            "{when}: {fetch}"
+        );
+        // A group without READ: GROUP_AUTHORIZATION_FAILED on JoinGroup.
+        let join = client(with(
+            &alice,
+            json!({"action": "consume", "topic": "payments-eu", "group": "bob-group"}),
+        ));
+        assert_eq!(
+            join["error"], "GROUP_AUTHORIZATION_FAILED",
+            "{when}: {join}"
+        );
+        // Deny beats allow.
+        let denied = client(with(
+            &alice,
+            json!({"action": "consume", "topic": "secret", "group": "alice-3"}),
+        ));
+        assert_eq!(
+            denied["error"], "TOPIC_AUTHORIZATION_FAILED",
+            "{when}: {denied}"
+        );
+        // WRITE allows an idempotent producer; a topic without WRITE refuses it.
+        let wrote = client(with(
+            &alice,
+            json!({"action": "produce", "topic": "orders"}),
+        ));
+        assert_ok(&wrote, &format!("{when}: alice writes orders"));
+        let refused = client(with(
+            &alice,
+            json!({"action": "produce", "topic": "payments-eu"}),
+        ));
+        assert_eq!(
+            refused["error"], "TOPIC_AUTHORIZATION_FAILED",
+            "{when}: {refused}"
+        );
+    };
+    checks("before a restart");
+    let denials = support::metric(s.floe.admin, "floe_authorization_denied_total").unwrap_or(0.0);
+    assert!(denials >= 4.0, "denials counted: {denials}");
+
+    // The ACLs are in the replicated state: a restarted node enforces the same.
+    let Secured {
+        mut floe,
+        plaintext,
+        ..
+    } = s;
+    let data = floe.data_dir.clone();
+    let (addr, admin_addr) = (floe.addr, floe.admin);
+    floe.stop();
+    let _ = (data, addr, admin_addr, plaintext);
+    let s = start(dir.path(), &issuer, &flags);
+    let alice = json!({
+        "client": "confluent", "bootstrap": s.sasl_plaintext.to_string(),
+        "protocol": "SASL_PLAINTEXT", "mechanism": "PLAIN", "user": "alice",
+        "password": "alice-secret", "records": 5,
+    });
+    let read = client(with(
+        &alice,
+        json!({"action": "consume", "topic": "payments-eu", "group": "alice-9"}),
+    ));
+    assert_ok(&read, "after a restart: alice reads payments-eu");
+    let fetch = client(with(
+        &alice,
+        json!({"action": "consume", "topic": "orders", "group": "alice-8"}),
+    ));
+    assert_eq!(
+        fetch["error"], "TOPIC_AUTHORIZATION_FAILED",
+        "after a restart: {fetch}"
+    );
+}

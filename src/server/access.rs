@@ -18,13 +18,40 @@ impl Broker {
         self.authorizer.is_some()
     }
 
-    /// Whether `client` may perform `operation` on the resource.
+    /// Whether `client` may perform `operation` on the resource; a denial is counted.
     pub fn allowed(
         &self,
         client: &Client<'_>,
         operation: Operation,
         resource_type: ResourceType,
         name: &str,
+    ) -> bool {
+        self.decide(client, operation, resource_type, name, true)
+    }
+
+    /// `allowed` without counting a denial: for listings that hide what may not be seen
+    /// (Kafka does not log those either).
+    pub fn allowed_quietly(
+        &self,
+        client: &Client<'_>,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: &str,
+    ) -> bool {
+        self.decide(client, operation, resource_type, name, false)
+    }
+
+    pub fn topic_allowed_quietly(&self, client: &Client<'_>, name: &str) -> bool {
+        self.allowed_quietly(client, Operation::Describe, ResourceType::Topic, name)
+    }
+
+    fn decide(
+        &self,
+        client: &Client<'_>,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: &str,
+        count: bool,
     ) -> bool {
         let Some(settings) = &self.authorizer else {
             return true;
@@ -42,7 +69,7 @@ impl Broker {
             )
             .is_allowed()
         });
-        if !allowed {
+        if !allowed && count {
             SecurityMetrics::count(&self.metrics.security.authorization_denied);
             tracing::debug!(principal = client.principal, host = client.host, %operation, %resource_type, resource = name, "denied");
         }

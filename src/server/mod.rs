@@ -8,6 +8,7 @@
 //! ```
 
 pub mod access;
+pub mod authorize;
 pub mod authorized;
 pub mod broker;
 pub mod byte_pool;

@@ -111,10 +111,25 @@ pub async fn route(
     }
     let client_id = frame.header.client_id.clone();
     let started = broker.clock.now();
-    if let RequestBody::Produce(request) = body {
+    let mut body = body;
+    let asking = Client {
+        id: client_id.as_deref(),
+        host: &caller.host,
+        principal: &caller.principal,
+        listener: &caller.listener,
+        forwarded: origin == Origin::Forwarded,
+    };
+    if let RequestBody::Produce(mut request) = body {
+        let denied = super::authorize::produce(&broker, &asking, &mut request);
         let enqueued = handlers::produce::enqueue(&broker, request, version).await;
         return Ok(Box::pin(async move {
-            let response = handlers::produce::complete(&broker, enqueued).await;
+            let response =
+                handlers::produce::complete(&broker, enqueued)
+                    .await
+                    .map(|mut response| {
+                        super::authorize::restore_produce(denied, &mut response);
+                        response
+                    });
             broker
                 .metrics
                 .produce_latency
@@ -130,6 +145,15 @@ pub async fn route(
             }
         }));
     }
+    let denied = match super::authorize::check(&broker, &asking, &mut body) {
+        super::authorize::Check::Run(denied) => denied,
+        super::authorize::Check::Answer(response) => {
+            let encoded = encode_response(api, version, correlation_id, |buf| {
+                response.encode(buf, version)
+            })?;
+            return Ok(Box::pin(async move { Ok(Some(encoded)) }));
+        }
+    };
     if matches!(body, RequestBody::Fetch(_)) {
         // Fetches may long-poll, so they run concurrently with later requests.
         let caller = caller.clone();
@@ -141,7 +165,8 @@ pub async fn route(
                 listener: &caller.listener,
                 forwarded: origin == Origin::Forwarded,
             };
-            let response = respond(&broker, body, version, client).await?;
+            let mut response = respond(&broker, body, version, client).await?;
+            super::authorize::restore(&broker, &client, denied, &mut response);
             broker
                 .metrics
                 .fetch_latency
@@ -161,7 +186,8 @@ pub async fn route(
         listener: &caller.listener,
         forwarded: origin == Origin::Forwarded,
     };
-    let response = respond(&broker, body, version, client).await?;
+    let mut response = respond(&broker, body, version, client).await?;
+    super::authorize::restore(&broker, &client, denied, &mut response);
     let encoded = encode_response(api, version, correlation_id, |buf| {
         response.encode(buf, version)
     })?;

@@ -37,6 +37,23 @@ def confluent(s):
     topic = s["topic"]
     n = s.get("records", 10)
     produced = consumed = 0
+    if s["action"] == "admin":
+        # Creates topics and ACL bindings; lists the topics this principal can see.
+        from confluent_kafka.admin import NewTopic, AclBinding, ResourceType, ResourcePatternType, AclOperation, AclPermissionType
+        admin = AdminClient(conf)
+        if s.get("create_topics"):
+            for _, f in admin.create_topics([NewTopic(t, 1, 1) for t in s["create_topics"]]).items():
+                f.result(timeout=20)
+        bindings = [
+            AclBinding(ResourceType[b["resource"]], b["name"], ResourcePatternType[b["pattern"]], b["principal"], "*",
+                       AclOperation[b["operation"]], AclPermissionType[b["permission"]])
+            for b in s.get("acls", [])
+        ]
+        if bindings:
+            for _, f in admin.create_acls(bindings).items():
+                f.result(timeout=20)
+        listed = sorted(admin.list_topics(timeout=20).topics.keys())
+        return {"ok": True, "topics": listed}
     if s["action"] == "scram":
         admin = AdminClient(conf)
         mech = ck.admin.ScramMechanism.SCRAM_SHA_256 if s["scram_mechanism"] == "SCRAM-SHA-256" else ck.admin.ScramMechanism.SCRAM_SHA_512
