@@ -37,6 +37,10 @@ print(json.dumps(doc))
         "floe-agent-4",
         "floe-agent-5",
         "haproxy",
+        "cluster-secret",
+        "secure-certificates",
+        "floe-secure",
+        "secure-users",
     ] {
         assert!(
             compose.contains(&format!("\"{service}\"")),
@@ -46,6 +50,8 @@ print(json.dumps(doc))
     assert!(std::path::Path::new("Dockerfile").exists());
     assert!(std::path::Path::new("localstack/init-s3.sh").exists());
     assert!(std::path::Path::new("deploy/haproxy.cfg").exists());
+    assert!(std::path::Path::new("deploy/secure/make-certificates.sh").exists());
+    assert!(std::path::Path::new("deploy/secure/make-users.py").exists());
 
     let help = Command::new(env!("CARGO_BIN_EXE_floe"))
         .args(["serve", "--help"])

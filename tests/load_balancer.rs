@@ -24,29 +24,33 @@ impl Drop for Haproxy {
     }
 }
 
-#[test]
-fn agents_behind_one_address_serve_as_one_broker() {
-    let dir = temp_dir();
-    let objects = dir.path().join("objects");
+/// Three agents (node 1 votes) behind a haproxy in round robin, each advertising the
+/// balancer's address; `listener(kafka addr, balancer)` gives each node's listener flags.
+fn behind_haproxy(
+    dir: &std::path::Path,
+    extra: &[String],
+    listener: impl Fn(std::net::SocketAddr, std::net::SocketAddr) -> Vec<String>,
+) -> (Vec<Floe>, std::net::SocketAddr, Haproxy) {
+    let objects = dir.join("objects");
     std::fs::create_dir_all(&objects).expect("objects dir");
     let balancer = free_addr();
     let raft: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let peers = format!("1=127.0.0.1:{}", raft[0]);
     let kafka: Vec<_> = (0..3).map(|_| free_addr()).collect();
-    let mut nodes: Vec<Floe> = (1..=3usize)
+    let nodes: Vec<Floe> = (1..=3usize)
         .map(|id| {
             let mut flags = vec![
                 "--node-id".to_string(),
                 id.to_string(),
                 "--meta-peers".into(),
                 peers.clone(),
-                "--advertised-addr".into(),
-                balancer.to_string(),
                 "--object-store".into(),
                 format!("file://{}", objects.display()),
                 "--default-partitions".into(),
                 "6".into(),
             ];
+            flags.extend(listener(kafka[id - 1], balancer));
+            flags.extend(extra.iter().cloned());
             if id > 1 {
                 flags.extend([
                     "--roles".into(),
@@ -56,7 +60,7 @@ fn agents_behind_one_address_serve_as_one_broker() {
                 ]);
             }
             Floe::start_at(
-                &dir.path().join(format!("node-{id}")),
+                &dir.join(format!("node-{id}")),
                 kafka[id - 1],
                 free_addr(),
                 &flags,
@@ -70,7 +74,7 @@ fn agents_behind_one_address_serve_as_one_broker() {
         .enumerate()
         .map(|(i, a)| format!("    server agent-{i} {a}\n"))
         .collect();
-    let config = dir.path().join("haproxy.cfg");
+    let config = dir.join("haproxy.cfg");
     std::fs::write(
         &config,
         format!(
@@ -80,7 +84,7 @@ fn agents_behind_one_address_serve_as_one_broker() {
         ),
     )
     .expect("haproxy config");
-    let _haproxy = Haproxy(
+    let haproxy = Haproxy(
         Command::new("haproxy")
             .arg("-db")
             .arg("-f")
@@ -102,6 +106,16 @@ fn agents_behind_one_address_serve_as_one_broker() {
         assert!(Instant::now() < deadline, "cluster did not form");
         std::thread::sleep(Duration::from_millis(100));
     }
+    (nodes, balancer, haproxy)
+}
+
+#[test]
+fn agents_behind_one_address_serve_as_one_broker() {
+    let dir = temp_dir();
+    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), &[], |_, balancer| {
+        vec!["--advertised-addr".into(), balancer.to_string()]
+    });
+    let kafka: Vec<std::net::SocketAddr> = nodes.iter().map(|n| n.addr).collect();
 
     // Clients see exactly one broker: the balancer.
     let metadata_client: BaseConsumer = ClientConfig::new()
@@ -304,4 +318,96 @@ fn heartbeat_from_nobody(addr: &std::net::SocketAddr, group: &str, kip848: bool)
         ResponseBody::ConsumerGroupHeartbeat(r) => r.error_code,
         other => panic!("not a heartbeat answer: {other:?}"),
     }
+}
+
+/// One run of the security client script (`tests/clients/security_client.py`).
+fn security_client(settings: serde_json::Value) -> serde_json::Value {
+    let out = support::run_client(
+        "python3",
+        &["tests/clients/security_client.py", &settings.to_string()],
+    );
+    serde_json::from_str(out.lines().last().expect("a JSON line")).expect("JSON")
+}
+
+#[test]
+fn a_forwarded_group_request_is_authorized_as_its_client() {
+    let dir = temp_dir();
+    let users = dir.path().join("plain.users");
+    std::fs::write(&users, "admin:admin-secret\nalice:alice-secret\n").expect("users");
+    let extra: Vec<String> = [
+        "--sasl-plain-users-file",
+        &users.display().to_string(),
+        "--authorizer",
+        "acl",
+        "--super-users",
+        "User:admin",
+        "--group-initial-rebalance-delay",
+        "0s",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (nodes, balancer, _haproxy) = behind_haproxy(dir.path(), &extra, |kafka, balancer| {
+        vec![
+            "--listeners".into(),
+            format!("SASL_PLAINTEXT://{kafka}"),
+            "--advertised-listeners".into(),
+            format!("SASL_PLAINTEXT://{balancer}"),
+        ]
+    });
+    let login = |user: &str, more: serde_json::Value| {
+        let mut v = serde_json::json!({
+            "client": "confluent", "bootstrap": balancer.to_string(),
+            "protocol": "SASL_PLAINTEXT", "mechanism": "PLAIN", "user": user,
+            "password": format!("{user}-secret"), "records": 5,
+        });
+        for (k, x) in more.as_object().expect("object") {
+            v[k] = x.clone();
+        }
+        v
+    };
+    let acl = |resource: &str, name: &str, operation: &str| {
+        serde_json::json!({"resource": resource, "name": name, "pattern": "PREFIXED",
+            "principal": "User:alice", "operation": operation, "permission": "ALLOW"})
+    };
+    let set_up = security_client(login(
+        "admin",
+        serde_json::json!({"action": "admin", "topic": "-", "create_topics": ["lb-orders"],
+            "acls": [acl("TOPIC", "lb-", "READ"), acl("GROUP", "alice-", "READ")]}),
+    ));
+    assert_eq!(set_up["ok"], true, "{set_up}");
+    let wrote = security_client(login(
+        "admin",
+        serde_json::json!({"action": "produce", "topic": "lb-orders"}),
+    ));
+    assert_eq!(wrote["ok"], true, "{wrote}");
+
+    // Alice's groups, until some of their requests reached an agent that forwarded them to
+    // the group's coordinator: every one is served as alice (an agent's own identity, or an
+    // anonymous one, would be refused).
+    let forwarded = || -> f64 {
+        nodes
+            .iter()
+            .filter_map(|n| metric(n.admin, "floe_forwarded_requests_total"))
+            .sum()
+    };
+    let mut groups = 0;
+    while groups < 3 || (forwarded() == 0.0 && groups < 12) {
+        let group = format!("alice-{groups}");
+        let read = security_client(login(
+            "alice",
+            serde_json::json!({"action": "consume", "topic": "lb-orders", "group": group}),
+        ));
+        assert_eq!(read["ok"], true, "{group}: {read}");
+        groups += 1;
+    }
+    assert!(
+        forwarded() > 0.0,
+        "no group request was forwarded in {groups} groups"
+    );
+    // A group alice may not read is refused, wherever its coordinator is.
+    let refused = security_client(login(
+        "alice",
+        serde_json::json!({"action": "consume", "topic": "lb-orders", "group": "eve-group"}),
+    ));
+    assert_eq!(refused["error"], "GROUP_AUTHORIZATION_FAILED", "{refused}");
 }
