@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn bad_listeners_are_refused_with_a_reason() {
-        let err = |l: &str, a: &str, m: &str| parse(l, a, m).err().expect("refused");
+        let err = |l: &str, a: &str, m: &str| parse(l, a, m).expect_err("refused");
         assert_eq!(
             err("INTERNAL://:1", "", ""),
             ListenerError::NoProtocol("INTERNAL".into())

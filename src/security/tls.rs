@@ -310,7 +310,10 @@ mod tests {
         assert!(!tls.reload_if_changed(), "nothing changed");
         // Modification times may have a coarse grain: move them explicitly.
         write("second");
-        let later = SystemTime::now() + Duration::from_secs(5);
+        let later = std::fs::metadata(dir.path().join("cert.pem"))
+            .and_then(|m| m.modified())
+            .expect("mtime")
+            + Duration::from_secs(5);
         for file in ["cert.pem", "key.pem"] {
             let f = std::fs::File::options()
                 .write(true)

@@ -87,7 +87,7 @@ pub fn step(
                 &frame,
                 &SaslHandshakeResponse {
                     error_code: ErrorCode::IllegalSaslState.code(),
-                    ..Default::default()
+                    mechanisms: Vec::new(),
                 },
                 false,
             ),
@@ -136,7 +136,6 @@ pub fn step(
                 &SaslHandshakeResponse {
                     error_code: answered.error.code(),
                     mechanisms: answered.mechanisms,
-                    ..Default::default()
                 },
                 answered.close,
             )

@@ -689,21 +689,21 @@ fn entry_filters_take_none_and_any_as_anything_and_the_rest_exactly() {
             principal: Some(WILDCARD_PRINCIPAL.to_string()),
             ..any.clone()
         }),
-        [everyone.clone()]
+        std::slice::from_ref(&everyone)
     );
     assert_eq!(
         entries(AccessControlEntryFilter {
             host: Some(HOST.to_string()),
             ..any.clone()
         }),
-        [bob.clone()]
+        std::slice::from_ref(&bob)
     );
     assert_eq!(
         entries(AccessControlEntryFilter {
             operation: Write,
             ..any.clone()
         }),
-        [bob.clone()]
+        std::slice::from_ref(&bob)
     );
     let allowed = entries(AccessControlEntryFilter {
         permission: Allow,
