@@ -212,6 +212,8 @@ pub struct ClusterAuth {
     remembered: Mutex<Remembered>,
     refused: AtomicU64,
     last_logged_ms: AtomicI64,
+    /// The largest body the gate reads (the listener's own limit).
+    pub body_bytes_max: usize,
 }
 
 impl std::fmt::Debug for ClusterAuth {
@@ -235,6 +237,7 @@ impl ClusterAuth {
             remembered: Mutex::default(),
             refused: AtomicU64::new(0),
             last_logged_ms: AtomicI64::new(i64::MIN),
+            body_bytes_max: 64 * 1024 * 1024,
         }
     }
 
@@ -363,7 +366,7 @@ pub async fn gate(
         .uri
         .path_and_query()
         .map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
-    let Ok(bytes) = axum::body::to_bytes(body, BODY_BYTES_MAX).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, auth.body_bytes_max).await else {
         return (
             axum::http::StatusCode::PAYLOAD_TOO_LARGE,
             "body too large\n",
@@ -392,9 +395,6 @@ pub async fn gate(
     ))
     .await
 }
-
-/// The largest body the internal listener takes (whole snapshot chunks, batches of entries).
-const BODY_BYTES_MAX: usize = crate::metadata::quorum::service::BODY_BYTES_MAX;
 
 #[cfg(test)]
 mod tests {

@@ -215,11 +215,13 @@ impl Quorum {
         .validate()
         .map_err(|e| QuorumError::Config(e.to_string()))?;
         let known = shared.clone();
-        let auth = Arc::new(ClusterAuth::new(
+        let mut auth = ClusterAuth::new(
             config.cluster_secret.clone(),
             Box::new(move || known.read(|m| m.state.cluster_id().map(str::to_string))),
             clock.clone(),
-        ));
+        );
+        auth.body_bytes_max = service::BODY_BYTES_MAX;
+        let auth = Arc::new(auth);
         let peers = Peers::new(auth.clone());
         let raft = Raft::new(
             config.node_id,

@@ -37,9 +37,9 @@ pub use authorizer::{
     AuthorizerSettings, Decision, authorize, authorized_operations, supported_operations,
 };
 pub use model::{
-    ACL_FIELD_BYTES_MAX, AccessControlEntry, AccessControlEntryFilter, AclBinding,
+    ACL_FIELD_BYTES_MAX, ACLS_MAX, AccessControlEntry, AccessControlEntryFilter, AclBinding,
     AclBindingFilter, AclError, CLUSTER_NAME, Operation, PatternType, Permission, ResourcePattern,
     ResourcePatternFilter, ResourceType, WILDCARD_HOST, WILDCARD_PRINCIPAL, WILDCARD_RESOURCE,
     validate_new,
 };
-pub use store::{ACLS_MAX, Acls};
+pub use store::Acls;

@@ -4,7 +4,6 @@
 //! rules a binding must pass before it is stored (`AclControlManager.validateNewAcl`, plus the
 //! broker's own checks in `AclApis.handleCreateAcls`).
 
-use super::store::ACLS_MAX;
 use crate::protocol::ErrorCode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -22,6 +21,8 @@ pub const CLUSTER_NAME: &str = "kafka-cluster";
 /// above what a resource name can be (topics 249 bytes, group and transactional ids 1 KiB by
 /// default) and above a certificate's distinguished name.
 pub const ACL_FIELD_BYTES_MAX: usize = 4096;
+/// ACL bindings the replicated state holds; a create beyond it is refused.
+pub const ACLS_MAX: usize = 100_000;
 
 /// One of Kafka's code enums: the variants in code order, each with its code and Java name.
 /// Every one has `Unknown = 0`, what a code Kafka does not define decodes to.

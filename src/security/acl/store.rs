@@ -16,16 +16,13 @@
 //! Bound: `ACLS_MAX` bindings; every create checks it, here where the command is applied.
 
 use super::model::{
-    AccessControlEntry, AclBinding, AclBindingFilter, AclError, PatternType, ResourcePattern,
-    ResourceType, WILDCARD_RESOURCE, validate_new,
+    ACLS_MAX, AccessControlEntry, AclBinding, AclBindingFilter, AclError, PatternType,
+    ResourcePattern, ResourceType, WILDCARD_RESOURCE, validate_new,
 };
 use imbl::{OrdMap, OrdSet};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
-
-/// Bindings held at once.
-pub const ACLS_MAX: usize = 100_000;
 
 type Entries = OrdSet<AccessControlEntry>;
 type ByName = OrdMap<String, Entries>;
