@@ -11,6 +11,7 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 use support::kafka::{flush, produce, producer};
 use support::s3::S3Server;
 use support::{Floe, http_get, http_json, temp_dir};
@@ -158,12 +159,17 @@ fn readiness_follows_the_object_store() {
         "2".into(),
         "--object-store-request-timeout".into(),
         "1s".into(),
+        // A probe at most this often; in between the last answer is repeated.
+        "--ready-probe-interval".into(),
+        "500ms".into(),
     ]);
     let floe = Floe::start(&dir.path().join("data"), &flags);
     assert_eq!(http_get(floe.admin, "/readyz").0, 200);
     drop(server);
-    let (status, body) = http_get(floe.admin, "/readyz");
-    assert_eq!(status, 503, "{body}");
+    let body = support::wait_for("readiness to fail", Duration::from_secs(20), || {
+        let (status, body) = http_get(floe.admin, "/readyz");
+        (status == 503).then_some(body)
+    });
     assert!(body.contains("object store unavailable"), "{body}");
     assert_eq!(
         http_get(floe.admin, "/healthz").0,

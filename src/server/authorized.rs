@@ -1,7 +1,8 @@
 //! The operations a client may perform on a resource, as Kafka reports them when a client
 //! asks (KIP-430: Metadata, DescribeCluster, DescribeGroups, ConsumerGroupDescribe,
-//! DescribeTopicPartitions). floe has no authorizer yet, so every client may do everything:
-//! Kafka then reports every operation the resource type supports.
+//! DescribeTopicPartitions). Without an authorizer every client may do everything, and Kafka
+//! then reports every operation the resource type supports; with one, Metadata and
+//! DescribeCluster report what the ACLs allow (`Broker::authorized_operations`).
 
 /// Kafka's `AclOperation` codes.
 const READ: i32 = 3;

@@ -21,7 +21,23 @@ use crate::server::error_codes::{self, Role};
 use crate::server::handlers::Client;
 use std::collections::BTreeMap;
 
-const NO_AUTHORIZER: &str = "No Authorizer is configured on the broker";
+/// Why the ACL APIs refuse `client` outright: no authorizer, or no `operation` on the cluster.
+fn refusal(
+    broker: &Broker,
+    client: &Client<'_>,
+    operation: Operation,
+) -> Option<(ErrorCode, &'static str)> {
+    if !broker.authorizes() {
+        return Some((
+            ErrorCode::SecurityDisabled,
+            "No Authorizer is configured on the broker",
+        ));
+    }
+    (!broker.allowed_on_cluster(client, operation)).then_some((
+        ErrorCode::ClusterAuthorizationFailed,
+        "Cluster authorization failed.",
+    ))
+}
 
 fn filter(
     resource_type: i8,
@@ -64,14 +80,8 @@ pub async fn create(
             .collect(),
         ..Default::default()
     };
-    if !broker.authorizes() {
-        return all(ErrorCode::SecurityDisabled, NO_AUTHORIZER);
-    }
-    if !broker.allowed_on_cluster(&client, Operation::Alter) {
-        return all(
-            ErrorCode::ClusterAuthorizationFailed,
-            "Cluster authorization failed.",
-        );
+    if let Some((code, message)) = refusal(broker, &client, Operation::Alter) {
+        return all(code, message);
     }
     let bindings: Vec<AclBinding> = request
         .creations
@@ -122,14 +132,8 @@ pub fn describe(
         error_message: Some(message.to_string()),
         ..Default::default()
     };
-    if !broker.authorizes() {
-        return refuse(ErrorCode::SecurityDisabled, NO_AUTHORIZER);
-    }
-    if !broker.allowed_on_cluster(&client, Operation::Describe) {
-        return refuse(
-            ErrorCode::ClusterAuthorizationFailed,
-            "Cluster authorization failed.",
-        );
+    if let Some((code, message)) = refusal(broker, &client, Operation::Describe) {
+        return refuse(code, message);
     }
     let filter = filter(
         request.resource_type_filter,
@@ -192,14 +196,8 @@ pub async fn delete(
             .collect(),
         ..Default::default()
     };
-    if !broker.authorizes() {
-        return all(ErrorCode::SecurityDisabled, NO_AUTHORIZER);
-    }
-    if !broker.allowed_on_cluster(&client, Operation::Alter) {
-        return all(
-            ErrorCode::ClusterAuthorizationFailed,
-            "Cluster authorization failed.",
-        );
+    if let Some((code, message)) = refusal(broker, &client, Operation::Alter) {
+        return all(code, message);
     }
     let filters: Vec<AclBindingFilter> = request
         .filters

@@ -22,7 +22,15 @@ pub fn handle(
         controller_id: broker.shown_id_in(&shown),
         cluster_authorized_operations: authorized::if_asked(
             request.include_cluster_authorized_operations,
-            authorized::CLUSTER,
+            if broker.authorizes() {
+                broker.authorized_operations(
+                    &client,
+                    crate::security::acl::ResourceType::Cluster,
+                    crate::server::access::CLUSTER,
+                )
+            } else {
+                authorized::CLUSTER
+            },
         ),
         brokers: broker
             .on_listener(shown, client.listener)

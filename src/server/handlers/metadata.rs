@@ -10,6 +10,7 @@ use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
+use crate::security::acl::ResourceType;
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::handlers::Client;
@@ -108,6 +109,25 @@ pub async fn handle(
                 .collect::<Vec<_>>(),
         }
     });
+    // KIP-430: what this principal may do, once the state is no longer being read.
+    let mut topics = topics;
+    if request.include_topic_authorized_operations && broker.authorizes() {
+        for topic in &mut topics {
+            if let Some(name) = &topic.name {
+                topic.topic_authorized_operations =
+                    broker.authorized_operations(&client, ResourceType::Topic, name);
+            }
+        }
+    }
+    let cluster_operations = if broker.authorizes() {
+        broker.authorized_operations(
+            &client,
+            ResourceType::Cluster,
+            crate::server::access::CLUSTER,
+        )
+    } else {
+        authorized::CLUSTER
+    };
     MetadataResponse {
         brokers: broker
             .on_listener(shown.clone(), client.listener)
@@ -124,7 +144,7 @@ pub async fn handle(
         controller_id: broker.shown_id_in(&shown),
         cluster_authorized_operations: authorized::if_asked(
             request.include_cluster_authorized_operations,
-            authorized::CLUSTER,
+            cluster_operations,
         ),
         topics,
         ..Default::default()
