@@ -317,6 +317,18 @@ impl Config {
                  cluster's secret with --cluster-secret-file"
             ));
         }
+        if self.security.acl_authorizer
+            && self.quorum.listen_addr().is_some()
+            && self.quorum.cluster_secret.is_none()
+        {
+            // Forwarded requests name their client's principal: unsigned, anyone who can reach
+            // the internal listener (any local process) could claim a super user's.
+            return Err(
+                "ACLs on a node with a Raft address need --cluster-secret-file: forwarded requests \
+                 carry their client's principal, which only a signed request may claim"
+                    .into(),
+            );
+        }
         let listeners = self
             .security
             .listeners(&self.kafka_addr, &self.advertised_addr);

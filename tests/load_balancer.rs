@@ -334,7 +334,12 @@ fn a_forwarded_group_request_is_authorized_as_its_client() {
     let dir = temp_dir();
     let users = dir.path().join("plain.users");
     std::fs::write(&users, "admin:admin-secret\nalice:alice-secret\n").expect("users");
+    // Forwarded requests carry the client's principal: ACLs need signed cluster traffic.
+    let secret = dir.path().join("cluster.secret");
+    std::fs::write(&secret, "the load-balanced cluster's secret").expect("secret");
     let extra: Vec<String> = [
+        "--cluster-secret-file",
+        &secret.display().to_string(),
         "--sasl-plain-users-file",
         &users.display().to_string(),
         "--authorizer",

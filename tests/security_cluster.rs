@@ -116,12 +116,14 @@ fn outsiders_cannot_speak_for_the_cluster() {
                 .duration_since(std::time::UNIX_EPOCH)
                 .expect("time")
                 .as_millis() as i64;
-            let signature =
-                floe::security::cluster_auth::signature(&other, "POST", path, None, time, &forged);
+            let signature = floe::security::cluster_auth::signature(
+                &other, "POST", path, None, time, "0123", &forged,
+            );
             let time = time.to_string();
             let headers = [
                 ("x-floe-cluster", "-"),
                 ("x-floe-time", time.as_str()),
+                ("x-floe-nonce", "0123"),
                 ("x-floe-signature", signature.as_str()),
             ];
             let (status, body) = http_request(*raft, "POST", path, &headers, &forged);

@@ -3,8 +3,8 @@
 //! shared secret (`--cluster-secret-file`), and the cluster id its sender knows.
 //!
 //! ```text
-//! sender:   x-floe-cluster: <id or "-">   x-floe-time: <unix ms>
-//!           x-floe-signature: hex(HMAC(secret, "POST\n<path?query>\n<cluster>\n<time>\n" ‖ SHA-256(body)))
+//! sender:   x-floe-cluster: <id or "-">   x-floe-time: <unix ms>   x-floe-nonce: <random hex>
+//!           x-floe-signature: hex(HMAC(secret, "POST\n<path?query>\n<cluster>\n<time>\n<nonce>\n" ‖ SHA-256(body)))
 //! receiver: signature equal (constant time) · |now − time| ≤ SKEW_MAX · not seen before ·
 //!           cluster id equal when both sides know one  → serve;  otherwise 401, logged, counted
 //! ```
@@ -29,6 +29,11 @@ use std::time::Duration;
 pub const CLUSTER_HEADER: &str = "x-floe-cluster";
 pub const TIME_HEADER: &str = "x-floe-time";
 pub const SIGNATURE_HEADER: &str = "x-floe-signature";
+/// Random per request, so two identical requests in one millisecond are not a replay.
+pub const NONCE_HEADER: &str = "x-floe-nonce";
+/// Request bytes the gate holds before their signatures are checked, across connections:
+/// an unauthenticated peer can make it buffer no more than this.
+const UNVERIFIED_BYTES_MAX: usize = 256 * 1024 * 1024;
 
 /// How far a request's time may be from the receiver's clock (both ways).
 pub const SKEW_MAX: Duration = Duration::from_secs(120);
@@ -89,6 +94,7 @@ impl ClusterSecret {
 pub struct Signed<'a> {
     pub cluster: Option<&'a str>,
     pub time_ms: i64,
+    pub nonce: &'a str,
     pub signature: &'a str,
 }
 
@@ -108,18 +114,20 @@ pub enum Refusal {
 }
 
 /// The HMAC of a request (pure).
+#[allow(clippy::too_many_arguments)]
 pub fn signature(
     secret: &ClusterSecret,
     method: &str,
     path_and_query: &str,
     cluster: Option<&str>,
     time_ms: i64,
+    nonce: &str,
     body: &[u8],
 ) -> String {
     let body_hash = digest::digest(&digest::SHA256, body);
     let mut context = hmac::Context::with_key(&secret.0);
     let head = format!(
-        "{method}\n{path_and_query}\n{}\n{time_ms}\n",
+        "{method}\n{path_and_query}\n{}\n{time_ms}\n{nonce}\n",
         cluster.unwrap_or("-")
     );
     context.update(head.as_bytes());
@@ -144,6 +152,7 @@ pub fn check(
         path_and_query,
         signed.cluster,
         signed.time_ms,
+        signed.nonce,
         body,
     );
     if constant_time::verify_slices_are_equal(expected.as_bytes(), signed.signature.as_bytes())
@@ -214,6 +223,8 @@ pub struct ClusterAuth {
     last_logged_ms: AtomicI64,
     /// The largest body the gate reads (the listener's own limit).
     pub body_bytes_max: usize,
+    /// Bytes of bodies being read whose signature is not checked yet (KiB permits).
+    unverified: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for ClusterAuth {
@@ -238,6 +249,7 @@ impl ClusterAuth {
             refused: AtomicU64::new(0),
             last_logged_ms: AtomicI64::new(i64::MIN),
             body_bytes_max: 64 * 1024 * 1024,
+            unverified: tokio::sync::Semaphore::new(UNVERIFIED_BYTES_MAX / 1024),
         }
     }
 
@@ -262,17 +274,24 @@ impl ClusterAuth {
         };
         let cluster = (self.cluster_id)();
         let time_ms = self.clock.now_ms();
+        let mut random = [0u8; 8];
+        // A failed draw leaves zeros: the request may then be taken for a replay of one sent
+        // in the same millisecond, and is retried like any refused RPC.
+        let _ = aws_lc_rs::rand::fill(&mut random);
+        let nonce = hex(&random);
         let signature = signature(
             secret,
             "POST",
             path_and_query,
             cluster.as_deref(),
             time_ms,
+            &nonce,
             body,
         );
         vec![
             (CLUSTER_HEADER, cluster.unwrap_or_else(|| "-".into())),
             (TIME_HEADER, time_ms.to_string()),
+            (NONCE_HEADER, nonce),
             (SIGNATURE_HEADER, signature),
         ]
     }
@@ -314,9 +333,10 @@ impl ClusterAuth {
         path_and_query: &str,
         body: &[u8],
     ) -> Result<(), Refusal> {
-        let (Some(cluster), Some(time), Some(signature)) = (
+        let (Some(cluster), Some(time), Some(nonce), Some(signature)) = (
             header(CLUSTER_HEADER),
             header(TIME_HEADER),
+            header(NONCE_HEADER),
             header(SIGNATURE_HEADER),
         ) else {
             return Err(Refusal::Unsigned);
@@ -325,6 +345,7 @@ impl ClusterAuth {
         let signed = Signed {
             cluster: (cluster != "-").then_some(cluster.as_str()),
             time_ms,
+            nonce: &nonce,
             signature: &signature,
         };
         let now = self.clock.now_ms();
@@ -366,7 +387,43 @@ pub async fn gate(
         .uri
         .path_and_query()
         .map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
-    let Ok(bytes) = axum::body::to_bytes(body, auth.body_bytes_max).await else {
+    // Before any body is read: a request without a signature is refused at once, and a body
+    // is read only within the budget of unverified bytes (its declared length, bounded).
+    if parts.headers.get(SIGNATURE_HEADER).is_none() {
+        let _ = auth.verify(
+            |_| None,
+            parts.method.as_str(),
+            &path,
+            b"",
+            &peer.to_string(),
+        );
+        return (
+            axum::http::StatusCode::UNAUTHORIZED,
+            format!("{}\n", Refusal::Unsigned),
+        )
+            .into_response();
+    }
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let Some(declared) = declared.filter(|len| *len <= auth.body_bytes_max) else {
+        return (
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "a body needs a Content-Length within the limit\n",
+        )
+            .into_response();
+    };
+    let kib = u32::try_from(declared.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let Ok(_held) = auth.unverified.try_acquire_many(kib) else {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "too many unverified bytes in flight\n",
+        )
+            .into_response();
+    };
+    let Ok(bytes) = axum::body::to_bytes(body, declared).await else {
         return (
             axum::http::StatusCode::PAYLOAD_TOO_LARGE,
             "body too large\n",
@@ -408,6 +465,7 @@ mod tests {
         Signed {
             cluster: Some("c1"),
             time_ms,
+            nonce: "n",
             signature: sig,
         }
     }
@@ -415,7 +473,7 @@ mod tests {
     #[test]
     fn a_signed_request_passes_and_any_change_fails() {
         let s = secret();
-        let sig = signature(&s, "POST", "/raft/append", Some("c1"), 1_000, b"body");
+        let sig = signature(&s, "POST", "/raft/append", Some("c1"), 1_000, "n", b"body");
         let ok = check(
             &s,
             signed(&sig, 1_000),
@@ -466,7 +524,7 @@ mod tests {
     fn stale_and_foreign_requests_are_refused() {
         let s = secret();
         let skew = SKEW_MAX.as_millis() as i64;
-        let sig = signature(&s, "POST", "/p", Some("c1"), 0, b"");
+        let sig = signature(&s, "POST", "/p", Some("c1"), 0, "n", b"");
         let late = check(&s, signed(&sig, 0), "POST", "/p", b"", skew + 1, None);
         assert_eq!(late, Err(Refusal::Stale { skew_ms: skew + 1 }));
         let early = check(&s, signed(&sig, 0), "POST", "/p", b"", -skew - 1, None);
@@ -474,10 +532,11 @@ mod tests {
         let foreign = check(&s, signed(&sig, 0), "POST", "/p", b"", 0, Some("c2"));
         assert!(matches!(foreign, Err(Refusal::OtherCluster { .. })));
         // A sender that does not know the cluster yet (a node joining) is not refused for it.
-        let sig = signature(&s, "POST", "/p", None, 0, b"");
+        let sig = signature(&s, "POST", "/p", None, 0, "n", b"");
         let joining = Signed {
             cluster: None,
             time_ms: 0,
+            nonce: "n",
             signature: &sig,
         };
         assert_eq!(check(&s, joining, "POST", "/p", b"", 0, Some("c2")), Ok(()));

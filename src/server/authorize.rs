@@ -8,20 +8,24 @@
 //! | --- | --- | --- |
 //! | Produce | TransactionalId WRITE (transactional), Topic WRITE | 53 on every partition / 29 per topic |
 //! | Fetch, OffsetCommit (topics) | Topic READ | 29 per topic |
-//! | ListOffsets, OffsetForLeaderEpoch | Topic DESCRIBE | 29 per topic |
+//! | ListOffsets | Topic DESCRIBE | 29 per topic |
 //! | Metadata | Topic DESCRIBE (CREATE to auto-create) | hidden when all are listed, 29 when named |
 //! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetDelete, ConsumerGroupHeartbeat | Group READ | 30 |
 //! | OffsetFetch, DescribeGroups, FindCoordinator (group) | Group DESCRIBE | 30 |
 //! | DeleteGroups | Group DELETE | 30 per group |
 //! | ListGroups | Cluster DESCRIBE, or Group DESCRIBE per group | groups hidden |
 //! | CreateTopics | Cluster CREATE or Topic CREATE | 29 per topic |
-//! | DeleteTopics, DeleteRecords | Topic DELETE | 29 per topic |
-//! | CreatePartitions | Topic ALTER | 29 per topic |
+//! | DeleteTopics | Topic DELETE | 29 per topic |
+//! | DeleteRecords | Topic DELETE | 29 on every topic when any is denied |
+//! | CreatePartitions | Topic ALTER | 29 on every topic when any is denied |
 //! | InitProducerId | TransactionalId WRITE; without one Cluster IDEMPOTENT_WRITE or any Topic WRITE | 53 / 31 |
 //! | AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit | TransactionalId WRITE | 53 |
 //! | FindCoordinator (transaction) | TransactionalId DESCRIBE | 53 |
-//! | DescribeConfigs / AlterConfigs, IncrementalAlterConfigs | DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or cluster | 29 / 31 per resource |
-//! | DescribeLogDirs, DescribeProducers, DescribeTransactions, ListTransactions | Cluster DESCRIBE | 31 (whole request) |
+//! | DescribeConfigs / AlterConfigs, IncrementalAlterConfigs | DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or cluster | 29 / 31 on every resource when any is denied |
+//! | OffsetForLeaderEpoch, DescribeTopicPartitions | Topic DESCRIBE | 29 on every item when any is denied |
+//! | DescribeProducers | Topic READ | 29 on every item when any is denied |
+//! | ConsumerGroupDescribe | Group DESCRIBE | 30 on every group when any is denied |
+//! | DescribeLogDirs, DescribeTransactions, ListTransactions | Cluster DESCRIBE | 31 / 53 (whole request) |
 //!
 //! The ACL APIs and the SCRAM credential APIs check Cluster ALTER / DESCRIBE themselves.
 //! ApiVersions, SaslHandshake, SaslAuthenticate and DescribeCluster need nothing.
@@ -46,6 +50,9 @@ pub struct Denied {
     code: i16,
     /// Topic names answered with 29 (Metadata, CreateTopics, DeleteTopics, ...).
     names: Vec<String>,
+    /// Topics asked for by id alone, answered with 29 under their id (their name is not
+    /// the client's to learn).
+    ids: Vec<Uuid>,
     /// Groups answered with 30 (DeleteGroups, DescribeGroups).
     groups: Vec<String>,
     /// Metadata/ListGroups: hide what may not be described.
@@ -175,9 +182,16 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
             denied.filter = true;
             if let Some(topics) = &mut r.topics {
                 topics.retain(|t| {
+                    let by_id = t.name.is_none();
                     let name = topic_name(broker, t.name.as_deref().unwrap_or(""), &t.topic_id);
+                    // An id nobody knows is the handler's to answer (UNKNOWN_TOPIC_ID).
+                    if by_id && name.is_empty() {
+                        return true;
+                    }
                     let keep = broker.topic_allowed(client, Operation::Describe, &name);
-                    if !keep {
+                    if !keep && by_id {
+                        denied.ids.push(t.topic_id);
+                    } else if !keep {
                         denied.names.push(name);
                     }
                     keep
@@ -374,9 +388,15 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
                 keep
             });
             r.topics.retain(|t| {
+                let by_id = t.name.is_none();
                 let name = topic_name(broker, t.name.as_deref().unwrap_or(""), &t.topic_id);
+                if by_id && name.is_empty() {
+                    return true;
+                }
                 let keep = broker.topic_allowed(client, Operation::Delete, &name);
-                if !keep {
+                if !keep && by_id {
+                    denied.ids.push(t.topic_id);
+                } else if !keep {
                     denied.names.push(name);
                 }
                 keep
@@ -492,9 +512,15 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
             }));
         }
         RequestBody::DescribeLogDirs(_)
-        | RequestBody::DescribeProducers(_)
         | RequestBody::DescribeTransactions(_)
         | RequestBody::ListTransactions(_)
+            if !broker.allowed_on_cluster(client, Operation::Describe) =>
+        {
+            return Check::Answer(coarse_refusal(body));
+        }
+        // Per resource; when any one is denied the whole request is answered with the
+        // error on every item (coarser than Kafka, which answers item by item).
+        RequestBody::DescribeProducers(_)
         | RequestBody::CreatePartitions(_)
         | RequestBody::DeleteRecords(_)
         | RequestBody::DescribeConfigs(_)
@@ -503,8 +529,11 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
         | RequestBody::OffsetForLeaderEpoch(_)
         | RequestBody::DescribeTopicPartitions(_)
         | RequestBody::ConsumerGroupDescribe(_) => {
-            let operation = coarse_operation(body);
-            if !broker.allowed_on_cluster(client, operation) {
+            let (operation, resources) = resources_of(body);
+            let allowed = resources.iter().all(|(resource_type, name)| {
+                broker.allowed(client, operation, *resource_type, name)
+            });
+            if !allowed {
                 return Check::Answer(coarse_refusal(body));
             }
         }
@@ -513,15 +542,76 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
     Check::Run(denied)
 }
 
-/// The cluster operation the APIs checked as a whole need (see the table above).
-fn coarse_operation(body: &RequestBody) -> Operation {
+/// Kafka's config resource types: 2 a topic, 4 a broker (the cluster's configs).
+fn config_resource(resource_type: i8, name: &str) -> (ResourceType, String) {
+    if resource_type == 2 {
+        (ResourceType::Topic, name.to_string())
+    } else {
+        (
+            ResourceType::Cluster,
+            crate::server::access::CLUSTER.to_string(),
+        )
+    }
+}
+
+/// What the per-resource APIs need: the operation and every resource the request names.
+fn resources_of(body: &RequestBody) -> (Operation, Vec<(ResourceType, String)>) {
+    let topics = |names: Vec<&String>| -> Vec<(ResourceType, String)> {
+        names
+            .into_iter()
+            .map(|n| (ResourceType::Topic, n.clone()))
+            .collect()
+    };
     match body {
-        RequestBody::CreatePartitions(_) | RequestBody::DeleteRecords(_) => Operation::Alter,
-        RequestBody::AlterConfigs(_) | RequestBody::IncrementalAlterConfigs(_) => {
-            Operation::AlterConfigs
-        }
-        RequestBody::DescribeConfigs(_) => Operation::DescribeConfigs,
-        _ => Operation::Describe,
+        RequestBody::DescribeProducers(r) => (
+            Operation::Read,
+            topics(r.topics.iter().map(|t| &t.name).collect()),
+        ),
+        RequestBody::CreatePartitions(r) => (
+            Operation::Alter,
+            topics(r.topics.iter().map(|t| &t.name).collect()),
+        ),
+        RequestBody::DeleteRecords(r) => (
+            Operation::Delete,
+            topics(r.topics.iter().map(|t| &t.name).collect()),
+        ),
+        RequestBody::OffsetForLeaderEpoch(r) => (
+            Operation::Describe,
+            topics(r.topics.iter().map(|t| &t.topic).collect()),
+        ),
+        RequestBody::DescribeTopicPartitions(r) => (
+            Operation::Describe,
+            topics(r.topics.iter().map(|t| &t.name).collect()),
+        ),
+        RequestBody::ConsumerGroupDescribe(r) => (
+            Operation::Describe,
+            r.group_ids
+                .iter()
+                .map(|g| (ResourceType::Group, g.clone()))
+                .collect(),
+        ),
+        RequestBody::DescribeConfigs(r) => (
+            Operation::DescribeConfigs,
+            r.resources
+                .iter()
+                .map(|res| config_resource(res.resource_type, &res.resource_name))
+                .collect(),
+        ),
+        RequestBody::AlterConfigs(r) => (
+            Operation::AlterConfigs,
+            r.resources
+                .iter()
+                .map(|res| config_resource(res.resource_type, &res.resource_name))
+                .collect(),
+        ),
+        RequestBody::IncrementalAlterConfigs(r) => (
+            Operation::AlterConfigs,
+            r.resources
+                .iter()
+                .map(|res| config_resource(res.resource_type, &res.resource_name))
+                .collect(),
+        ),
+        _ => (Operation::Describe, Vec::new()),
     }
 }
 
@@ -821,6 +911,14 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                     ..Default::default()
                 });
             }
+            for topic_id in denied.ids {
+                r.topics.push(metadata_response::MetadataResponseTopic {
+                    error_code: TOPIC,
+                    name: None,
+                    topic_id,
+                    ..Default::default()
+                });
+            }
         }
         ResponseBody::CreateTopics(r) => {
             for name in denied.names {
@@ -839,6 +937,15 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                 r.responses
                     .push(delete_topics_response::DeletableTopicResult {
                         name: Some(name),
+                        error_code: TOPIC,
+                        ..Default::default()
+                    });
+            }
+            for topic_id in denied.ids {
+                r.responses
+                    .push(delete_topics_response::DeletableTopicResult {
+                        name: None,
+                        topic_id,
                         error_code: TOPIC,
                         ..Default::default()
                     });

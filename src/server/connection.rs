@@ -50,6 +50,9 @@ enum RequestFailed {
     },
 }
 
+/// How long a refused SASL login waits for its answer.
+const FAILED_LOGIN_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How long a client may take to send a frame once its size is announced.
 const FRAME_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -233,7 +236,17 @@ async fn start(
     let request = match super::sasl_exchange::step(&broker, request, session, caller) {
         Ok(super::sasl_exchange::Step::Route(request)) => request,
         Ok(super::sasl_exchange::Step::Answer { response, close }) => {
-            return (Box::pin(async move { Ok(Some(response)) }), close);
+            return (
+                Box::pin(async move {
+                    // A refused login is answered after a pause (Kafka's
+                    // connection.failed.authentication.delay.ms): guessing costs time.
+                    if close {
+                        broker.clock.sleep(FAILED_LOGIN_DELAY).await;
+                    }
+                    Ok(Some(response))
+                }),
+                close,
+            );
         }
         Ok(super::sasl_exchange::Step::Close(why)) => {
             return (

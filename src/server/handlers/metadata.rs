@@ -41,8 +41,9 @@ pub async fn handle(
             .collect(),
         _ => Vec::new(),
     };
-    let auto_create =
-        broker.config.auto_create_topics && (version < 4 || request.allow_auto_topic_creation);
+    // Below v4 the field is not on the wire and decodes as true; the authorizer may clear it
+    // (no CREATE), which must hold at every version.
+    let auto_create = broker.config.auto_create_topics && request.allow_auto_topic_creation;
     let mut create_errors = BTreeMap::new();
     if let Some(names) = &requested {
         for name in names {
