@@ -2,7 +2,7 @@
 # librdkafka's own integration suite (its tests/ directory) against a real floe process: an
 # external judge of floe's Kafka compatibility. Builds the suite's test runner from the
 # librdkafka sources vendored by the npm package @confluentinc/kafka-javascript (cached under
-# ~/.cache), starts `floe serve --default-partitions 4` (the suite's default scenario; a
+# ~/.cache by scripts/librdkafka_build.sh), starts `floe serve --default-partitions 4` (the suite's default scenario; a
 # second one without auto-creation for its noautocreate scenario), and runs every test of
 # tests/librdkafka/allowlist.txt in its own process. Each test not in the
 # allowlist is listed with its reason in tests/librdkafka/excluded.txt.
@@ -20,24 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
-version=1.10.1 # @confluentinc/kafka-javascript 1.10.1 vendors librdkafka 2.15.1
-cache=$HOME/.cache/floe-librdkafka/$version
-src=$cache/package/deps/librdkafka
-runner=$src/tests/test-runner
-
-if [ ! -x "$runner" ]; then
-  echo "building librdkafka's test runner (once; cached in $cache)" >&2
-  rm -rf "$cache" && mkdir -p "$cache"
-  (cd "$cache" && npm pack -s "@confluentinc/kafka-javascript@$version" >/dev/null \
-    && tar xzf "confluentinc-kafka-javascript-$version.tgz")
-  # No downloads, no Kerberos (Cyrus SASL), no libcurl (only OIDC's test uses it), the
-  # bundled lz4; PLAIN, SCRAM and OAUTHBEARER are built in regardless.
-  (cd "$src" && ./configure --no-download --disable-gssapi --disable-curl --disable-lz4-ext \
-    --disable-debug-symbols >"$cache/configure.log" 2>&1 \
-    && make -j"$(nproc)" libs >"$cache/build.log" 2>&1 \
-    && make -j"$(nproc)" -C tests test-runner >>"$cache/build.log" 2>&1) \
-    || { tail -30 "$cache/build.log" "$cache/configure.log" >&2; exit 1; }
-fi
+src=$(scripts/librdkafka_build.sh)
 
 if [ $# -gt 0 ]; then
   tests=("$@")

@@ -56,6 +56,9 @@ pub struct Config {
     pub security: SecurityConfig,
     /// The availability zone this agent serves (clients in it are routed to it).
     pub zone: Option<String>,
+    /// Broker ids each agent is shown as, all at its address (see `placement`): a client opens
+    /// a connection per id, so its partitions spread over that many connections.
+    pub broker_ids_per_agent: u16,
     /// How long an agent stays in Metadata answers without renewing its registration.
     pub agent_lease: Duration,
     /// How long a new group waits for more members before its first generation
@@ -276,6 +279,7 @@ impl Config {
             quorum: QuorumConfig::single(crate::ids::NodeId(0)),
             security: SecurityConfig::default(),
             zone: None,
+            broker_ids_per_agent: 1,
             agent_lease: Duration::from_secs(4),
             group_initial_rebalance_delay: Duration::from_secs(3),
             group_consumer_heartbeat_interval: Duration::from_secs(5),
@@ -345,6 +349,19 @@ impl Config {
         if !(1..=txn_cap).contains(&self.transaction_max_timeout_ms) {
             return Err(format!(
                 "the transaction max timeout must be between 1 ms and {txn_cap} ms"
+            ));
+        }
+        let lanes = self.broker_ids_per_agent;
+        if !(1..=crate::placement::LANES_MAX).contains(&lanes) {
+            return Err(format!(
+                "broker ids per agent must be between 1 and {}",
+                crate::placement::LANES_MAX
+            ));
+        }
+        if lanes > 1 && self.quorum.node_id.0 >= crate::placement::LANE_ID_STRIDE as u64 {
+            return Err(format!(
+                "with more than one broker id per agent, node ids must be below {}",
+                crate::placement::LANE_ID_STRIDE
             ));
         }
         if self.default_partitions < 1 {

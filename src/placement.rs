@@ -10,6 +10,16 @@
 //! Agents behind one load balancer advertise the same address; clients must then see one broker
 //! (librdkafka keys connections by broker id), so agents sharing an address collapse into the
 //! one with the lowest id.
+//!
+//! **Lanes.** A client keeps a few requests in flight per connection (librdkafka and Java: 5;
+//! librdkafka puts one partition in each ProduceRequest), and each produce request waits for a
+//! flush interval, an object PUT and a commit: with S3's latencies one connection cannot carry
+//! more than a few MB/s. So each shown broker can appear as several broker ids at the same
+//! address, its *lanes*: lane 0 is the agent's own id, lane `n` is `id + n × LANE_ID_STRIDE`.
+//! Clients open one connection per broker id, so a topic's partitions, spread over the lanes,
+//! travel over several connections with their own in-flight requests. Any agent serves any
+//! partition, so a lane needs nothing but its id; a partition stays on one lane (its order and
+//! its producer's sequence are unaffected), and group coordinators stay agents (lane 0).
 
 use crate::metadata::state::Agent;
 use uuid::Uuid;
@@ -44,16 +54,57 @@ pub fn brokers(agents: &[Agent]) -> Vec<Shown> {
     shown
 }
 
+/// What separates the ids of one agent's lanes: lane `n` of agent `id` is shown as
+/// `id + n × LANE_ID_STRIDE` (agent ids stay below it when lanes are on).
+pub const LANE_ID_STRIDE: i32 = 1_000_000;
+
+/// The most lanes an agent may show (their ids must fit an i32).
+pub const LANES_MAX: u16 = 64;
+
+/// The broker id of `agent`'s lane `lane` (lane 0 is the agent itself).
+pub fn lane_id(agent: i32, lane: u16) -> i32 {
+    agent + i32::from(lane) * LANE_ID_STRIDE
+}
+
+/// The agent a shown broker id belongs to (itself unless it is one of its lanes).
+pub fn agent_of(broker_id: i32) -> i32 {
+    broker_id.rem_euclid(LANE_ID_STRIDE)
+}
+
+/// `shown`, each broker followed by its other `lanes - 1` lanes at its address.
+pub fn with_lanes(shown: Vec<Shown>, lanes: u16) -> Vec<Shown> {
+    let extra = shown.iter().flat_map(|s| {
+        (1..lanes).map(|lane| Shown {
+            id: lane_id(s.id, lane),
+            ..s.clone()
+        })
+    });
+    let extra: Vec<Shown> = extra.collect();
+    shown.into_iter().chain(extra).collect()
+}
+
 /// The broker that leads `partition` of `topic` for a client in `zone`: among the shown
-/// brokers of that zone (all of them if the zone has none, or the client names no zone).
-pub fn leader(shown: &[Shown], zone: Option<&str>, topic: &Uuid, partition: i32) -> Option<i32> {
+/// brokers of that zone (all of them if the zone has none, or the client names no zone), the
+/// agent of the highest rendezvous score; then one of its `lanes`, the topic's partitions taking
+/// the lanes in turn (so a topic with as many partitions as lanes has one connection each).
+pub fn leader(
+    shown: &[Shown],
+    zone: Option<&str>,
+    topic: &Uuid,
+    partition: i32,
+    lanes: u16,
+) -> Option<i32> {
     let in_zone = |s: &&Shown| zone.is_some() && s.zone.as_deref() == zone;
     let local = shown.iter().filter(in_zone).count() > 0;
-    shown
+    let agent = shown
         .iter()
         .filter(|s| !local || in_zone(s))
         .max_by_key(|s| (score(topic, partition, s.id), s.id))
-        .map(|s| s.id)
+        .map(|s| s.id)?;
+    // The topic's hash offsets the turn, so partition 0 of every topic is not on lane 0.
+    let offset = score(topic, -1, -1) % u64::from(lanes.max(1));
+    let lane = (u64::from(partition as u32) + offset) % u64::from(lanes.max(1));
+    Some(lane_id(agent, lane as u16))
 }
 
 /// The agent that coordinates `group`: the highest rendezvous score among the live agents,
@@ -77,7 +128,7 @@ pub fn zone_agent(shown: &[Shown], zone: &str, topic: &Uuid, partition: i32) -> 
     shown
         .iter()
         .any(|s| s.zone.as_deref() == Some(zone))
-        .then(|| leader(shown, Some(zone), topic, partition))
+        .then(|| leader(shown, Some(zone), topic, partition, 1))
         .flatten()
 }
 
@@ -141,16 +192,16 @@ mod tests {
         let topic = Uuid::from_u128(42);
         let mut per_agent = [0; 5];
         for p in 0..400 {
-            let l = leader(&shown, Some("a"), &topic, p).unwrap();
+            let l = leader(&shown, Some("a"), &topic, p, 1).unwrap();
             assert!(l == 1 || l == 2, "partition {p} left zone a: {l}");
             per_agent[l as usize] += 1;
             // Same inputs, same answer (every agent computes it alone).
-            assert_eq!(leader(&shown, Some("a"), &topic, p), Some(l));
+            assert_eq!(leader(&shown, Some("a"), &topic, p, 1), Some(l));
         }
         assert!(per_agent[1] > 150 && per_agent[2] > 150, "{per_agent:?}");
         // An unknown zone, or none, uses every agent.
         let any: std::collections::BTreeSet<i32> = (0..100)
-            .filter_map(|p| leader(&shown, Some("z"), &topic, p))
+            .filter_map(|p| leader(&shown, Some("z"), &topic, p, 1))
             .collect();
         assert_eq!(any.len(), 4);
     }
@@ -161,8 +212,8 @@ mod tests {
         let without_3: Vec<Shown> = all.iter().filter(|s| s.id != 3).cloned().collect();
         let topic = Uuid::from_u128(7);
         for p in 0..300 {
-            let before = leader(&all, None, &topic, p).unwrap();
-            let after = leader(&without_3, None, &topic, p).unwrap();
+            let before = leader(&all, None, &topic, p, 1).unwrap();
+            let after = leader(&without_3, None, &topic, p, 1).unwrap();
             if before != 3 {
                 assert_eq!(before, after, "partition {p} moved needlessly");
             }
@@ -175,6 +226,35 @@ mod tests {
         let topic = Uuid::from_u128(3);
         assert_eq!(zone_agent(&shown, "b", &topic, 0), Some(2));
         assert_eq!(zone_agent(&shown, "c", &topic, 0), None);
+    }
+
+    #[test]
+    fn lanes_spread_a_topic_over_connections_and_keep_partitions_on_their_agent() {
+        let agents = [agent(1, 1, "a"), agent(2, 2, "a")];
+        let shown = brokers(&agents);
+        let listed = with_lanes(shown.clone(), 4);
+        assert_eq!(listed.len(), 8);
+        assert_eq!(
+            listed.iter().map(|s| s.id).collect::<Vec<_>>(),
+            vec![
+                1, 2, 1_000_001, 2_000_001, 3_000_001, 1_000_002, 2_000_002, 3_000_002
+            ]
+        );
+        assert!(listed.iter().all(|s| s.port == agent_of(s.id)));
+        let topic = Uuid::from_u128(11);
+        for p in 0..200 {
+            let lane = leader(&shown, None, &topic, p, 4).unwrap();
+            // The same agent as without lanes: lanes change connections, not placement.
+            assert_eq!(agent_of(lane), leader(&shown, None, &topic, p, 1).unwrap());
+            assert!(listed.iter().any(|s| s.id == lane), "{lane} is not listed");
+        }
+        // One agent, as many partitions as lanes: every partition on its own lane.
+        let one = brokers(&agents[..1]);
+        let lanes: std::collections::BTreeSet<i32> = (0..4)
+            .map(|p| leader(&one, None, &topic, p, 4).unwrap())
+            .collect();
+        assert_eq!(lanes.len(), 4);
+        assert_eq!(agent_of(lane_id(7, 63)), 7);
     }
 
     #[test]

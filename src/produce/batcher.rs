@@ -1,9 +1,21 @@
 //! The batcher: pure decisions about when to seal an object.
 //!
-//! Batches from every connection and partition accumulate in one open object. It is sealed
-//! when `flush_interval` has passed since its first batch, or when it holds `object_bytes_max`
-//! bytes, whichever comes first. So an agent's PUT rate follows time and bytes, never the
-//! number of partitions. Time comes in as an argument; nothing here reads a clock.
+//! Batches from every connection and partition accumulate in one open object. When it is
+//! sealed follows a **PUT budget**: an agent may make one PUT per `flush_interval` plus one per
+//! `object_bytes_max` bytes it accepts, and no more. The budget is a credit, in PUTs: time earns
+//! it (one per flush interval, saved up to one while nothing waits) and so do accepted bytes
+//! (one per `object_bytes_max`); the open object is sealed as soon as the credit reaches one
+//! PUT, which it spends. So
+//! - over any span, PUTs ≤ 1 + span / flush_interval + bytes / object_bytes_max, whatever the
+//!   number of partitions or connections;
+//! - an object never holds much more than `object_bytes_max` (its own bytes earn its PUT);
+//! - a batch that arrives after a quiet flush interval is sealed at once, and under load an
+//!   object is sealed a flush interval after the previous one, not after its own first batch:
+//!   a producer that waits for each answer before sending again (librdkafka's idempotent
+//!   producer keeps one request in flight per partition) waits for the budget, not for a whole
+//!   interval on top of the previous PUT.
+//!
+//! Time comes in as an argument; nothing here reads a clock.
 
 use crate::clock::Instant;
 use crate::ids::TopicPartition;
@@ -14,7 +26,7 @@ use std::time::Duration;
 /// Why an object was sealed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SealReason {
-    /// Its flush interval passed.
+    /// The time budget allowed a PUT.
     Time,
     /// It reached `object_bytes_max`.
     Bytes,
@@ -46,7 +58,10 @@ pub struct Batcher<T> {
     object_bytes_max: usize,
     open: BTreeMap<TopicPartition, Vec<(Bytes, T)>>,
     bytes: usize,
-    opened_at: Option<Instant>,
+    /// PUTs the agent may make, as of `credit_at` (`None`: before the first batch, a full
+    /// credit).
+    credit: f64,
+    credit_at: Option<Instant>,
 }
 
 impl<T> Batcher<T> {
@@ -56,11 +71,12 @@ impl<T> Batcher<T> {
             object_bytes_max: object_bytes_max.max(1),
             open: BTreeMap::new(),
             bytes: 0,
-            opened_at: None,
+            credit: 1.0,
+            credit_at: None,
         }
     }
 
-    /// Adds a batch; returns the sealed object if this batch filled it.
+    /// Adds a batch; returns the sealed object if the budget allows its PUT now.
     pub fn push(
         &mut self,
         now: Instant,
@@ -68,35 +84,70 @@ impl<T> Batcher<T> {
         batch: Bytes,
         tag: T,
     ) -> Option<Sealed<T>> {
-        self.opened_at.get_or_insert(now);
+        self.earn(now);
+        self.credit += batch.len() as f64 / self.object_bytes_max as f64;
         self.bytes += batch.len();
         self.open.entry(partition).or_default().push((batch, tag));
-        if self.bytes >= self.object_bytes_max {
-            return self.seal_for(SealReason::Bytes);
-        }
-        None
+        self.seal_if_due()
     }
 
-    /// When the open object must be sealed by, if one is open.
+    /// When the open object will be sealed by time alone, if one is open.
     pub fn deadline(&self) -> Option<Instant> {
-        self.opened_at.map(|t| t + self.flush_interval)
+        if self.open.is_empty() {
+            return None;
+        }
+        let at = self.credit_at?;
+        let missing = (1.0 - self.credit).max(0.0);
+        Some(at + self.flush_interval.mul_f64(missing))
     }
 
-    /// Seals the open object if its flush interval has passed.
+    /// Seals the open object if the budget allows its PUT by `now`.
     pub fn poll(&mut self, now: Instant) -> Option<Sealed<T>> {
-        match self.deadline() {
-            Some(deadline) if now >= deadline => self.seal_for(SealReason::Time),
-            _ => None,
-        }
+        self.earn(now);
+        self.seal_if_due()
     }
 
     /// Seals whatever is open (shutdown).
     pub fn seal(&mut self) -> Option<Sealed<T>> {
-        self.seal_for(SealReason::Shutdown)
+        self.take(SealReason::Shutdown)
     }
 
-    fn seal_for(&mut self, reason: SealReason) -> Option<Sealed<T>> {
-        self.opened_at = None;
+    pub fn open_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Adds what the time since the last update earned; time alone saves up one PUT at most.
+    fn earn(&mut self, now: Instant) {
+        if let Some(at) = self.credit_at {
+            let elapsed = now.saturating_duration_since(at);
+            let earned = if self.flush_interval.is_zero() {
+                1.0
+            } else {
+                elapsed.as_secs_f64() / self.flush_interval.as_secs_f64()
+            };
+            if self.credit < 1.0 {
+                self.credit = (self.credit + earned).min(1.0);
+            }
+        }
+        self.credit_at = Some(now);
+    }
+
+    fn seal_if_due(&mut self) -> Option<Sealed<T>> {
+        // The float sum of many byte shares may land a hair below one for a full object.
+        if self.open.is_empty() || (self.credit < 1.0 - 1e-9 && self.bytes < self.object_bytes_max)
+        {
+            return None;
+        }
+        let reason = if self.bytes >= self.object_bytes_max {
+            SealReason::Bytes
+        } else {
+            SealReason::Time
+        };
+        self.credit = (self.credit - 1.0).max(0.0);
+        self.take(reason)
+    }
+
+    fn take(&mut self, reason: SealReason) -> Option<Sealed<T>> {
         if self.open.is_empty() {
             return None;
         }
@@ -106,10 +157,6 @@ impl<T> Batcher<T> {
             bytes,
             reason,
         })
-    }
-
-    pub fn open_bytes(&self) -> usize {
-        self.bytes
     }
 }
 
@@ -128,37 +175,100 @@ mod tests {
         Bytes::from(vec![0u8; n])
     }
 
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
     #[test]
-    fn seals_when_the_flush_interval_passes() {
+    fn a_batch_after_a_quiet_interval_is_sealed_at_once_then_the_budget_waits() {
         let t0 = crate::clock::Clock::system().now();
-        let mut b = Batcher::new(Duration::from_millis(100), 1 << 20);
+        let mut b = Batcher::new(ms(100), 1 << 20);
         assert!(b.poll(t0).is_none());
-        assert!(b.push(t0, tp(0), bytes(10), 1).is_none());
+        let first = b.push(t0, tp(0), bytes(10), 1).expect("a PUT was due");
+        assert_eq!(first.reason, SealReason::Time);
+        // The credit is spent: the next object waits for the interval to earn it back.
+        assert!(b.push(t0 + ms(60), tp(1), bytes(10), 2).is_none());
+        assert!(b.push(t0 + ms(70), tp(2), bytes(10), 3).is_none());
+        let deadline = b.deadline().expect("an object is open");
         assert!(
-            b.push(t0 + Duration::from_millis(60), tp(1), bytes(10), 2)
-                .is_none()
+            deadline > t0 + ms(99) && deadline <= t0 + ms(100),
+            "{deadline:?}"
         );
-        assert_eq!(b.deadline(), Some(t0 + Duration::from_millis(100)));
-        assert!(b.poll(t0 + Duration::from_millis(99)).is_none());
-        let sealed = b
-            .poll(t0 + Duration::from_millis(100))
-            .expect("sealed at the deadline");
+        assert!(b.poll(t0 + ms(98)).is_none());
+        let sealed = b.poll(t0 + ms(100)).expect("sealed when the budget allows");
         assert_eq!(sealed.chunks.len(), 2);
         assert_eq!(sealed.bytes, 20);
         assert_eq!(sealed.reason, SealReason::Time);
         assert_eq!(b.deadline(), None);
-        // The next object's interval starts at its own first batch.
+        // Under load the next object is due a flush interval after the previous PUT, not
+        // after its own first batch.
+        assert!(b.push(t0 + ms(180), tp(0), bytes(1), 4).is_none());
+        let deadline = b.deadline().unwrap();
         assert!(
-            b.push(t0 + Duration::from_millis(150), tp(0), bytes(1), 3)
-                .is_none()
+            deadline > t0 + ms(199) && deadline <= t0 + ms(200),
+            "{deadline:?}"
         );
-        assert_eq!(b.deadline(), Some(t0 + Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn bytes_earn_their_share_of_a_put() {
+        let t0 = crate::clock::Clock::system().now();
+        let mut b = Batcher::new(ms(100), 1000);
+        assert!(b.push(t0, tp(0), bytes(1), 0).is_some());
+        // Half an object's bytes earn half a PUT: half the interval is left to wait.
+        assert!(b.push(t0, tp(0), bytes(500), 1).is_none());
+        let deadline = b.deadline().unwrap();
+        assert!(
+            deadline > t0 + ms(49) && deadline <= t0 + ms(50),
+            "{deadline:?}"
+        );
+        assert!(b.poll(t0 + ms(50)).is_some());
+    }
+
+    #[test]
+    fn puts_stay_within_the_budget_whatever_the_arrivals() {
+        // Any arrival pattern: PUTs ≤ 1 + span / interval + bytes / object_bytes_max, and no
+        // object holds more than object_bytes_max plus one batch.
+        let t0 = crate::clock::Clock::system().now();
+        let interval = ms(50);
+        let max = 10_000;
+        let mut rng = crate::random::SplitMix64::new(7);
+        for round in 0..20 {
+            let mut b = Batcher::new(interval, max);
+            let (mut puts, mut accepted, mut now) = (0u64, 0usize, t0);
+            let mut biggest = 0;
+            for i in 0..2_000 {
+                now += Duration::from_micros(rng.next_u64() % (4_000 * (round + 1)));
+                let size = 1 + (rng.next_u64() % 3_000) as usize;
+                accepted += size;
+                let mut sealed = b
+                    .push(now, tp((i % 7) as i32), bytes(size), i)
+                    .into_iter()
+                    .collect::<Vec<_>>();
+                sealed.extend(b.poll(now));
+                for s in sealed {
+                    puts += 1;
+                    biggest = biggest.max(s.bytes);
+                }
+            }
+            let span = now.duration_since(t0).as_secs_f64();
+            let allowed = 1.0 + span / interval.as_secs_f64() + accepted as f64 / max as f64;
+            assert!(
+                puts as f64 <= allowed + 1e-6,
+                "round {round}: {puts} PUTs, {allowed} allowed"
+            );
+            assert!(
+                biggest < max + 3_000,
+                "round {round}: an object of {biggest} bytes"
+            );
+        }
     }
 
     #[test]
     fn seals_when_full_regardless_of_time() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_secs(60), 100);
+        assert!(b.push(t0, tp(9), bytes(1), 0).is_some());
         assert!(b.push(t0, tp(0), bytes(60), 1).is_none());
         let sealed = b.push(t0, tp(0), bytes(40), 2).expect("full");
         assert_eq!(
@@ -173,6 +283,7 @@ mod tests {
     fn many_partitions_share_one_object() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_millis(10), 1 << 30);
+        assert!(b.push(t0, tp(0), bytes(1), 0).is_some());
         for p in 0..500 {
             assert!(b.push(t0, tp(p), bytes(100), p).is_none());
         }

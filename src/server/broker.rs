@@ -107,10 +107,10 @@ impl Broker {
             shown
                 .into_iter()
                 .map(|s| {
-                    let endpoints = if s.id == me {
+                    let endpoints = if placement::agent_of(s.id) == me {
                         &self.endpoints[..]
                     } else {
-                        state.security().endpoints(s.id)
+                        state.security().endpoints(placement::agent_of(s.id))
                     };
                     match endpoints.iter().find(|e| e.listener == listener) {
                         Some(e) => Shown {
@@ -123,6 +123,12 @@ impl Broker {
                 })
                 .collect()
         })
+    }
+
+    /// `shown` with the lanes of each broker (`--broker-ids-per-agent`), as broker lists in
+    /// answers carry them.
+    pub fn with_lanes(&self, shown: Vec<Shown>) -> Vec<Shown> {
+        placement::with_lanes(shown, self.config.broker_ids_per_agent)
     }
 
     /// The id clients know this agent by: its own, or that of the agent it is collapsed into
@@ -161,7 +167,8 @@ impl Broker {
         topic: &uuid::Uuid,
         partition: i32,
     ) -> i32 {
-        placement::leader(shown, zone, topic, partition).unwrap_or(self.node_id())
+        let lanes = self.config.broker_ids_per_agent;
+        placement::leader(shown, zone, topic, partition, lanes).unwrap_or(self.node_id())
     }
 
     /// The agent that coordinates `group`.

@@ -141,7 +141,11 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
                 Some(format!("Broker id must be an integer, but it is: {name}")),
             ));
         }
-        Ok(asked) if asked != id && asked != broker.node_id() => {
+        // A lane's id names its agent (see `placement`).
+        Ok(asked)
+            if crate::placement::agent_of(asked) != id
+                && crate::placement::agent_of(asked) != broker.node_id() =>
+        {
             return Err((
                 ErrorCode::InvalidRequest,
                 Some(format!(

@@ -1,5 +1,5 @@
 //! DescribeCluster (key 60): every live agent as clients see them (agents behind one load
-//! balancer are one broker), with their zones as racks. The controller named is the agent
+//! balancer are one broker; each with its lanes, as in Metadata), with their zones as racks. The controller named is the agent
 //! asked: every agent serves admin requests (they go through the quorum), so it is as good
 //! a controller as any.
 
@@ -33,7 +33,7 @@ pub fn handle(
             },
         ),
         brokers: broker
-            .on_listener(shown, client.listener)
+            .with_lanes(broker.on_listener(shown, client.listener))
             .into_iter()
             .map(|s| DescribeClusterBroker {
                 broker_id: s.id,

@@ -131,7 +131,7 @@ pub async fn handle(
     };
     MetadataResponse {
         brokers: broker
-            .on_listener(shown.clone(), client.listener)
+            .with_lanes(broker.on_listener(shown.clone(), client.listener))
             .iter()
             .map(|s| MetadataResponseBroker {
                 node_id: s.id,
