@@ -18,9 +18,10 @@ a consumer reading the fresh records back.
 Set-ups (--only picks some):
   embedded        floe's embedded default: fsync'd local objects and Raft log, 5 ms flush
   memory          floe on memory:// (objects in memory), 5 ms flush
-  s3-standard     memory:// behind the s3-standard latency model, 250 ms flush, 1 broker id
-  s3-standard-ids the same with --broker-ids-per-agent 8 (a producer's partitions spread over
-                  8 connections)
+  s3-standard     memory:// behind the s3-standard latency model, 250 ms flush (and the
+                  remote default of 4 broker ids per agent: a producer's partitions spread
+                  over 4 connections)
+  s3-standard-one-id  the same with --broker-ids-per-agent 1 (one connection per producer)
   tansu           a Tansu command given with --tansu, {port} standing for its Kafka port
                   (e.g. "tansu broker --storage-engine memory://tansu/
                   --listener-url tcp://127.0.0.1:{port}
@@ -87,8 +88,8 @@ def build():
     return tool, os.path.join(librdkafka, "src")
 
 
-def floe_command(port, admin_port, data_dir, extra):
-    return [os.path.join(TARGET, "release/floe"), "serve", "--data-dir", data_dir,
+def floe_command(binary, port, admin_port, data_dir, extra):
+    return [binary, "serve", "--data-dir", data_dir,
             "--kafka-addr", f"127.0.0.1:{port}", "--admin-addr", f"127.0.0.1:{admin_port}",
             *extra]
 
@@ -98,9 +99,9 @@ SETUPS = {
     "memory": dict(extra=["--object-store", "memory://"], flush_s=0.005),
     "s3-standard": dict(extra=["--object-store", "memory://", "--object-store-latency",
                                "s3-standard", "--flush-interval", "250ms"], flush_s=0.25),
-    "s3-standard-ids": dict(extra=["--object-store", "memory://", "--object-store-latency",
-                                   "s3-standard", "--flush-interval", "250ms",
-                                   "--broker-ids-per-agent", "8"], flush_s=0.25),
+    "s3-standard-one-id": dict(extra=["--object-store", "memory://", "--object-store-latency",
+                                      "s3-standard", "--flush-interval", "250ms",
+                                      "--broker-ids-per-agent", "1"], flush_s=0.25),
 }
 READ_BACK = {"embedded", "memory"}
 OBJECT_BYTES_MAX = 8 * 1024 * 1024
@@ -130,7 +131,12 @@ def run_setup(name, args, tool, libdir):
         flush_s = None
     else:
         setup = SETUPS[name]
-        command = floe_command(port, admin_port, data_dir, setup["extra"])
+        extra = list(setup["extra"])
+        if args.floe and "--broker-ids-per-agent" in extra:  # an earlier floe has no lanes
+            at = extra.index("--broker-ids-per-agent")
+            del extra[at:at + 2]
+        command = floe_command(args.floe or os.path.join(TARGET, "release/floe"), port,
+                               admin_port, data_dir, extra)
         flush_s = setup["flush_s"]
     log = open(os.path.join(data_dir, "broker.log"), "w")
     proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=data_dir)
@@ -191,6 +197,9 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--tansu", default="")
     parser.add_argument("--json", default="")
+    parser.add_argument("--floe", default="",
+                        help="another floe binary to measure (e.g. an earlier build), "
+                             "instead of this checkout's")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(SETUPS)
     if args.tansu and "tansu" not in names:

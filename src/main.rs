@@ -284,7 +284,8 @@ struct ServeArgs {
     /// One attempt's time limit.
     #[arg(long, env = "FLOE_OBJECT_STORE_REQUEST_TIMEOUT", value_parser = humantime::parse_duration, default_value = "10s")]
     object_store_request_timeout: Duration,
-    /// Seal an object this long after its first batch (e.g. 5ms, 250ms).
+    /// The PUT budget: one PUT per interval (e.g. 5ms, 250ms), plus one per object-bytes-max
+    /// accepted; an object is sealed as soon as the budget allows.
     #[arg(long, env = "FLOE_FLUSH_INTERVAL", value_parser = humantime::parse_duration)]
     flush_interval: Option<Duration>,
     /// Seal an object once it holds this many bytes.
@@ -402,9 +403,10 @@ struct ServeArgs {
     /// Broker ids this agent is shown as, all at its address: clients open a connection per
     /// id, so a topic's partitions travel over that many connections, each with its own
     /// requests in flight (a single producer is not held to one connection's five). Set the
-    /// same on every agent.
-    #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT", default_value_t = 1)]
-    broker_ids_per_agent: u16,
+    /// same on every agent. Defaults to 4 with a remote object store (whose PUT latency
+    /// makes one connection the limit) and 1 with local files.
+    #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT")]
+    broker_ids_per_agent: Option<u16>,
     /// Client connections at once (Kafka's max.connections); beyond it none is accepted
     /// until one closes.
     #[arg(long, env = "FLOE_CONNECTIONS_MAX", default_value_t = 10_000)]
@@ -607,7 +609,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.connections_max = args.connections_max;
     config.connections_per_ip_max = args.connections_per_ip_max;
     config.connection_idle_timeout = args.connections_max_idle;
-    config.broker_ids_per_agent = args.broker_ids_per_agent;
+    config.broker_ids_per_agent = args
+        .broker_ids_per_agent
+        .unwrap_or(if remote { 4 } else { 1 });
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

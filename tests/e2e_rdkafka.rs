@@ -109,3 +109,66 @@ fn offsets_for_times_find_each_record(bootstrap: &str, topic: &str, records: &[S
         "{codec}: no record that late"
     );
 }
+
+/// With several broker ids per agent (lanes), librdkafka sees one broker per id at the same
+/// address and opens a connection to each: a topic's partitions travel over several
+/// connections, and every acknowledged record is still read back once, in order.
+#[test]
+fn lanes_spread_partitions_over_connections_and_lose_nothing() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &["--default-partitions", "8", "--broker-ids-per-agent", "4"],
+    );
+    let topic = "lanes";
+    let (p, acks) = producer(&floe.bootstrap(), "none");
+    produce(&p, topic, PARTITIONS, 20_000, "none");
+    flush(&p);
+    assert!(acks.errors.lock().unwrap().is_empty());
+
+    let client: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", floe.bootstrap())
+        .create()
+        .expect("client");
+    let metadata = client
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .expect("metadata");
+    let mut ids: Vec<i32> = metadata.brokers().iter().map(|b| b.id()).collect();
+    ids.sort();
+    assert_eq!(ids, vec![0, 1_000_000, 2_000_000, 3_000_000]);
+    assert!(
+        metadata
+            .brokers()
+            .iter()
+            .all(|b| b.port() == i32::from(floe.addr.port()))
+    );
+    let leaders: std::collections::BTreeSet<i32> = metadata.topics()[0]
+        .partitions()
+        .iter()
+        .map(|p| p.leader())
+        .collect();
+    assert_eq!(leaders.len(), 4, "8 partitions take the 4 lanes in turn");
+    // The producer connected once per lane it produced through (and once to bootstrap).
+    let (_, metrics) = support::http_get(floe.admin, "/metrics");
+    let connections: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("floe_connections_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("floe_connections_total");
+    assert!(connections >= 5.0, "{connections} connections");
+
+    let acked = acks.by_partition.lock().unwrap().clone();
+    let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
+    assert_eq!(expected.values().sum::<usize>(), 20_000);
+    let got = consume(&floe.bootstrap(), topic, &expected);
+    for (partition, mut records) in acked {
+        records.sort_by_key(|r| r.offset);
+        let offsets: Vec<i64> = records.iter().map(|r| r.offset).collect();
+        assert_eq!(offsets, (0..records.len() as i64).collect::<Vec<_>>());
+        let read = &got[&partition];
+        assert_eq!(read.len(), records.len(), "partition {partition}");
+        for (a, r) in records.iter().zip(read) {
+            assert_eq!((a.offset, &a.value), (r.offset, &r.value));
+        }
+    }
+}
