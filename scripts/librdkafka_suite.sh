@@ -16,7 +16,8 @@
 # noautocreate scenario, against a second floe that does not create topics on first use.
 #
 # Needs: build-essential pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev, npm
-# (the README test command installs them). FLOE_RDK_PARALLEL tests run at once (default 2).
+# (the README test command installs them). FLOE_RDK_PARALLEL tests run at once (default 2);
+# FLOE_RDK_SERVE_ARGS adds flags to both `floe serve`s (e.g. "--broker-ids-per-agent 4").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
@@ -41,7 +42,7 @@ start_floe() { # name, extra flags...
   shift
   port=$(free_port)
   "$floe" serve --data-dir "$work/$name-data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
-    --default-partitions 4 "$@" >"$work/$name.log" 2>&1 &
+    --default-partitions 4 ${FLOE_RDK_SERVE_ARGS:-} "$@" >"$work/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break

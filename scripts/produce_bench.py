@@ -18,10 +18,9 @@ a consumer reading the fresh records back.
 Set-ups (--only picks some):
   embedded        floe's embedded default: fsync'd local objects and Raft log, 5 ms flush
   memory          floe on memory:// (objects in memory), 5 ms flush
-  s3-standard     memory:// behind the s3-standard latency model, 250 ms flush (and the
-                  remote default of 4 broker ids per agent: a producer's partitions spread
+  s3-standard     memory:// behind the s3-standard latency model, 250 ms flush
+  s3-standard-ids the same with --broker-ids-per-agent 4 (a producer's partitions spread
                   over 4 connections)
-  s3-standard-one-id  the same with --broker-ids-per-agent 1 (one connection per producer)
   tansu           a Tansu command given with --tansu, {port} standing for its Kafka port
                   (e.g. "tansu broker --storage-engine memory://tansu/
                   --listener-url tcp://127.0.0.1:{port}
@@ -99,9 +98,9 @@ SETUPS = {
     "memory": dict(extra=["--object-store", "memory://"], flush_s=0.005),
     "s3-standard": dict(extra=["--object-store", "memory://", "--object-store-latency",
                                "s3-standard", "--flush-interval", "250ms"], flush_s=0.25),
-    "s3-standard-one-id": dict(extra=["--object-store", "memory://", "--object-store-latency",
-                                      "s3-standard", "--flush-interval", "250ms",
-                                      "--broker-ids-per-agent", "1"], flush_s=0.25),
+    "s3-standard-ids": dict(extra=["--object-store", "memory://", "--object-store-latency",
+                                   "s3-standard", "--flush-interval", "250ms",
+                                   "--broker-ids-per-agent", "4"], flush_s=0.25),
 }
 READ_BACK = {"embedded", "memory"}
 OBJECT_BYTES_MAX = 8 * 1024 * 1024

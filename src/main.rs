@@ -403,10 +403,10 @@ struct ServeArgs {
     /// Broker ids this agent is shown as, all at its address: clients open a connection per
     /// id, so a topic's partitions travel over that many connections, each with its own
     /// requests in flight (a single producer is not held to one connection's five). Set the
-    /// same on every agent. Defaults to 4 with a remote object store (whose PUT latency
-    /// makes one connection the limit) and 1 with local files.
-    #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT")]
-    broker_ids_per_agent: Option<u16>,
+    /// same on every agent. Clients that send a request to every broker and merge the
+    /// answers (ListGroups, ListTransactions) see each answer once per id.
+    #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT", default_value_t = 1)]
+    broker_ids_per_agent: u16,
     /// Client connections at once (Kafka's max.connections); beyond it none is accepted
     /// until one closes.
     #[arg(long, env = "FLOE_CONNECTIONS_MAX", default_value_t = 10_000)]
@@ -609,9 +609,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.connections_max = args.connections_max;
     config.connections_per_ip_max = args.connections_per_ip_max;
     config.connection_idle_timeout = args.connections_max_idle;
-    config.broker_ids_per_agent = args
-        .broker_ids_per_agent
-        .unwrap_or(if remote { 4 } else { 1 });
+    config.broker_ids_per_agent = args.broker_ids_per_agent;
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

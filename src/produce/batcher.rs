@@ -242,7 +242,7 @@ mod tests {
                 let size = 1 + (rng.next_u64() % 3_000) as usize;
                 accepted += size;
                 let mut sealed = b
-                    .push(now, tp((i % 7) as i32), bytes(size), i)
+                    .push(now, tp(i % 7), bytes(size), i)
                     .into_iter()
                     .collect::<Vec<_>>();
                 sealed.extend(b.poll(now));
