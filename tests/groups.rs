@@ -173,8 +173,13 @@ fn share_and_survive_a_leave(protocol: Protocol) {
     let positions: BTreeSet<(i32, i64)> = seen.iter().map(|(_, p, o, _)| (*p, *o)).collect();
     assert_eq!(positions.len(), seen.len(), "a record was read twice");
     assert_eq!(seen.len(), 100_001);
-    let owners: BTreeMap<i32, BTreeSet<usize>> =
-        seen.iter().fold(BTreeMap::new(), |mut m, (c, p, _, _)| {
+    // Once the group is balanced each partition has one owner. The warmup record may have
+    // been read while the group was still settling (by a member that held its partition
+    // before the last assignment), so only the records produced after balance count here.
+    let owners: BTreeMap<i32, BTreeSet<usize>> = seen
+        .iter()
+        .filter(|(_, _, _, key)| key.starts_with(b"key-main-"))
+        .fold(BTreeMap::new(), |mut m, (c, p, _, _)| {
             m.entry(*p).or_insert_with(BTreeSet::new).insert(*c);
             m
         });
