@@ -12,7 +12,8 @@
 //! one with the lowest id.
 //!
 //! **Lanes.** A client keeps a few requests in flight per connection (librdkafka and Java: 5;
-//! librdkafka puts one partition in each ProduceRequest), and each produce request waits for a
+//! librdkafka puts one partition in each ProduceRequest, and its idempotent producer keeps one
+//! request in flight per partition), and each produce request waits for a
 //! flush interval, an object PUT and a commit: with S3's latencies one connection cannot carry
 //! more than a few MB/s. So each shown broker can appear as several broker ids at the same
 //! address, its *lanes*: lane 0 is the agent's own id, lane `n` is `id + n × LANE_ID_STRIDE`.
@@ -73,13 +74,15 @@ pub fn agent_of(broker_id: i32) -> i32 {
 
 /// `shown`, each broker followed by its other `lanes - 1` lanes at its address.
 pub fn with_lanes(shown: Vec<Shown>, lanes: u16) -> Vec<Shown> {
-    let extra = shown.iter().flat_map(|s| {
-        (1..lanes).map(|lane| Shown {
-            id: lane_id(s.id, lane),
-            ..s.clone()
+    let extra: Vec<Shown> = shown
+        .iter()
+        .flat_map(|s| {
+            (1..lanes).map(|lane| Shown {
+                id: lane_id(s.id, lane),
+                ..s.clone()
+            })
         })
-    });
-    let extra: Vec<Shown> = extra.collect();
+        .collect();
     shown.into_iter().chain(extra).collect()
 }
 
@@ -102,8 +105,9 @@ pub fn leader(
         .max_by_key(|s| (score(topic, partition, s.id), s.id))
         .map(|s| s.id)?;
     // The topic's hash offsets the turn, so partition 0 of every topic is not on lane 0.
-    let offset = score(topic, -1, -1) % u64::from(lanes.max(1));
-    let lane = (u64::from(partition as u32) + offset) % u64::from(lanes.max(1));
+    let lanes = u64::from(lanes.max(1));
+    let offset = score(topic, -1, -1) % lanes;
+    let lane = (u64::from(partition as u32) + offset) % lanes;
     Some(lane_id(agent, lane as u16))
 }
 
