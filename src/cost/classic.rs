@@ -9,7 +9,8 @@
 //! - **Brokers**: the ingest over the profile's per-vCPU figure, at least 3, in whole zones.
 
 use super::deployment::per_gib;
-use super::{GIB, MONTH_SECONDS, PriceProfile};
+use super::prices::PriceProfile;
+use super::units::{GIB, MONTH_SECONDS};
 use serde::Serialize;
 
 pub const REPLICATION_FACTOR: f64 = 3.0;

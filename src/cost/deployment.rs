@@ -18,7 +18,8 @@
 //! - **Compute**: cores = T × measured core-s/GiB, scaled for the fan-out, over the target
 //!   utilisation; the agent count is at least one per zone and a multiple of the zones.
 
-use super::{GIB, MONTH_SECONDS, PriceProfile};
+use super::prices::PriceProfile;
+use super::units::{GIB, MONTH_SECONDS};
 use serde::Serialize;
 
 /// CPU a served GiB costs next to an ingested one: 0.47 against 1.33 core-s/GB on `memory://`

@@ -8,6 +8,7 @@
 //! classic    classic Kafka (RF 3 over 3 zones) for the same ingest and fan-out
 //! peers      the diskless peers' published $/GiB, as reference lines
 //! frontier   the Pareto frontier of cost against latency
+//! units      the month and the GiB every price is quoted in
 //! ```
 //!
 //! Everything here is pure arithmetic over its arguments; the benchmark measures, this prices.
@@ -18,11 +19,8 @@ pub mod frontier;
 pub mod peers;
 pub mod prices;
 pub mod rates;
+pub mod units;
 
 pub use prices::{Instance, PriceError, PriceProfile};
 pub use rates::{MonthlyCost, Rates, kafka_cross_zone_monthly, monthly_cost};
-
-/// Seconds in the 30-day month used for projections.
-pub const MONTH_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
-/// Bytes in a GiB, the unit AWS bills as "GB".
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub use units::{GIB, MONTH_SECONDS};

@@ -27,7 +27,7 @@ impl Instance {
     }
 
     pub fn monthly(&self) -> f64 {
-        self.per_hour * super::MONTH_SECONDS / 3600.0
+        self.per_hour * super::units::MONTH_SECONDS / 3600.0
     }
 }
 

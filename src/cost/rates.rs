@@ -6,7 +6,8 @@
 //! zone: (2/3 + 2) crossings per byte, each billed on both sides. At 1 GiB/s that is
 //! 2,592,000 GiB/month × 8/3 × $0.02 = $138,240/month.
 
-use super::{GIB, MONTH_SECONDS, PriceProfile};
+use super::prices::PriceProfile;
+use super::units::{GIB, MONTH_SECONDS};
 use serde::Serialize;
 
 /// Measured object-store activity per second.
