@@ -118,7 +118,8 @@ struct BenchArgs {
 
 #[derive(Subcommand)]
 enum BenchCommand {
-    /// Run one embedded experiment per combination; write sweep.csv and sweep.png.
+    /// Run one embedded experiment per combination, price each as deployments at a target
+    /// ingest; write sweep.csv, sweep.json, sweep.png and cost-breakdown.png.
     Sweep(SweepArgs),
 }
 
@@ -140,7 +141,33 @@ struct SweepArgs {
     latency_model: Vec<String>,
     #[arg(long, default_value = "memory://")]
     object_store: String,
-    /// Directory for sweep.csv and sweep.png.
+    /// Ingest to price each point at, e.g. 1GiB/s or 100MiB/s (default: the measured rate).
+    /// Latency is measured at the rate this machine holds; the bill is extrapolated.
+    #[arg(long, value_parser = floe::bench::sweep::parse_rate)]
+    target_ingest: Option<f64>,
+    /// Bytes read per byte written (consumer groups reading everything).
+    #[arg(long, default_value_t = 1.0)]
+    fan_out: f64,
+    /// Zones the agents (and clients) are spread over.
+    #[arg(long, default_value_t = 3)]
+    zones: u32,
+    /// Comma-separated minimum agent counts to price (more are added when CPU needs them).
+    #[arg(long, value_delimiter = ',', default_value = "3")]
+    agents: Vec<u32>,
+    /// Comma-separated client zone layouts: true (clients name their zone), false.
+    #[arg(long, value_delimiter = ',', default_value = "true,false")]
+    zone_aware: Vec<bool>,
+    /// CPU share agents are sized for.
+    #[arg(long, default_value_t = 0.5)]
+    target_utilisation: f64,
+    #[arg(long, default_value_t = 3)]
+    quorum_voters: u32,
+    /// Compaction: segment size and the lag before produce objects are rewritten.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    segment_bytes: u64,
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "10m")]
+    compaction_lag: Duration,
+    /// Directory for sweep.csv, sweep.json, sweep.png and cost-breakdown.png.
     #[arg(long, default_value = "floe-sweep")]
     out: PathBuf,
 }
@@ -727,17 +754,44 @@ async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
         );
     })
     .await?;
+    let pricing = floe::bench::sweep::PricingSpec {
+        target_ingest_bytes_per_second: args.target_ingest,
+        fan_out: args.fan_out,
+        zones: args.zones,
+        agents_min: args.agents,
+        zone_aware: args.zone_aware,
+        target_utilisation: args.target_utilisation,
+        quorum_voters: args.quorum_voters,
+        segment_bytes: args.segment_bytes as f64,
+        compaction_lag_seconds: args.compaction_lag.as_secs_f64(),
+        retention_seconds: args.load.retention_hours * 3600.0,
+    };
+    let report = floe::bench::sweep::price(reports, &pricing, &args.load.price_profile)?;
     std::fs::create_dir_all(&args.out)?;
-    std::fs::write(
-        args.out.join("sweep.csv"),
-        floe::bench::sweep::csv(&reports),
-    )?;
-    floe::bench::sweep::plot(&reports, &args.out.join("sweep.png"))?;
-    println!(
-        "wrote {} and {}",
-        args.out.join("sweep.csv").display(),
-        args.out.join("sweep.png").display()
-    );
+    let files =
+        ["sweep.csv", "sweep.json", "sweep.png", "cost-breakdown.png"].map(|f| args.out.join(f));
+    std::fs::write(&files[0], floe::bench::sweep::csv(&report))?;
+    std::fs::write(&files[1], serde_json::to_string_pretty(&report)?)?;
+    floe::bench::plot::latency_vs_cost(&report, &files[2])?;
+    floe::bench::plot::cost_breakdown(&report, &files[3])?;
+    println!("{}", report.basis);
+    for &i in &report.frontier {
+        let p = &report.points[i];
+        println!(
+            "frontier: {:<12} flush {:>4.0} ms  {:>3} agents{}  produce p50 {:>6.1} / p99 {:>6.1} ms  ${:>10.2}/month  ${:.5}/GiB  (classic Kafka ${:.2}/month)",
+            p.latency_model,
+            p.flush_interval_ms,
+            p.bill.agents,
+            if p.zone_aware { "" } else { " (zone-unaware)" },
+            p.produce_p50_ms,
+            p.produce_p99_ms,
+            p.bill.total,
+            p.bill.per_gib,
+            p.classic_kafka.total
+        );
+    }
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
     Ok(())
 }
 

@@ -1,9 +1,10 @@
 //! One cost-versus-latency experiment: run the load (against an embedded broker or a running
 //! one), read the object-store requests it caused, and price them.
 
+use super::agent_cpu;
 use super::load::{self, BenchError, LoadReport, LoadSpec};
 use crate::config::Config;
-use crate::cost::{MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
+use crate::cost::{GIB, MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
 use crate::object::chaos::{LatencyModel, Operation};
 use crate::object::store::ObjectStoreConfig;
 use serde::Serialize;
@@ -51,9 +52,10 @@ pub struct ExperimentReport {
     pub jobs: JobsUse,
     pub monthly_usd: MonthlyCost,
     pub classic_kafka_cross_zone_monthly_usd: f64,
+    /// The agent's CPU core-seconds per GiB ingested (with the consumer reading it once);
+    /// measured for an embedded agent only.
+    pub agent_cpu_seconds_per_gib: Option<f64>,
 }
-
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Object-store request counters: (puts, gets, put bytes, get bytes), and the jobs' (puts,
 /// gets, deletes, lists).
@@ -166,8 +168,13 @@ pub async fn run_embedded(
         latency: LatencyModel::parse(&broker.latency_model)?,
         ..Default::default()
     };
-    let running = crate::node::start(config)
+    // The agent runs on its own named threads, so its CPU is counted apart from the load's.
+    let agent = agent_cpu::agent_runtime()
+        .map_err(|e| BenchError::Broker(format!("cannot start the agent's runtime: {e}")))?;
+    let running = agent
+        .spawn(crate::node::start(config))
         .await
+        .map_err(|e| BenchError::Broker(format!("the embedded agent panicked: {e}")))?
         .map_err(BenchError::Embedded)?;
     spec.bootstrap = running.local_addr.to_string();
     let counters = |r: &crate::node::Running| {
@@ -181,16 +188,26 @@ pub async fn run_embedded(
         )
     };
     let before = counters(&running);
+    let cpu_before = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME);
     let result = load::run(&spec).await;
+    let cpu_after = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME);
     let after = counters(&running);
-    running.stop().await;
+    let _ = agent.spawn(running.stop()).await;
+    agent.shutdown_background();
     let _ = std::fs::remove_dir_all(&dir);
     let load = result?;
     let store = usage(before, after, load.bytes);
     let jobs = jobs_use(before.1, after.1, load.seconds, profile);
     let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
+    let agent_cpu_seconds_per_gib = match (cpu_before, cpu_after) {
+        (Some(before), Some(after)) if load.bytes > 0 => {
+            Some((after - before) / (load.bytes as f64 / GIB))
+        }
+        _ => None,
+    };
     Ok(ExperimentReport {
         jobs,
+        agent_cpu_seconds_per_gib,
         flush_interval_ms: Some(broker.flush_interval.as_secs_f64() * 1000.0),
         object_bytes_max: Some(broker.object_bytes_max),
         latency_model: Some(broker.latency_model.clone()),
@@ -217,6 +234,7 @@ pub async fn run_remote(
     let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
     Ok(ExperimentReport {
         jobs,
+        agent_cpu_seconds_per_gib: None,
         flush_interval_ms: None,
         object_bytes_max: None,
         latency_model: None,
@@ -248,6 +266,11 @@ pub fn human(report: &ExperimentReport) -> String {
         out.push_str(&format!(
             "end to end   p50 {:.1} ms  p90 {:.1}  p99 {:.1}  p999 {:.1}  max {:.1}  ({} records read)\n",
             e.p50, e.p90, e.p99, e.p999, e.max, l.consumed_records
+        ));
+    }
+    if let Some(cpu) = report.agent_cpu_seconds_per_gib {
+        out.push_str(&format!(
+            "agent CPU    {cpu:.2} core-s per GiB ingested (and read once)\n"
         ));
     }
     let s = &report.object_store;

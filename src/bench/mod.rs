@@ -4,10 +4,15 @@
 //! ```text
 //! floe bench [--embedded] ─► experiment ─► load (producers + consumer) ─► broker
 //!                                 └─ object-store counters ─► cost ─► report (JSON / human)
-//! floe bench sweep ─► one embedded experiment per point ─► CSV + PNG
+//! floe bench sweep ─► one embedded experiment per point ─► priced deployments (cost)
+//!                  ─► CSV, JSON, plots (frontier, breakdown)
+//! floe bench calibrate ─► the real store's PUT/GET latency ─► a latency model file
 //! ```
 
+pub mod agent_cpu;
 pub mod client;
 pub mod experiment;
+pub mod labels;
 pub mod load;
+pub mod plot;
 pub mod sweep;
