@@ -8,7 +8,7 @@ use floe::bench::sweep::SweepSpec;
 use floe::config::Config;
 use floe::cost::PriceProfile;
 use floe::ids::NodeId;
-use floe::object::chaos::{FaultPlan, LatencyModel};
+use floe::object::chaos::FaultPlan;
 use floe::object::retry::RetryPolicy;
 use floe::object::store::ObjectStoreConfig;
 use std::path::PathBuf;
@@ -108,7 +108,8 @@ struct BenchArgs {
     /// Embedded broker: object store (memory:// lets the latency model stand in for S3).
     #[arg(long, default_value = "memory://")]
     object_store: String,
-    /// Embedded broker: injected latency model (none, s3-standard, s3-express, p50=..,p99=..).
+    /// Embedded broker: injected latency model (none, s3-standard, s3-express, p50=..,p99=..,
+    /// or a model file written by `floe bench calibrate`).
     #[arg(long, default_value = "s3-standard")]
     latency_model: String,
     /// Print the report as JSON.
@@ -120,7 +121,49 @@ struct BenchArgs {
 enum BenchCommand {
     /// Run one embedded experiment per combination, price each as deployments at a target
     /// ingest; write sweep.csv, sweep.json, sweep.png and cost-breakdown.png.
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
+    /// Time PUT, GET and DELETE against a real store at the sizes floe writes; fit a latency
+    /// model file that --latency-model and --object-store-latency accept.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// The store to measure: s3://bucket[/prefix], gs://…, az://…, file:///dir, memory://.
+    #[arg(long, env = "FLOE_OBJECT_STORE")]
+    object_store: String,
+    /// S3 endpoint for S3-compatible stores, e.g. http://127.0.0.1:9000 (MinIO).
+    #[arg(long, env = "FLOE_S3_ENDPOINT")]
+    s3_endpoint: Option<String>,
+    #[arg(long, env = "FLOE_S3_REGION")]
+    s3_region: Option<String>,
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    s3_path_style: bool,
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    s3_allow_http: bool,
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    create_bucket: bool,
+    /// Comma-separated object sizes in bytes (floe's objects range from one batch to
+    /// --object-bytes-max).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "65536,1048576,4194304,8388608"
+    )]
+    sizes: Vec<u64>,
+    /// Measured requests per operation and size.
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// The price profile the model file names: auto (S3 Express for a directory bucket,
+    /// S3 Standard otherwise), s3-standard, s3-express or a price file.
+    #[arg(long, default_value = "auto")]
+    price_profile: String,
+    /// The model file to write.
+    #[arg(long, default_value = "latency-model.json")]
+    out: PathBuf,
+    /// Print the whole report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -136,7 +179,7 @@ struct SweepArgs {
     /// Comma-separated object sizes.
     #[arg(long, value_delimiter = ',', default_value = "8388608")]
     object_bytes_max: Vec<usize>,
-    /// Comma-separated latency models.
+    /// Comma-separated latency models (built-in names or model files from `calibrate`).
     #[arg(long, value_delimiter = ',', default_value = "s3-standard")]
     latency_model: Vec<String>,
     #[arg(long, default_value = "memory://")]
@@ -290,7 +333,8 @@ struct ServeArgs {
     /// Create the S3 bucket at start if it is missing (local stores).
     #[arg(long, env = "FLOE_CREATE_BUCKET", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     create_bucket: bool,
-    /// Injected object-store latency: none, s3-standard, s3-express, or p50=20ms,p99=200ms[,bandwidth=100MB/s].
+    /// Injected object-store latency: none, s3-standard, s3-express,
+    /// p50=20ms,p99=200ms[,bandwidth=100MB/s], or a model file (`floe bench calibrate`).
     #[arg(long, env = "FLOE_OBJECT_STORE_LATENCY", default_value = "none")]
     object_store_latency: String,
     /// Injected object-store faults: none, or rate=0.1[,kinds=500+503+timeout+reset+lost-put+short-get][,hang=200ms].
@@ -579,7 +623,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         s3_path_style: args.s3_path_style,
         s3_allow_http: args.s3_allow_http,
         create_bucket: args.create_bucket,
-        latency: LatencyModel::parse(&args.object_store_latency).map_err(anyhow::Error::msg)?,
+        latency: floe::object::latency_model_file::parse_model(&args.object_store_latency)
+            .map_err(anyhow::Error::msg)?,
         faults: FaultPlan::parse(&args.object_store_faults).map_err(anyhow::Error::msg)?,
         retry: RetryPolicy {
             attempts_max: args.object_store_attempts.max(1),
@@ -701,8 +746,12 @@ fn load_spec(args: &LoadArgs, bootstrap: String) -> LoadSpec {
 
 fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    if let Some(BenchCommand::Sweep(sweep)) = args.sweep {
-        return runtime.block_on(run_sweep(sweep));
+    match args.sweep {
+        Some(BenchCommand::Sweep(sweep)) => return runtime.block_on(run_sweep(*sweep)),
+        Some(BenchCommand::Calibrate(calibrate)) => {
+            return runtime.block_on(run_calibrate(calibrate));
+        }
+        None => {}
     }
     let model = if args.embedded {
         args.latency_model.as_str()
@@ -729,6 +778,60 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", experiment::human(&report));
+    }
+    Ok(())
+}
+
+async fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
+    use floe::bench::calibrate::{self, CalibrateSpec};
+    if args.sizes.is_empty() || args.sizes.iter().any(|&n| n == 0 || n > 1 << 30) {
+        anyhow::bail!("--sizes: each size must lie in 1..=1073741824 bytes");
+    }
+    let config = ObjectStoreConfig {
+        url: args.object_store.clone(),
+        s3_endpoint: args.s3_endpoint,
+        s3_region: args.s3_region,
+        s3_path_style: args.s3_path_style,
+        s3_allow_http: args.s3_allow_http,
+        create_bucket: args.create_bucket,
+        ..Default::default()
+    };
+    let rng = floe::random::Rng::from_entropy();
+    let run_id = rng.uuid().simple().to_string();
+    // The data directory matters only for an empty --object-store (local files under it).
+    let scratch = std::env::temp_dir().join(format!("floe-calibrate-{run_id}"));
+    let client =
+        floe::object::store::open(&config, &scratch, floe::clock::Clock::system(), rng).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    let client = client?;
+    let price_profile = match args.price_profile.as_str() {
+        "auto" => calibrate::price_profile_for(&args.object_store).to_string(),
+        other => other.to_string(),
+    };
+    let spec = CalibrateSpec {
+        sizes: args.sizes,
+        samples: args.samples.max(1),
+        price_profile,
+    };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = calibrate::run(&client, &spec, &run_id, |round, rounds| {
+        if terminal {
+            eprint!("\rcalibrating: round {}/{rounds}", round + 1);
+        }
+    })
+    .await?;
+    if terminal {
+        eprintln!();
+    }
+    std::fs::write(&args.out, serde_json::to_string_pretty(&report.model)?)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", calibrate::human(&report));
+        println!(
+            "wrote {}: use it as --latency-model {0} (floe bench) or --object-store-latency {0}",
+            args.out.display()
+        );
     }
     Ok(())
 }

@@ -3,9 +3,11 @@
 
 use super::agent_cpu;
 use super::load::{self, BenchError, LoadReport, LoadSpec};
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::cost::{GIB, MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
-use crate::object::chaos::{LatencyModel, Operation};
+use crate::object::chaos::Operation;
+use crate::object::latency_model_file;
 use crate::object::store::ObjectStoreConfig;
 use serde::Serialize;
 use std::time::Duration;
@@ -52,9 +54,11 @@ pub struct ExperimentReport {
     pub jobs: JobsUse,
     pub monthly_usd: MonthlyCost,
     pub classic_kafka_cross_zone_monthly_usd: f64,
-    /// The agent's CPU core-seconds per GiB ingested (with the consumer reading it once);
-    /// measured for an embedded agent only.
+    /// The agent's CPU core-seconds per GiB ingested (with the consumer reading it once),
+    /// beyond what it spends idle; measured for an embedded agent only.
     pub agent_cpu_seconds_per_gib: Option<f64>,
+    /// Cores the embedded agent spent with no load, measured for a second before the run.
+    pub agent_idle_cores: Option<f64>,
 }
 
 /// Object-store request counters: (puts, gets, put bytes, get bytes), and the jobs' (puts,
@@ -146,6 +150,21 @@ fn price(
     )
 }
 
+/// How long the agent is watched with no load before a run.
+const IDLE_SAMPLE: Duration = Duration::from_secs(1);
+
+/// Cores the in-process agent spends over `sample` with no load; a short settle first lets its
+/// start-up work (store probe, registration) finish.
+async fn idle_cores(sample: Duration) -> Option<f64> {
+    let clock = Clock::system();
+    clock.sleep(Duration::from_millis(200)).await;
+    let before = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME)?;
+    let started = clock.now();
+    clock.sleep(sample).await;
+    let after = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME)?;
+    Some((after - before).max(0.0) / started.elapsed().as_secs_f64().max(1e-9))
+}
+
 /// Runs the load against a broker this process starts.
 pub async fn run_embedded(
     broker: &EmbeddedBroker,
@@ -165,7 +184,7 @@ pub async fn run_embedded(
     config.default_partitions = spec.partitions;
     config.object_store = ObjectStoreConfig {
         url: broker.object_store.clone(),
-        latency: LatencyModel::parse(&broker.latency_model)?,
+        latency: latency_model_file::parse_model(&broker.latency_model)?,
         ..Default::default()
     };
     // The agent runs on its own named threads, so its CPU is counted apart from the load's.
@@ -187,10 +206,13 @@ pub async fn run_embedded(
             JOB_OPERATIONS.map(|op| jobs.operation(op).requests),
         )
     };
+    let idle_cores = idle_cores(IDLE_SAMPLE).await;
     let before = counters(&running);
     let cpu_before = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME);
+    let started = Clock::system().now();
     let result = load::run(&spec).await;
     let cpu_after = agent_cpu::thread_cpu_seconds(agent_cpu::THREAD_NAME);
+    let loaded_seconds = started.elapsed().as_secs_f64();
     let after = counters(&running);
     let _ = agent.spawn(running.stop()).await;
     agent.shutdown_background();
@@ -201,13 +223,15 @@ pub async fn run_embedded(
     let (monthly_usd, kafka) = price(&load, &store, profile, retention_hours);
     let agent_cpu_seconds_per_gib = match (cpu_before, cpu_after) {
         (Some(before), Some(after)) if load.bytes > 0 => {
-            Some((after - before) / (load.bytes as f64 / GIB))
+            let idle = idle_cores.unwrap_or(0.0) * loaded_seconds;
+            Some((after - before - idle).max(0.0) / (load.bytes as f64 / GIB))
         }
         _ => None,
     };
     Ok(ExperimentReport {
         jobs,
         agent_cpu_seconds_per_gib,
+        agent_idle_cores: idle_cores,
         flush_interval_ms: Some(broker.flush_interval.as_secs_f64() * 1000.0),
         object_bytes_max: Some(broker.object_bytes_max),
         latency_model: Some(broker.latency_model.clone()),
@@ -235,6 +259,7 @@ pub async fn run_remote(
     Ok(ExperimentReport {
         jobs,
         agent_cpu_seconds_per_gib: None,
+        agent_idle_cores: None,
         flush_interval_ms: None,
         object_bytes_max: None,
         latency_model: None,
@@ -270,7 +295,8 @@ pub fn human(report: &ExperimentReport) -> String {
     }
     if let Some(cpu) = report.agent_cpu_seconds_per_gib {
         out.push_str(&format!(
-            "agent CPU    {cpu:.2} core-s per GiB ingested (and read once)\n"
+            "agent CPU    {cpu:.2} core-s per GiB ingested (and read once) beyond {:.3} cores idle\n",
+            report.agent_idle_cores.unwrap_or(0.0)
         ));
     }
     let s = &report.object_store;

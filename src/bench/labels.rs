@@ -48,11 +48,7 @@ pub type Pixels = (i32, i32);
 
 /// For each label (anchor, size), the top-left corner it is drawn at, or `None` when every
 /// spot tried would overlap a placed label, an obstacle, or leave `area`.
-pub fn place(
-    labels: &[(Pixels, Pixels)],
-    obstacles: &[Rect],
-    area: Rect,
-) -> Vec<Option<Pixels>> {
+pub fn place(labels: &[(Pixels, Pixels)], obstacles: &[Rect], area: Rect) -> Vec<Option<Pixels>> {
     let mut placed: Vec<Rect> = Vec::new();
     let mut out = Vec::with_capacity(labels.len());
     for &((x, y), (w, h)) in labels {

@@ -10,9 +10,11 @@
 //! ```
 
 pub mod agent_cpu;
+pub mod calibrate;
 pub mod client;
 pub mod experiment;
 pub mod labels;
+pub mod latency_fit;
 pub mod load;
 pub mod plot;
 pub mod sweep;

@@ -9,7 +9,7 @@
 use super::experiment::{EmbeddedBroker, ExperimentReport, run_embedded};
 use super::load::{BenchError, LoadSpec};
 use crate::cost::classic::{self, ClassicBill};
-use crate::cost::deployment::{self, Bill, Deployment};
+use crate::cost::deployment::{self, AgentCpu, Bill, Deployment};
 use crate::cost::frontier::pareto_frontier;
 use crate::cost::peers::{PUBLISHED, Published};
 use crate::cost::{GIB, PriceProfile};
@@ -134,7 +134,10 @@ pub fn price(
                     target_utilisation: pricing.target_utilisation,
                     quorum_voters: pricing.quorum_voters,
                 };
-                let cpu = e.agent_cpu_seconds_per_gib.unwrap_or(0.0);
+                let cpu = AgentCpu {
+                    seconds_per_gib: e.agent_cpu_seconds_per_gib.unwrap_or(0.0),
+                    idle_cores: e.agent_idle_cores.unwrap_or(0.0),
+                };
                 points.push(PricedPoint {
                     experiment: index,
                     latency_model: model.clone(),
@@ -196,7 +199,7 @@ pub fn price(
     })
 }
 
-pub const CSV_HEADER: &str = "latency_model,flush_interval_ms,object_bytes_max,agents_min,zone_aware,measured_megabytes_per_second,produce_p50_ms,produce_p99_ms,end_to_end_p50_ms,end_to_end_p99_ms,measured_puts,measured_puts_per_gib,agent_cpu_seconds_per_gib,ingest_mib_per_second,agents,puts_per_second,gets_per_second,object_mib,agents_usd,quorum_usd,puts_usd,gets_usd,compaction_usd,transfer_usd,storage_usd,cross_zone_usd,monthly_usd,usd_per_gib,on_frontier,classic_kafka_monthly_usd,classic_kafka_usd_per_gib";
+pub const CSV_HEADER: &str = "latency_model,flush_interval_ms,object_bytes_max,agents_min,zone_aware,measured_megabytes_per_second,produce_p50_ms,produce_p99_ms,end_to_end_p50_ms,end_to_end_p99_ms,measured_puts,measured_puts_per_gib,agent_cpu_seconds_per_gib,agent_idle_cores,ingest_mib_per_second,agents,puts_per_second,gets_per_second,object_mib,agents_usd,quorum_usd,puts_usd,gets_usd,compaction_usd,transfer_usd,storage_usd,cross_zone_usd,monthly_usd,usd_per_gib,on_frontier,classic_kafka_monthly_usd,classic_kafka_usd_per_gib";
 
 pub fn csv(report: &SweepReport) -> String {
     let mut out = String::from(CSV_HEADER);
@@ -206,7 +209,7 @@ pub fn csv(report: &SweepReport) -> String {
         let e = &report.experiments[p.experiment];
         let b = &p.bill;
         out.push_str(&format!(
-            "{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{:.1},{},{:.3},{},{:.2},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.6},{},{:.2},{:.6}\n",
+            "{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{:.1},{},{},{:.3},{},{:.2},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.6},{},{:.2},{:.6}\n",
             p.latency_model,
             p.flush_interval_ms,
             p.object_bytes_max,
@@ -220,6 +223,7 @@ pub fn csv(report: &SweepReport) -> String {
             e.object_store.puts,
             e.object_store.puts_per_gib,
             opt(e.agent_cpu_seconds_per_gib),
+            opt(e.agent_idle_cores),
             p.ingest_bytes_per_second / (1024.0 * 1024.0),
             b.agents,
             b.puts_per_second,

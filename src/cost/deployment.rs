@@ -15,8 +15,9 @@
 //!   grow with the fan-out.
 //! - **Compaction** reads every produce object once and writes T / segment bytes PUTs.
 //! - **Storage** holds the retention in segments and the compaction lag in produce objects.
-//! - **Compute**: cores = T × measured core-s/GiB, scaled for the fan-out, over the target
-//!   utilisation; the agent count is at least one per zone and a multiple of the zones.
+//! - **Compute**: cores = T × measured marginal core-s/GiB, scaled for the fan-out; each agent
+//!   offers its vCPUs × the target utilisation less what it spends idle (timers, leases,
+//!   heartbeats); the agent count is at least one per zone and a multiple of the zones.
 
 use super::prices::PriceProfile;
 use super::units::{GIB, MONTH_SECONDS};
@@ -87,7 +88,25 @@ impl Bill {
     }
 }
 
-/// Agent CPU core-seconds per GiB ingested, measured while one consumer read everything once.
+/// What an agent's CPU was measured to cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct AgentCpu {
+    /// Core-seconds per GiB ingested beyond idle, while one consumer read everything once.
+    pub seconds_per_gib: f64,
+    /// Cores an agent spends with no load.
+    pub idle_cores: f64,
+}
+
+impl AgentCpu {
+    pub fn per_gib(seconds_per_gib: f64) -> AgentCpu {
+        AgentCpu {
+            seconds_per_gib,
+            idle_cores: 0.0,
+        }
+    }
+}
+
+/// Cores the load needs across all agents (idle cost apart).
 pub fn agent_cores(d: &Deployment, cpu_seconds_per_gib: f64) -> f64 {
     let gib_per_second = d.ingest_bytes_per_second / GIB;
     let fan_out = d.fan_out.max(0.0);
@@ -96,21 +115,24 @@ pub fn agent_cores(d: &Deployment, cpu_seconds_per_gib: f64) -> f64 {
         / (1.0 + SERVE_CPU_SHARE)
 }
 
-pub fn agents_needed(d: &Deployment, profile: &PriceProfile, cores: f64) -> u32 {
+pub fn agents_needed(d: &Deployment, profile: &PriceProfile, cpu: AgentCpu, cores: f64) -> u32 {
     let zones = d.zones.max(1);
-    let per_agent =
-        (profile.agent_instance.vcpus * d.target_utilisation.clamp(0.01, 1.0)).max(1e-9);
+    let usable = profile.agent_instance.vcpus * d.target_utilisation.clamp(0.01, 1.0);
+    // An agent idling at more than its usable share still carries a tenth of it.
+    let per_agent = (usable - cpu.idle_cores.max(0.0))
+        .max(usable / 10.0)
+        .max(1e-9);
     let by_cpu = (cores / per_agent).ceil().min(1e6) as u32;
     let agents = d.agents_min.max(zones).max(by_cpu).max(1);
     agents.div_ceil(zones) * zones
 }
 
-pub fn price(d: &Deployment, cpu_seconds_per_gib: f64, profile: &PriceProfile) -> Bill {
+pub fn price(d: &Deployment, cpu: AgentCpu, profile: &PriceProfile) -> Bill {
     let month_per_second = MONTH_SECONDS / 1000.0;
     let t = d.ingest_bytes_per_second.max(0.0);
     let zones = d.zones.max(1) as f64;
-    let cores = agent_cores(d, cpu_seconds_per_gib);
-    let agents = agents_needed(d, profile, cores);
+    let cores = agent_cores(d, cpu.seconds_per_gib);
+    let agents = agents_needed(d, profile, cpu, cores);
     let n = agents as f64;
 
     let puts = n / d.flush_interval_seconds.max(1e-6) + t / d.object_bytes_max.max(1.0);
@@ -206,7 +228,11 @@ mod tests {
     #[test]
     fn one_gib_per_second_zone_aware_matches_hand_computation() {
         // 2 core-s/GiB at fan-out 1: 2 cores, one 4-vCPU agent at 50 % → the 3 zones' minimum.
-        let bill = price(&one_gib_per_second(true), 2.0, &PriceProfile::s3_standard());
+        let bill = price(
+            &one_gib_per_second(true),
+            AgentCpu::per_gib(2.0),
+            &PriceProfile::s3_standard(),
+        );
         assert_eq!(bill.agents, 3);
         assert!(close(bill.agent_cores, 2.0), "{bill:?}");
         // 3 agents / 0.25 s + 1024 MiB / 8 MiB = 12 + 128 PUTs/s: 140 × 2,592 × $0.005.
@@ -235,7 +261,7 @@ mod tests {
     fn zone_unaware_clients_trade_gets_for_cross_zone_bytes() {
         let bill = price(
             &one_gib_per_second(false),
-            2.0,
+            AgentCpu::per_gib(2.0),
             &PriceProfile::s3_standard(),
         );
         assert_eq!(bill.gets_per_second, 0.0);
@@ -247,9 +273,15 @@ mod tests {
     fn agents_follow_the_measured_cpu_and_round_to_whole_zones() {
         let mut d = one_gib_per_second(true);
         // 20 core-s/GiB → 20 cores → 10 agents at 2 usable vCPUs each → 12 over 3 zones.
-        let bill = price(&d, 20.0, &PriceProfile::s3_standard());
+        let bill = price(&d, AgentCpu::per_gib(20.0), &PriceProfile::s3_standard());
         assert_eq!(bill.agents, 12);
         // A fan-out of 3 serves two more GiB per ingested GiB, each at 0.35 of its CPU.
+        // Agents idling at half a core each offer 1.5: 14 agents → 15.
+        let idle = AgentCpu {
+            seconds_per_gib: 20.0,
+            idle_cores: 0.5,
+        };
+        assert_eq!(price(&d, idle, &PriceProfile::s3_standard()).agents, 15);
         d.fan_out = 3.0;
         assert!(close(agent_cores(&d, 20.0), 20.0 * 2.05 / 1.35));
     }
@@ -259,9 +291,9 @@ mod tests {
         let profile = PriceProfile::s3_standard();
         let mut d = one_gib_per_second(true);
         d.ingest_bytes_per_second = 4.0 * 1024.0 * 1024.0;
-        let slow = price(&d, 2.0, &profile);
+        let slow = price(&d, AgentCpu::per_gib(2.0), &profile);
         d.ingest_bytes_per_second = GIB;
-        let fast = price(&d, 2.0, &profile);
+        let fast = price(&d, AgentCpu::per_gib(2.0), &profile);
         let per_gib = |b: &Bill, t: f64| b.puts_per_second / (t / GIB);
         // 4 MiB/s: 12.5 PUTs/s = 3,200 PUTs/GiB; 1 GiB/s: 140 PUTs/GiB (8 MiB objects: 128).
         assert!(

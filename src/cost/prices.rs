@@ -5,6 +5,7 @@
 //!
 //! Data volumes are counted in GiB (2^30 bytes), as AWS bills "GB".
 
+use crate::object::latency_model_file::{self, LatencyModelFile};
 use serde::{Deserialize, Serialize};
 
 /// A machine the cloud rents by the hour.
@@ -110,9 +111,16 @@ impl PriceProfile {
     }
 
     /// `auto` picks the profile named like the latency model (`s3-express` prices for the
-    /// `s3-express` model), S3 Standard otherwise; any other value goes to `load`.
+    /// `s3-express` model), the profile a model file names, S3 Standard otherwise; any other
+    /// value goes to `load`.
     pub fn resolve(name_or_path: &str, latency_model: &str) -> Result<PriceProfile, PriceError> {
         match (name_or_path, latency_model) {
+            ("auto", model) if latency_model_file::names_a_file(model) => {
+                match LatencyModelFile::read(model) {
+                    Ok(file) => Self::load(&file.price_profile),
+                    Err(_) => Ok(Self::s3_standard()), // the broker reports the unreadable file
+                }
+            }
             ("auto", "s3-express") => Ok(Self::s3_express()),
             ("auto", _) => Ok(Self::s3_standard()),
             (other, _) => Self::load(other),

@@ -213,6 +213,8 @@ pub enum SpecError {
     UnknownFault(String),
     #[error("{0}")]
     Invalid(&'static str),
+    #[error("latency model file '{path}': {reason}")]
+    File { path: String, reason: String },
 }
 
 fn parse_duration(text: &str) -> Result<Duration, SpecError> {

@@ -12,6 +12,7 @@ pub mod chaos;
 pub mod client;
 pub mod format;
 pub mod key;
+pub mod latency_model_file;
 pub mod metrics;
 pub mod retry;
 pub mod segment;
