@@ -51,12 +51,22 @@ const MODEL_COLORS: [RGBColor; 4] = [
 
 fn short_label(p: &PricedPoint) -> String {
     format!(
-        "{:.0} ms, {} MiB, {} agents{}",
+        "{} {:.0} ms, {} MiB, {} agents{}",
+        model_name(&p.latency_model),
         p.flush_interval_ms,
         p.object_bytes_max >> 20,
         p.bill.agents,
         if p.zone_aware { "" } else { ", zone-unaware" }
     )
+}
+
+/// A latency model as a label: a model file by its file name.
+fn model_name(model: &str) -> &str {
+    Path::new(model)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|_| model.ends_with(".json"))
+        .unwrap_or(model)
 }
 
 /// Latency against $/GiB, log-scaled in cost: one vertical segment per priced point from its
@@ -161,7 +171,10 @@ pub fn latency_vs_cost(report: &SweepReport, path: &Path) -> Result<(), PlotErro
                     };
                     Circle::new((p.bill.per_gib, p.produce_p50_ms), 5, style)
                 }))?
-                .label(format!("{model} (hollow: zone-unaware clients)"))
+                .label(format!(
+                    "{} (hollow: zone-unaware clients)",
+                    model_name(model)
+                ))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
             chart.draw_series(mine.iter().map(|p| {
                 Cross::new((p.bill.per_gib, p.produce_p99_ms), 4, color.stroke_width(2))
@@ -261,22 +274,10 @@ pub fn cost_breakdown(report: &SweepReport, path: &Path) -> Result<(), PlotError
             .x_label_area_size(90)
             .y_label_area_size(90)
             .build_cartesian_2d(0.0..bars.len().max(1) as f64, 0.0..highest)?;
-        let names: Vec<String> = bars
-            .iter()
-            .map(|p| format!("{} {:.0} ms", p.latency_model, p.flush_interval_ms))
-            .collect();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(bars.len().max(1) + 1)
-            .x_label_formatter(&|x| {
-                let i = (*x - 0.5).round();
-                if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_labels(0)
             .y_desc("$ per month")
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 16))
@@ -316,11 +317,32 @@ pub fn cost_breakdown(report: &SweepReport, path: &Path) -> Result<(), PlotError
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .border_style(BLACK)
             .background_style(WHITE.mix(0.9))
             .label_font(("sans-serif", 14))
             .draw()?;
+        // Each bar's setting, centred under it on two lines.
+        for (i, p) in bars.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            let lines = [
+                model_name(&p.latency_model).to_string(),
+                format!(
+                    "{:.0} ms, {} agents{}",
+                    p.flush_interval_ms,
+                    p.bill.agents,
+                    if p.zone_aware { "" } else { ", zone-unaware" }
+                ),
+            ];
+            for (row, line) in lines.iter().enumerate() {
+                let (width, _) = labels::text_size(line, 13);
+                root.draw(&Text::new(
+                    line.clone(),
+                    (x - width / 2, y + 10 + 18 * row as i32),
+                    ("sans-serif", 13).into_font(),
+                ))?;
+            }
+        }
         for (i, p) in bars.iter().enumerate() {
             let at = chart.backend_coord(&(i as f64 + 0.2, p.bill.total + highest * 0.04));
             root.draw(&Text::new(
