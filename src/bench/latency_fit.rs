@@ -68,12 +68,10 @@ fn line(samples: &[SizeSample]) -> (f64, f64) {
 /// The profile that reproduces `samples`: a slope at or below zero (size did not show) means
 /// no bandwidth term; the base never goes below 0.01 ms.
 pub fn fit(samples: &[SizeSample]) -> LatencyProfile {
-    let (intercept, slope) = line(samples);
-    let (intercept, slope) = if slope > 0.0 {
-        (intercept, slope)
-    } else {
+    let (intercept, slope) = match line(samples) {
+        fitted @ (_, slope) if slope > 0.0 => fitted,
         // No size effect: the base is the medians' mean.
-        (mean(samples.iter().map(|s| s.p50_ms)), 0.0)
+        _ => (mean(samples.iter().map(|s| s.p50_ms)), 0.0),
     };
     let transfer = |bytes: u64| bytes as f64 * slope;
     let p50 = intercept.max(0.01);
