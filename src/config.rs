@@ -59,6 +59,9 @@ pub struct Config {
     /// Broker ids each agent is shown as, all at its address (see `placement`): a client opens
     /// a connection per id, so its partitions spread over that many connections.
     pub broker_ids_per_agent: u16,
+    /// The first port of the lanes' own ports (lane 1 of the first listener, then up); `None`:
+    /// ports the system picks.
+    pub lane_port_base: Option<u16>,
     /// How long an agent stays in Metadata answers without renewing its registration.
     pub agent_lease: Duration,
     /// How long a new group waits for more members before its first generation
@@ -280,6 +283,7 @@ impl Config {
             security: SecurityConfig::default(),
             zone: None,
             broker_ids_per_agent: 1,
+            lane_port_base: None,
             agent_lease: Duration::from_secs(4),
             group_initial_rebalance_delay: Duration::from_secs(3),
             group_consumer_heartbeat_interval: Duration::from_secs(5),

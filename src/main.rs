@@ -471,13 +471,17 @@ struct ServeArgs {
     /// Metadata log entries between snapshots.
     #[arg(long, env = "FLOE_SNAPSHOT_EVERY", default_value_t = 10_000)]
     snapshot_every: u64,
-    /// Broker ids this agent is shown as, all at its address: clients open a connection per
-    /// id, so a topic's partitions travel over that many connections, each with its own
-    /// requests in flight (a single producer is not held to one connection's five). Set the
-    /// same on every agent. Clients that send a request to every broker and merge the
-    /// answers (ListGroups, ListTransactions) see each answer once per id.
+    /// Broker ids this agent is shown as (its lanes): clients open a connection per id, so a
+    /// topic's partitions travel over that many connections, each with its own requests in
+    /// flight (a single producer is not held to one connection's five). Every lane beyond
+    /// the first has a port of its own on each listener's interface, advertised with the
+    /// listener's host. Set the same on every agent.
     #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT", default_value_t = 1)]
     broker_ids_per_agent: u16,
+    /// The lanes' ports, from this one up (lane 1 of the first listener first); unset, the
+    /// system picks free ports. Fix them where clients reach agents through a firewall.
+    #[arg(long, env = "FLOE_LANE_PORT_BASE")]
+    lane_port_base: Option<u16>,
     /// Client connections at once (Kafka's max.connections); beyond it none is accepted
     /// until one closes.
     #[arg(long, env = "FLOE_CONNECTIONS_MAX", default_value_t = 10_000)]
@@ -682,6 +686,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.connections_per_ip_max = args.connections_per_ip_max;
     config.connection_idle_timeout = args.connections_max_idle;
     config.broker_ids_per_agent = args.broker_ids_per_agent;
+    config.lane_port_base = args.lane_port_base;
     config.quorum = floe::metadata::quorum::QuorumConfig {
         voters: parse_meta_peers(&args.meta_peers)?,
         raft_addr: args.raft_addr,

@@ -21,6 +21,10 @@
 //! travel over several connections with their own in-flight requests. Any agent serves any
 //! partition, so a lane needs nothing but its id; a partition stays on one lane (its order and
 //! its producer's sequence are unaffected), and group coordinators stay agents (lane 0).
+//! Each lane has a port of its own (registered as an endpoint named `LISTENER#lane`), so an
+//! agent knows which lane a connection was opened for: a client that asks every broker and
+//! merges the answers (ListGroups, ListTransactions) gets them from lane 0 only, not once per
+//! lane.
 
 use crate::metadata::state::Agent;
 use uuid::Uuid;
@@ -70,6 +74,21 @@ pub fn lane_id(agent: i32, lane: u16) -> i32 {
 /// The agent a shown broker id belongs to (itself unless it is one of its lanes).
 pub fn agent_of(broker_id: i32) -> i32 {
     broker_id.rem_euclid(LANE_ID_STRIDE)
+}
+
+/// Which of its agent's lanes a shown broker id is (0: the agent itself).
+pub fn lane_of(broker_id: i32) -> u16 {
+    u16::try_from(broker_id.div_euclid(LANE_ID_STRIDE)).unwrap_or(0)
+}
+
+/// The endpoint name a listener's lane is registered under (`PLAINTEXT#2`); lane 0 is the
+/// listener itself.
+pub fn lane_endpoint(listener: &str, lane: u16) -> String {
+    if lane == 0 {
+        listener.to_string()
+    } else {
+        format!("{listener}#{lane}")
+    }
 }
 
 /// `shown`, each broker followed by its other `lanes - 1` lanes at its address.
@@ -259,6 +278,10 @@ mod tests {
             .collect();
         assert_eq!(lanes.len(), 4);
         assert_eq!(agent_of(lane_id(7, 63)), 7);
+        assert_eq!(lane_of(lane_id(7, 63)), 63);
+        assert_eq!(lane_of(7), 0);
+        assert_eq!(lane_endpoint("SSL", 0), "SSL");
+        assert_eq!(lane_endpoint("SSL", 3), "SSL#3");
     }
 
     #[test]

@@ -110,9 +110,10 @@ fn offsets_for_times_find_each_record(bootstrap: &str, topic: &str, records: &[S
     );
 }
 
-/// With several broker ids per agent (lanes), librdkafka sees one broker per id at the same
-/// address and opens a connection to each: a topic's partitions travel over several
-/// connections, and every acknowledged record is still read back once, in order.
+/// With several broker ids per agent (lanes), librdkafka sees one broker per id, each lane at
+/// a port of its own, and opens a connection to each: a topic's partitions travel over
+/// several connections, and every acknowledged record is still read back once, in order. A
+/// group list, which librdkafka gathers from every broker, names each group once.
 #[test]
 fn lanes_spread_partitions_over_connections_and_lose_nothing() {
     let dir = temp_dir();
@@ -136,12 +137,15 @@ fn lanes_spread_partitions_over_connections_and_lose_nothing() {
     let mut ids: Vec<i32> = metadata.brokers().iter().map(|b| b.id()).collect();
     ids.sort();
     assert_eq!(ids, vec![0, 1_000_000, 2_000_000, 3_000_000]);
-    assert!(
-        metadata
-            .brokers()
-            .iter()
-            .all(|b| b.port() == i32::from(floe.addr.port()))
-    );
+    let lane_0 = metadata
+        .brokers()
+        .iter()
+        .find(|b| b.id() == 0)
+        .expect("lane 0");
+    assert_eq!(lane_0.port(), i32::from(floe.addr.port()));
+    let ports: std::collections::BTreeSet<i32> =
+        metadata.brokers().iter().map(|b| b.port()).collect();
+    assert_eq!(ports.len(), 4, "a port per lane: {ports:?}");
     let leaders: std::collections::BTreeSet<i32> = metadata.topics()[0]
         .partitions()
         .iter()
@@ -161,6 +165,30 @@ fn lanes_spread_partitions_over_connections_and_lose_nothing() {
     let expected: BTreeMap<i32, usize> = acked.iter().map(|(p, v)| (*p, v.len())).collect();
     assert_eq!(expected.values().sum::<usize>(), 20_000);
     let got = consume(&floe.bootstrap(), topic, &expected);
+
+    // A group with a committed offset, then the list librdkafka merges from all four lanes.
+    let member: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", floe.bootstrap())
+        .set("group.id", "lanes-group")
+        .create()
+        .expect("consumer");
+    let mut committed = TopicPartitionList::new();
+    committed
+        .add_partition_offset(topic, 0, rdkafka::Offset::Offset(1))
+        .expect("offset");
+    member
+        .commit(&committed, rdkafka::consumer::CommitMode::Sync)
+        .expect("commit");
+    let groups = client
+        .fetch_group_list(None, Duration::from_secs(10))
+        .expect("group list");
+    let named = groups
+        .groups()
+        .iter()
+        .filter(|g| g.name() == "lanes-group")
+        .count();
+    assert_eq!(named, 1, "listed once, not once per lane");
+
     for (partition, mut records) in acked {
         records.sort_by_key(|r| r.offset);
         let offsets: Vec<i64> = records.iter().map(|r| r.offset).collect();

@@ -18,10 +18,11 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::metadata::MetadataStore;
 use crate::metadata::quorum::QuorumError;
-use crate::metadata::state::security::Endpoint;
+use crate::metadata::state::security::{ENDPOINTS_PER_AGENT_MAX, Endpoint};
 use crate::produce::ProducePipeline;
 use crate::produce::pipeline::PipelineConfig;
 use crate::random::Rng;
+use crate::security::listeners::ListenerConfig;
 use crate::server::broker::Broker;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -136,28 +137,43 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             addr: listener.bind.clone(),
             source,
         })?;
-        kafka_listeners.push((listener.clone(), tcp, addr));
+        kafka_listeners.push((listener.clone(), 0u16, tcp, addr));
     }
     let local_addr = kafka_listeners
         .first()
-        .map(|(_, _, addr)| *addr)
+        .map(|(_, _, _, addr)| *addr)
         .ok_or_else(|| StartError::Config("no Kafka listener".into()))?;
-    // What each listener advertises: its configured address, or the one it is bound to.
+    kafka_listeners.extend(bind_lanes(&config, &kafka_listeners).await?);
+    // What each listener advertises: its configured address, or the one it is bound to; a
+    // lane, its listener's advertised host at the lane's own port.
     let endpoints: Vec<Endpoint> = kafka_listeners
         .iter()
-        .map(|(listener, _, addr)| {
+        .map(|(listener, lane, _, addr)| {
             let advertised = listener
                 .advertised
                 .clone()
                 .unwrap_or_else(|| addr.to_string());
             let (host, port) = crate::security::listeners::host_port(&advertised);
+            let port = if *lane == 0 {
+                port
+            } else {
+                i32::from(addr.port())
+            };
             Endpoint {
-                listener: listener.name.clone(),
+                listener: crate::placement::lane_endpoint(&listener.name, *lane),
                 host,
                 port,
             }
         })
         .collect();
+    if endpoints.len() > ENDPOINTS_PER_AGENT_MAX {
+        return Err(StartError::Config(format!(
+            "{} listeners with {} broker ids per agent need {} endpoints; at most {ENDPOINTS_PER_AGENT_MAX} are registered",
+            listener_configs.len(),
+            config.broker_ids_per_agent,
+            endpoints.len()
+        )));
+    }
     let mut config = config;
     if let Some(primary) = endpoints.first() {
         config.advertised_addr = format!("{}:{}", primary.host, primary.port);
@@ -245,10 +261,11 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     }
     let mut listeners = Vec::new();
     let mut tasks = Vec::new();
-    for (listener, tcp, addr) in kafka_listeners {
-        listeners.push((listener.name.clone(), addr));
+    for (listener, lane, tcp, addr) in kafka_listeners {
+        listeners.push((crate::placement::lane_endpoint(&listener.name, lane), addr));
         let info = Arc::new(crate::server::Listener {
             name: listener.name,
+            lane,
             protocol: listener.protocol,
             tls: listener.protocol.tls().then(|| tls.clone()).flatten(),
         });
@@ -387,6 +404,40 @@ const JOBS_SEED: u64 = 0x6a6f_6273;
 
 /// Memory for batch headers read by ListOffsets lookups (40 bytes a batch).
 const RUN_BATCHES_BYTES_MAX: u64 = 16 << 20;
+
+/// A listener's socket: its configuration, the lane it serves (0: the agent itself), the
+/// socket and the address it is bound to.
+type BoundListener = (ListenerConfig, u16, TcpListener, SocketAddr);
+
+/// A port for every lane beyond the first of every listener (`--broker-ids-per-agent`), on the
+/// listener's interface: `--lane-port-base` and up, in listener order, or ports the system
+/// picks.
+async fn bind_lanes(
+    config: &Config,
+    listeners: &[BoundListener],
+) -> Result<Vec<BoundListener>, StartError> {
+    let mut lanes = Vec::new();
+    let mut next_fixed = config.lane_port_base;
+    for (listener, _, _, addr) in listeners {
+        for lane in 1..config.broker_ids_per_agent {
+            let port = match next_fixed {
+                Some(port) => {
+                    next_fixed = port.checked_add(1);
+                    port
+                }
+                None => 0,
+            };
+            let wanted = SocketAddr::new(addr.ip(), port).to_string();
+            let tcp = bind(&wanted).await?;
+            let bound = tcp.local_addr().map_err(|source| StartError::Listen {
+                addr: wanted,
+                source,
+            })?;
+            lanes.push((listener.clone(), lane, tcp, bound));
+        }
+    }
+    Ok(lanes)
+}
 
 async fn bind(addr: &str) -> Result<TcpListener, StartError> {
     TcpListener::bind(addr)

@@ -100,7 +100,9 @@ impl Broker {
     }
 
     /// `shown` as a client of `listener` must be told: each broker at its address on that
-    /// listener (the primary address when the agent advertises no such listener).
+    /// listener, a lane at its lane's port (the listener's own address when the agent
+    /// registered no port for the lane; the primary address when it advertises no such
+    /// listener).
     pub fn on_listener(&self, shown: Vec<Shown>, listener: &str) -> Vec<Shown> {
         let me = self.node_id();
         self.metadata.read(|state| {
@@ -112,7 +114,12 @@ impl Broker {
                     } else {
                         state.security().endpoints(placement::agent_of(s.id))
                     };
-                    match endpoints.iter().find(|e| e.listener == listener) {
+                    let lane = placement::lane_endpoint(listener, placement::lane_of(s.id));
+                    let endpoint = endpoints
+                        .iter()
+                        .find(|e| e.listener == lane)
+                        .or_else(|| endpoints.iter().find(|e| e.listener == listener));
+                    match endpoint {
                         Some(e) => Shown {
                             host: e.host.clone(),
                             port: e.port,

@@ -54,6 +54,7 @@ async fn serve(
             .principal
             .unwrap_or_else(|| crate::server::handlers::ANONYMOUS.to_string()),
         listener: forwarded.listener.unwrap_or_default(),
+        lane: 0,
     };
     let reply = match route(broker, request, Origin::Forwarded, &caller).await {
         Ok(reply) => reply,

@@ -41,6 +41,8 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// One named Kafka listener, as its connections need it.
 pub struct Listener {
     pub name: String,
+    /// Which lane of this agent the listener's port is (`placement`; 0: the agent itself).
+    pub lane: u16,
     pub protocol: SecurityProtocol,
     /// The TLS configuration of an `SSL` or `SASL_SSL` listener.
     pub tls: Option<Arc<ReloadingTls>>,
@@ -96,6 +98,7 @@ async fn accept(broker: Arc<Broker>, stream: TcpStream, peer: SocketAddr, info: 
         host: format!("/{}", peer.ip()),
         principal: principal.unwrap_or_else(|| ANONYMOUS.to_string()),
         listener: info.name.clone(),
+        lane: info.lane,
     };
     let sasl = info.protocol.sasl();
     let Some(tls) = &info.tls else {

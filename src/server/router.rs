@@ -117,6 +117,7 @@ pub async fn route(
         host: &caller.host,
         principal: &caller.principal,
         listener: &caller.listener,
+        lane: caller.lane,
         forwarded: origin == Origin::Forwarded,
     };
     if let RequestBody::Produce(mut request) = body {
@@ -163,6 +164,7 @@ pub async fn route(
                 host: &caller.host,
                 principal: &caller.principal,
                 listener: &caller.listener,
+                lane: caller.lane,
                 forwarded: origin == Origin::Forwarded,
             };
             let mut response = respond(&broker, body, version, client).await?;
@@ -184,6 +186,7 @@ pub async fn route(
         host: &caller.host,
         principal: &caller.principal,
         listener: &caller.listener,
+        lane: caller.lane,
         forwarded: origin == Origin::Forwarded,
     };
     let mut response = respond(&broker, body, version, client).await?;
@@ -288,6 +291,10 @@ async fn respond(
         ),
         RequestBody::DescribeTransactions(r) => {
             ResponseBody::DescribeTransactions(handlers::describe_transactions::handle(b, r))
+        }
+        // An agent's other lanes list nothing: a client asks each as a broker of its own.
+        RequestBody::ListTransactions(_) if client.lane > 0 => {
+            ResponseBody::ListTransactions(Default::default())
         }
         RequestBody::ListTransactions(r) => {
             ResponseBody::ListTransactions(handlers::list_transactions::handle(b, r))

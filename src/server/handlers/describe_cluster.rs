@@ -33,7 +33,7 @@ pub fn handle(
             },
         ),
         brokers: broker
-            .with_lanes(broker.on_listener(shown, client.listener))
+            .on_listener(broker.with_lanes(shown), client.listener)
             .into_iter()
             .map(|s| DescribeClusterBroker {
                 broker_id: s.id,

@@ -131,7 +131,7 @@ pub async fn handle(
     };
     MetadataResponse {
         brokers: broker
-            .with_lanes(broker.on_listener(shown.clone(), client.listener))
+            .on_listener(broker.with_lanes(shown.clone()), client.listener)
             .iter()
             .map(|s| MetadataResponseBroker {
                 node_id: s.id,

@@ -47,6 +47,7 @@ pub struct Client<'a> {
     pub host: &'a str,
     pub principal: &'a str,
     pub listener: &'a str,
+    pub lane: u16,
     pub forwarded: bool,
 }
 
@@ -57,6 +58,7 @@ impl Client<'_> {
             host: self.host.to_string(),
             principal: self.principal.to_string(),
             listener: self.listener.to_string(),
+            lane: self.lane,
         }
     }
 }
@@ -71,6 +73,8 @@ pub struct Caller {
     pub host: String,
     pub principal: String,
     pub listener: String,
+    /// The lane of the agent the connection was opened for (`placement`; 0: the agent).
+    pub lane: u16,
 }
 
 impl Caller {
