@@ -24,7 +24,9 @@ Set-ups (--only picks some):
   tansu           a Tansu command given with --tansu, {port} standing for its Kafka port
                   (e.g. "tansu broker --storage-engine memory://tansu/
                   --listener-url tcp://127.0.0.1:{port}
-                  --advertised-listener-url tcp://127.0.0.1:{port}"); not built here.
+                  --advertised-listener-url tcp://127.0.0.1:{port}"); not built here:
+                  `cargo install tansu --version 0.6.0 --features dynostore` (its
+                  memory:// store needs that feature) takes about 15 minutes on 2 cores.
 
 Numbers depend on the machine: compare the rows of one run, as ratios.
 """

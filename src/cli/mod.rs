@@ -1,0 +1,3 @@
+//! The `floe` command line beyond `serve`: one file per subcommand.
+
+pub mod bench;
