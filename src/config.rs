@@ -368,6 +368,23 @@ impl Config {
                 crate::placement::LANE_ID_STRIDE
             ));
         }
+        // Every listener's lanes are registered endpoints, and the state keeps a bounded few.
+        let endpoints = listeners.len() * usize::from(lanes);
+        let endpoints_max = crate::metadata::state::security::ENDPOINTS_PER_AGENT_MAX;
+        if endpoints > endpoints_max {
+            return Err(format!(
+                "{} listeners with {lanes} broker ids per agent need {endpoints} endpoints; an agent may register at most {endpoints_max}",
+                listeners.len()
+            ));
+        }
+        if let Some(base) = self.lane_port_base {
+            let ports = listeners.len() * usize::from(lanes - 1);
+            if base == 0 || usize::from(base) + ports > usize::from(u16::MAX) + 1 {
+                return Err(format!(
+                    "--lane-port-base {base}: the {ports} lane ports from it must lie in 1..=65535"
+                ));
+            }
+        }
         if self.default_partitions < 1 {
             return Err("default partitions must be at least 1".into());
         }
@@ -425,5 +442,31 @@ impl Config {
     /// This node's Kafka broker id.
     pub fn node_id(&self) -> i32 {
         self.quorum.node_id.broker_id()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_lanes(lanes: u16, port_base: Option<u16>) -> Result<(), String> {
+        let mut config = Config::local(std::path::PathBuf::from("data"));
+        config.broker_ids_per_agent = lanes;
+        config.lane_port_base = port_base;
+        config.validate()
+    }
+
+    #[test]
+    fn lanes_fit_the_endpoints_an_agent_registers_and_their_ports_fit_u16() {
+        assert!(with_lanes(1, None).is_ok());
+        assert!(with_lanes(16, None).is_ok(), "one listener, 16 endpoints");
+        assert!(with_lanes(17, None).is_err());
+        assert!(with_lanes(4, Some(9093)).is_ok());
+        assert!(with_lanes(4, Some(0)).is_err(), "port 0 is no fixed port");
+        assert!(
+            with_lanes(4, Some(65_533)).is_ok(),
+            "lanes 1..3 at 65533..=65535"
+        );
+        assert!(with_lanes(4, Some(65_534)).is_err());
     }
 }

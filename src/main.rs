@@ -301,7 +301,7 @@ struct ServeArgs {
     /// topic's partitions travel over that many connections, each with its own requests in
     /// flight (a single producer is not held to one connection's five). Every lane beyond
     /// the first has a port of its own on each listener's interface, advertised with the
-    /// listener's host. Set the same on every agent.
+    /// listener's host. Set the same on every agent; listeners × lanes may be at most 16.
     #[arg(long, env = "FLOE_BROKER_IDS_PER_AGENT", default_value_t = 1)]
     broker_ids_per_agent: u16,
     /// The lanes' ports, from this one up (lane 1 of the first listener first); unset, the

@@ -63,8 +63,9 @@ pub fn brokers(agents: &[Agent]) -> Vec<Shown> {
 /// `id + n × LANE_ID_STRIDE` (agent ids stay below it when lanes are on).
 pub const LANE_ID_STRIDE: i32 = 1_000_000;
 
-/// The most lanes an agent may show (their ids must fit an i32).
-pub const LANES_MAX: u16 = 64;
+/// The most lanes an agent may show: each is a registered endpoint of each listener, and an
+/// agent registers at most 16 (`ENDPOINTS_PER_AGENT_MAX`); with more listeners, fewer.
+pub const LANES_MAX: u16 = 16;
 
 /// The broker id of `agent`'s lane `lane` (lane 0 is the agent itself).
 pub fn lane_id(agent: i32, lane: u16) -> i32 {

@@ -58,7 +58,7 @@ pub enum StartError {
 pub struct Running {
     /// The primary (first) Kafka listener's bound address.
     pub local_addr: SocketAddr,
-    /// Every Kafka listener's name and bound address.
+    /// Every Kafka listener's name and bound address, and each of its lanes' (`NAME#n`).
     pub listeners: Vec<(String, SocketAddr)>,
     pub admin_addr: Option<SocketAddr>,
     pub broker: Arc<Broker>,
@@ -166,14 +166,8 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             }
         })
         .collect();
-    if endpoints.len() > ENDPOINTS_PER_AGENT_MAX {
-        return Err(StartError::Config(format!(
-            "{} listeners with {} broker ids per agent need {} endpoints; at most {ENDPOINTS_PER_AGENT_MAX} are registered",
-            listener_configs.len(),
-            config.broker_ids_per_agent,
-            endpoints.len()
-        )));
-    }
+    // `Config::validate` bounded listeners × lanes by the endpoints an agent may register.
+    debug_assert!(endpoints.len() <= ENDPOINTS_PER_AGENT_MAX);
     let mut config = config;
     if let Some(primary) = endpoints.first() {
         config.advertised_addr = format!("{}:{}", primary.host, primary.port);
@@ -261,6 +255,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
     }
     let mut listeners = Vec::new();
     let mut tasks = Vec::new();
+    let slots = crate::server::ConnectionSlots::new(broker.config.connections_max);
     for (listener, lane, tcp, addr) in kafka_listeners {
         listeners.push((crate::placement::lane_endpoint(&listener.name, lane), addr));
         let info = Arc::new(crate::server::Listener {
@@ -273,6 +268,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             tcp,
             broker.clone(),
             info,
+            slots.clone(),
         )));
     }
     // The primary listener's task is the node's; the others stop with the node's chores.
@@ -420,6 +416,7 @@ async fn bind_lanes(
     let mut next_fixed = config.lane_port_base;
     for (listener, _, _, addr) in listeners {
         for lane in 1..config.broker_ids_per_agent {
+            // `Config::validate` keeps a fixed range within 1..=65535.
             let port = match next_fixed {
                 Some(port) => {
                     next_fixed = port.checked_add(1);

@@ -109,12 +109,13 @@ impl Broker {
             shown
                 .into_iter()
                 .map(|s| {
-                    let endpoints = if placement::agent_of(s.id) == me {
+                    let (agent, lane) = self.agent_and_lane(s.id);
+                    let endpoints = if agent == me {
                         &self.endpoints[..]
                     } else {
-                        state.security().endpoints(placement::agent_of(s.id))
+                        state.security().endpoints(agent)
                     };
-                    let lane = placement::lane_endpoint(listener, placement::lane_of(s.id));
+                    let lane = placement::lane_endpoint(listener, lane);
                     let endpoint = endpoints
                         .iter()
                         .find(|e| e.listener == lane)
@@ -130,6 +131,19 @@ impl Broker {
                 })
                 .collect()
         })
+    }
+
+    /// The agent and lane a shown broker id stands for. Ids are lanes only while lanes are
+    /// on: without them any node id, however large, is its own agent's.
+    pub fn agent_and_lane(&self, broker_id: i32) -> (i32, u16) {
+        if self.config.broker_ids_per_agent > 1 {
+            (
+                placement::agent_of(broker_id),
+                placement::lane_of(broker_id),
+            )
+        } else {
+            (broker_id, 0)
+        }
     }
 
     /// `shown` with the lanes of each broker (`--broker-ids-per-agent`), as broker lists in

@@ -48,13 +48,36 @@ pub struct Listener {
     pub tls: Option<Arc<ReloadingTls>>,
 }
 
-/// Accepts Kafka connections on `listener` until the task is dropped, at most
-/// `connections_max` at once across listeners (beyond it the listener waits, as Kafka's
-/// does) and `connections_per_ip_max` from one address (beyond it a new connection is closed
-/// at once).
-pub async fn serve(listener: TcpListener, broker: Arc<Broker>, info: Arc<Listener>) {
-    let slots = Arc::new(Semaphore::new(broker.config.connections_max));
-    let per_ip: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
+/// The connection limits every Kafka socket of an agent shares (its listeners and their
+/// lanes): `connections_max` at once, `connections_per_ip_max` from one address.
+#[derive(Clone)]
+pub struct ConnectionSlots {
+    open: Arc<Semaphore>,
+    per_ip: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl ConnectionSlots {
+    pub fn new(connections_max: usize) -> ConnectionSlots {
+        ConnectionSlots {
+            open: Arc::new(Semaphore::new(connections_max)),
+            per_ip: Arc::default(),
+        }
+    }
+}
+
+/// Accepts Kafka connections on `listener` until the task is dropped, within `slots`: beyond
+/// `connections_max` the listener waits (as Kafka's does); beyond `connections_per_ip_max`
+/// from one address a new connection is closed at once.
+pub async fn serve(
+    listener: TcpListener,
+    broker: Arc<Broker>,
+    info: Arc<Listener>,
+    slots: ConnectionSlots,
+) {
+    let ConnectionSlots {
+        open: slots,
+        per_ip,
+    } = slots;
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
             return;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// SCRAM credentials held (a user has at most one per mechanism).
 pub const SCRAM_CREDENTIALS_MAX: usize = 100_000;
-/// Named listeners one agent may advertise.
+/// Endpoints one agent may advertise: its named listeners, and their lanes (`NAME#n`).
 pub const ENDPOINTS_PER_AGENT_MAX: usize = 16;
 /// The longest SCRAM user name (Kafka has no limit; the state needs one).
 pub const SCRAM_USER_BYTES_MAX: usize = 1024;
@@ -22,7 +22,7 @@ const SCRAM_BYTES_MAX: usize = 256;
 /// One listener's advertised address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Endpoint {
-    /// The listener's name, upper case.
+    /// The listener's name, upper case, or one of its lanes' (`NAME#n`, see `placement`).
     pub listener: String,
     pub host: String,
     pub port: i32,

@@ -143,8 +143,8 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         }
         // A lane's id names its agent (see `placement`).
         Ok(asked)
-            if crate::placement::agent_of(asked) != id
-                && crate::placement::agent_of(asked) != broker.node_id() =>
+            if broker.agent_and_lane(asked).0 != id
+                && broker.agent_and_lane(asked).0 != broker.node_id() =>
         {
             return Err((
                 ErrorCode::InvalidRequest,
