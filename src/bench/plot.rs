@@ -42,6 +42,20 @@ fn draw(
     })
 }
 
+/// Both plots' legend of series: upper left, boxed on a light background.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>,
+) -> Drawn {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    Ok(())
+}
+
 const MODEL_COLORS: [RGBColor; 4] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -189,13 +203,7 @@ pub fn latency_vs_cost(report: &SweepReport, path: &Path) -> Result<(), PlotErro
             .draw_series(LineSeries::new(frontier.clone(), BLACK.stroke_width(2)))?
             .label("Pareto frontier (produce p99)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .label_font(("sans-serif", 14))
-            .draw()?;
+        draw_legend(&mut chart)?;
 
         // Labels: the frontier's points and the reference lines, placed clear of every marker
         // and of each other.
@@ -315,13 +323,7 @@ pub fn cost_breakdown(report: &SweepReport, path: &Path) -> Result<(), PlotError
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .label_font(("sans-serif", 14))
-            .draw()?;
+        draw_legend(&mut chart)?;
         // Each bar's setting, centred under it on two lines.
         for (i, p) in bars.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
