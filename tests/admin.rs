@@ -6,13 +6,10 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use rdkafka::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::{Offset, TopicPartitionList};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::kafka::{flush, produce, producer};
+use support::kafka::{commit_offset, flush, produce, producer};
 use support::s3::S3Server;
 use support::{Floe, http_get, http_json, temp_dir};
 
@@ -56,16 +53,7 @@ fn metrics_views_and_cost_reflect_traffic() {
     assert!(acks.errors.lock().unwrap().is_empty());
 
     // Commit offset 400 of partition 0 for group "g": its lag is the rest of that partition.
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", floe.bootstrap())
-        .set("group.id", "g")
-        .create()
-        .expect("consumer");
-    let mut offsets = TopicPartitionList::new();
-    offsets
-        .add_partition_offset("watched", 0, Offset::Offset(400))
-        .expect("offset");
-    consumer.commit(&offsets, CommitMode::Sync).expect("commit");
+    commit_offset(&floe.bootstrap(), "g", "watched", 0, 400);
 
     let (status, text) = http_get(floe.admin, "/metrics");
     assert_eq!(status, 200);

@@ -12,7 +12,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support::kafka::{Seen, consume, flush, produce, producer};
+use support::kafka::{Seen, commit_offset, consume, flush, produce, producer};
 use support::{Floe, temp_dir};
 
 const PARTITIONS: i32 = 8;
@@ -167,18 +167,7 @@ fn lanes_spread_partitions_over_connections_and_lose_nothing() {
     let got = consume(&floe.bootstrap(), topic, &expected);
 
     // A group with a committed offset, then the list librdkafka merges from all four lanes.
-    let member: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", floe.bootstrap())
-        .set("group.id", "lanes-group")
-        .create()
-        .expect("consumer");
-    let mut committed = TopicPartitionList::new();
-    committed
-        .add_partition_offset(topic, 0, rdkafka::Offset::Offset(1))
-        .expect("offset");
-    member
-        .commit(&committed, rdkafka::consumer::CommitMode::Sync)
-        .expect("commit");
+    commit_offset(&floe.bootstrap(), "lanes-group", topic, 0, 1);
     let groups = client
         .fetch_group_list(None, Duration::from_secs(10))
         .expect("group list");

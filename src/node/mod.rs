@@ -413,17 +413,12 @@ async fn bind_lanes(
     listeners: &[BoundListener],
 ) -> Result<Vec<BoundListener>, StartError> {
     let mut lanes = Vec::new();
-    let mut next_fixed = config.lane_port_base;
     for (listener, _, _, addr) in listeners {
         for lane in 1..config.broker_ids_per_agent {
             // `Config::validate` keeps a fixed range within 1..=65535.
-            let port = match next_fixed {
-                Some(port) => {
-                    next_fixed = port.checked_add(1);
-                    port
-                }
-                None => 0,
-            };
+            let port = config
+                .lane_port_base
+                .map_or(0, |base| base + lanes.len() as u16);
             let wanted = SocketAddr::new(addr.ip(), port).to_string();
             let tcp = bind(&wanted).await?;
             let bound = tcp.local_addr().map_err(|source| StartError::Listen {

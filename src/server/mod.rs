@@ -74,19 +74,17 @@ pub async fn serve(
     info: Arc<Listener>,
     slots: ConnectionSlots,
 ) {
-    let ConnectionSlots {
-        open: slots,
-        per_ip,
-    } = slots;
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
+        let Ok(slot) = slots.open.clone().acquire_owned().await else {
             return;
         };
         match listener.accept().await {
             Ok((stream, peer)) => {
-                let Some(address) =
-                    PerAddress::claim(&per_ip, peer.ip(), broker.config.connections_per_ip_max)
-                else {
+                let Some(address) = PerAddress::claim(
+                    &slots.per_ip,
+                    peer.ip(),
+                    broker.config.connections_per_ip_max,
+                ) else {
                     broker
                         .metrics
                         .refused_connections

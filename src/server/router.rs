@@ -206,6 +206,14 @@ async fn respond(
 ) -> Result<ResponseBody, RouteError> {
     let b = broker;
     Ok(match body {
+        // The lists a client gathers from every broker and merges: an agent's other lanes
+        // list nothing, since the client asks each of them as a broker of its own.
+        RequestBody::ListGroups(_) if client.lane > 0 => {
+            ResponseBody::ListGroups(Default::default())
+        }
+        RequestBody::ListTransactions(_) if client.lane > 0 => {
+            ResponseBody::ListTransactions(Default::default())
+        }
         RequestBody::Fetch(r) => ResponseBody::Fetch(handlers::fetch::handle(b, r, version).await),
         RequestBody::ListOffsets(r) => {
             ResponseBody::ListOffsets(handlers::list_offsets::handle(b, r, version).await)
@@ -291,10 +299,6 @@ async fn respond(
         ),
         RequestBody::DescribeTransactions(r) => {
             ResponseBody::DescribeTransactions(handlers::describe_transactions::handle(b, r))
-        }
-        // An agent's other lanes list nothing: a client asks each as a broker of its own.
-        RequestBody::ListTransactions(_) if client.lane > 0 => {
-            ResponseBody::ListTransactions(Default::default())
         }
         RequestBody::ListTransactions(r) => {
             ResponseBody::ListTransactions(handlers::list_transactions::handle(b, r))

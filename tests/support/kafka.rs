@@ -156,6 +156,23 @@ pub fn flush(producer: &ThreadedProducer<Acks>) {
     producer.flush(Duration::from_secs(60)).expect("flush");
 }
 
+/// Commits `offset` of `partition` of `topic` for `group`, with no member: the group then
+/// exists in the broker's state with only committed offsets.
+pub fn commit_offset(bootstrap: &str, group: &str, topic: &str, partition: i32, offset: i64) {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .create()
+        .expect("consumer");
+    let mut offsets = TopicPartitionList::new();
+    offsets
+        .add_partition_offset(topic, partition, Offset::Offset(offset))
+        .expect("offset");
+    consumer
+        .commit(&offsets, rdkafka::consumer::CommitMode::Sync)
+        .expect("commit");
+}
+
 /// Reads partitions from offset 0 until each has `expected[p]` records or the time runs out.
 pub fn consume(
     bootstrap: &str,

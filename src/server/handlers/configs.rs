@@ -142,10 +142,7 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
             ));
         }
         // A lane's id names its agent (see `placement`).
-        Ok(asked)
-            if broker.agent_and_lane(asked).0 != id
-                && broker.agent_and_lane(asked).0 != broker.node_id() =>
-        {
+        Ok(asked) if ![id, broker.node_id()].contains(&broker.agent_and_lane(asked).0) => {
             return Err((
                 ErrorCode::InvalidRequest,
                 Some(format!(

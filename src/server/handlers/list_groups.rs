@@ -3,8 +3,8 @@
 //! An agent lists the groups it coordinates: those live here, and those that only have
 //! committed offsets in the replicated state (Kafka calls them "Empty"). Clients that see
 //! every agent ask each and merge; behind a load balancer a client sees one broker, so the
-//! agent it reached asks its siblings too (`siblings`). An agent's other lanes list nothing:
-//! a client asks each of them as a broker of its own.
+//! agent it reached asks its siblings too (`siblings`). An agent's other lanes list nothing
+//! (the router answers them).
 
 use crate::placement;
 use crate::protocol::messages::list_groups_response::ListedGroup;
@@ -20,9 +20,6 @@ pub async fn handle(
     version: i16,
     client: Client<'_>,
 ) -> ListGroupsResponse {
-    if client.lane > 0 {
-        return ListGroupsResponse::default();
-    }
     let mut groups: BTreeMap<String, ListedGroup> = coordinated_here(broker)
         .into_iter()
         .map(|g| (g.group_id.clone(), g))
