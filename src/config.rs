@@ -64,6 +64,9 @@ pub struct Config {
     pub lane_port_base: Option<u16>,
     /// How long an agent stays in Metadata answers without renewing its registration.
     pub agent_lease: Duration,
+    /// How long a drain (SIGTERM, `POST /v1/drain`) may take before the process exits with
+    /// what is left unanswered.
+    pub drain_timeout: Duration,
     /// How long a new group waits for more members before its first generation
     /// (Kafka's group.initial.rebalance.delay.ms).
     pub group_initial_rebalance_delay: Duration,
@@ -285,6 +288,7 @@ impl Config {
             broker_ids_per_agent: 1,
             lane_port_base: None,
             agent_lease: Duration::from_secs(4),
+            drain_timeout: Duration::from_secs(25),
             group_initial_rebalance_delay: Duration::from_secs(3),
             group_consumer_heartbeat_interval: Duration::from_secs(5),
             group_consumer_session_timeout: Duration::from_secs(45),

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod cost;
+pub mod drain_signal;
 pub mod fetch;
 pub mod groups;
 pub mod ids;

@@ -308,6 +308,11 @@ struct ServeArgs {
     /// system picks free ports. Fix them where clients reach agents through a firewall.
     #[arg(long, env = "FLOE_LANE_PORT_BASE")]
     lane_port_base: Option<u16>,
+    /// On SIGTERM (or `POST /v1/drain`) the agent drains: /readyz turns 503, it leaves the
+    /// registry, stops accepting, answers what it read and seals what waits; it exits when
+    /// nothing is left or after this long. Keep it below the orchestrator's grace period.
+    #[arg(long, env = "FLOE_DRAIN_TIMEOUT", value_parser = humantime::parse_duration, default_value = "25s")]
+    drain_timeout: Duration,
     /// Client connections at once (Kafka's max.connections); beyond it none is accepted
     /// until one closes.
     #[arg(long, env = "FLOE_CONNECTIONS_MAX", default_value_t = 10_000)]
@@ -508,6 +513,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.transaction_max_timeout_ms =
         i64::try_from(args.transaction_max_timeout.as_millis()).unwrap_or(i64::MAX);
     config.remove_departed_agents_after = args.remove_departed_agents_after;
+    config.drain_timeout = args.drain_timeout;
     config.connections_max = args.connections_max;
     config.connections_per_ip_max = args.connections_per_ip_max;
     config.connection_idle_timeout = args.connections_max_idle;
@@ -535,14 +541,29 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             tracing::info!(addr = %admin, "admin HTTP is serving");
         }
         let store = running.broker.store.clone();
+        let drain = running.broker.drain.clone();
         tokio::select! {
-            _ = shutdown_signal() => tracing::info!("shutting down"),
+            _ = shutdown_signal() => {}
+            _ = drain.started() => {}
             result = &mut running.task => {
                 if let Err(e) = result {
                     anyhow::bail!("the listener stopped: {e}");
                 }
             }
         }
+        let drained = running.drain(running.broker.config.drain_timeout).await;
+        if drained.complete() {
+            tracing::info!(elapsed = ?drained.elapsed, "drained; stopping");
+        } else {
+            tracing::warn!(
+                elapsed = ?drained.elapsed,
+                connections_open = drained.connections_open,
+                pending_bytes = drained.pending_bytes,
+                deregistered = drained.deregistered,
+                "the drain deadline passed; stopping with what is left"
+            );
+        }
+        running.stop().await;
         for op in store.metrics().snapshot() {
             tracing::info!(
                 op = op.operation.name(),
@@ -557,7 +578,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// SIGINT (Ctrl-C) or SIGTERM (containers, service managers).
+/// SIGINT (Ctrl-C) or SIGTERM (containers, service managers): both drain.
 async fn shutdown_signal() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(term) => term,

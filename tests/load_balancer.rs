@@ -10,109 +10,15 @@ mod support;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::haproxy::behind_haproxy;
 use support::kafka::{consume, flush, produce, producer};
-use support::{Floe, coordinated, free_addr, free_port, http_json, kafka_call, metric, temp_dir};
-
-struct Haproxy(Child);
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Three agents (node 1 votes) behind a haproxy in round robin, each advertising the
-/// balancer's address; `listener(kafka addr, balancer)` gives each node's listener flags.
-fn behind_haproxy(
-    dir: &std::path::Path,
-    extra: &[String],
-    listener: impl Fn(std::net::SocketAddr, std::net::SocketAddr) -> Vec<String>,
-) -> (Vec<Floe>, std::net::SocketAddr, Haproxy) {
-    let objects = dir.join("objects");
-    std::fs::create_dir_all(&objects).expect("objects dir");
-    let balancer = free_addr();
-    let raft: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let peers = format!("1=127.0.0.1:{}", raft[0]);
-    let kafka: Vec<_> = (0..3).map(|_| free_addr()).collect();
-    let nodes: Vec<Floe> = (1..=3usize)
-        .map(|id| {
-            let mut flags = vec![
-                "--node-id".to_string(),
-                id.to_string(),
-                "--meta-peers".into(),
-                peers.clone(),
-                "--object-store".into(),
-                format!("file://{}", objects.display()),
-                "--default-partitions".into(),
-                "6".into(),
-            ];
-            flags.extend(listener(kafka[id - 1], balancer));
-            flags.extend(extra.iter().cloned());
-            if id > 1 {
-                flags.extend([
-                    "--roles".into(),
-                    "agent".into(),
-                    "--raft-addr".into(),
-                    format!("127.0.0.1:{}", raft[id - 1]),
-                ]);
-            }
-            Floe::start_at(
-                &dir.join(format!("node-{id}")),
-                kafka[id - 1],
-                free_addr(),
-                &flags,
-            )
-        })
-        .collect();
-
-    // Round robin: consecutive connections land on different agents.
-    let servers: String = kafka
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("    server agent-{i} {a}\n"))
-        .collect();
-    let config = dir.join("haproxy.cfg");
-    std::fs::write(
-        &config,
-        format!(
-            "defaults\n    mode tcp\n    timeout connect 2s\n    timeout client 60s\n    \
-             timeout server 60s\nfrontend kafka\n    bind {balancer}\n    default_backend agents\n\
-             backend agents\n    balance roundrobin\n{servers}"
-        ),
-    )
-    .expect("haproxy config");
-    let haproxy = Haproxy(
-        Command::new("haproxy")
-            .arg("-db")
-            .arg("-f")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("haproxy (the README test command installs it)"),
-    );
-
-    // Wait until all three agents are registered and the balancer accepts connections.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while http_json(nodes[0].admin, "/v1/quorum")["learners"]
-        .as_array()
-        .map_or(0, Vec::len)
-        < 2
-        || std::net::TcpStream::connect(balancer).is_err()
-    {
-        assert!(Instant::now() < deadline, "cluster did not form");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (nodes, balancer, haproxy)
-}
+use support::{Floe, coordinated, kafka_call, metric, temp_dir};
 
 #[test]
 fn agents_behind_one_address_serve_as_one_broker() {
     let dir = temp_dir();
-    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), &[], |_, balancer| {
+    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 1, &[], |_, balancer| {
         vec!["--advertised-addr".into(), balancer.to_string()]
     });
     let kafka: Vec<std::net::SocketAddr> = nodes.iter().map(|n| n.addr).collect();
@@ -351,7 +257,7 @@ fn a_forwarded_group_request_is_authorized_as_its_client() {
     ]
     .map(String::from)
     .to_vec();
-    let (nodes, balancer, _haproxy) = behind_haproxy(dir.path(), &extra, |kafka, balancer| {
+    let (nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 1, &extra, |kafka, balancer| {
         vec![
             "--listeners".into(),
             format!("SASL_PLAINTEXT://{kafka}"),

@@ -3,13 +3,14 @@
 //! | path | answer |
 //! | --- | --- |
 //! | `/healthz` | 200 while the process serves |
-//! | `/readyz` | 200 when the object store answered its last probe (at most one per `--ready-probe-interval`), else 503 |
+//! | `/readyz` | 200 when the object store answered its last probe (at most one per `--ready-probe-interval`), else 503; 503 once draining |
 //! | `/metrics` | Prometheus text format |
 //! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
 //! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |
 //! | `/v1/quorum` | this node's view of the metadata quorum (role, term, leader, members, indexes) |
 //! | `POST /v1/quorum/learners` `{"id":4,"raft_addr":"host:port"}` | add a learner (on the leader) |
 //! | `PUT /v1/quorum/voters` `{"voters":[1,2,3]}` | change the voters; others stay learners (on the leader) |
+//! | `POST /v1/drain` | drain this agent and exit, as SIGTERM does (`node::drain`); 202 |
 //!
 //! Who may call which route: `guard`.
 
@@ -80,6 +81,7 @@ pub fn router(broker: Arc<Broker>) -> Router {
         )
         .route("/v1/quorum/learners", axum::routing::post(add_learner))
         .route("/v1/quorum/voters", axum::routing::put(change_voters))
+        .route("/v1/drain", axum::routing::post(drain))
         .route_layer(axum::middleware::from_fn_with_state(views, guard::require));
     open.merge(metrics).merge(guarded).with_state(broker)
 }
@@ -94,6 +96,9 @@ pub async fn serve(listener: tokio::net::TcpListener, broker: Arc<Broker>) {
 /// On one node the metadata is in-process and always readable, so readiness is the object
 /// store's: its last probe (write, read, delete) must have succeeded.
 async fn ready(broker: &Broker, readiness: &readiness::Readiness) -> Response {
+    if broker.drain.is_draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
     match readiness.check(&broker.store, &broker.clock).await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
         Err(e) => (
@@ -102,6 +107,17 @@ async fn ready(broker: &Broker, readiness: &readiness::Readiness) -> Response {
         )
             .into_response(),
     }
+}
+
+/// Starts the drain; the process (`floe serve`) exits once it is done.
+async fn drain(State(broker): State<Arc<Broker>>) -> Response {
+    let started = broker.drain.start();
+    let answer = if started {
+        "draining\n"
+    } else {
+        "already draining\n"
+    };
+    (StatusCode::ACCEPTED, answer).into_response()
 }
 
 #[derive(serde::Deserialize)]

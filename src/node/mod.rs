@@ -12,6 +12,7 @@
 //! ```
 //! The clock and the random generator are made here, once, and handed to every part.
 
+pub mod drain;
 pub mod registration;
 
 use crate::clock::Clock;
@@ -63,7 +64,9 @@ pub struct Running {
     pub admin_addr: Option<SocketAddr>,
     pub broker: Arc<Broker>,
     pub task: JoinHandle<()>,
-    /// The internal and admin listeners, registration, learner upkeep.
+    /// Keeps the agent registered; finishes once a drain took it out of the registry.
+    registration: JoinHandle<()>,
+    /// The internal and admin listeners, learner upkeep, jobs.
     others: Vec<JoinHandle<()>>,
 }
 
@@ -72,6 +75,7 @@ impl Running {
     /// only does the former; Raft then notices its handle is gone and complains).
     pub async fn stop(self) {
         self.task.abort();
+        self.registration.abort();
         for task in &self.others {
             task.abort();
         }
@@ -82,6 +86,7 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.task.abort();
+        self.registration.abort();
         for task in &self.others {
             task.abort();
         }
@@ -220,7 +225,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             bound
         }
     };
-    others.push(tokio::spawn(registration::keep_registered(broker.clone())));
+    let registration = tokio::spawn(registration::keep_registered(broker.clone()));
     if broker.config.quorum.voter {
         others.push(tokio::spawn(crate::metadata::ticks::tick_while_leading(
             broker.metadata.clone(),
@@ -283,6 +288,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         admin_addr,
         broker,
         task,
+        registration,
         others,
     })
 }
@@ -299,6 +305,7 @@ fn build_broker(
     clock: Clock,
     rng: Rng,
 ) -> Broker {
+    let drain = crate::drain_signal::DrainSignal::default();
     let pipeline = ProducePipeline::start(
         PipelineConfig {
             flush_interval: config.flush_interval,
@@ -309,6 +316,7 @@ fn build_broker(
         store.clone(),
         tiers.clone(),
         metadata.clone(),
+        drain.clone(),
         clock.clone(),
         rng.clone(),
     );
@@ -341,6 +349,7 @@ fn build_broker(
         metrics: Arc::new(crate::telemetry::BrokerMetrics::default()),
         started: clock.now(),
         groups,
+        drain,
         config,
         metadata,
         pipeline,

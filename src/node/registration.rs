@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Keeps this agent in the registry: a heartbeat every third of the lease. A missed heartbeat
 /// (no leader for a moment) is retried at the next tick; only a lease that runs out drops the
-/// agent from Metadata answers.
+/// agent from Metadata answers. Returns when the agent drains, once it left the registry.
 pub async fn keep_registered(broker: Arc<Broker>) {
     let lease = broker.config.agent_lease;
     let mut failing = false;
@@ -63,7 +63,41 @@ pub async fn keep_registered(broker: Arc<Broker>) {
             }
             Err(_) => {}
         }
-        broker.clock.sleep(lease / 3).await;
+        tokio::select! {
+            _ = broker.clock.sleep(lease / 3) => {}
+            _ = broker.drain.started() => {
+                deregister(&broker).await;
+                return;
+            }
+        }
+    }
+}
+
+/// How often a drain tries to take the agent out of the registry before leaving it to lapse.
+const DEREGISTER_ATTEMPTS: u32 = 5;
+
+/// Takes this agent out of the registry, so no node lists it or routes a partition or group to
+/// it: a last heartbeat whose lease ran out a lease ago (nodes whose clocks lag by less than a
+/// lease agree it is gone). Failing that, the lease lapses on its own.
+async fn deregister(broker: &Broker) {
+    let lease_ms = broker.config.agent_lease.as_millis() as i64;
+    for attempt in 1..=DEREGISTER_ATTEMPTS {
+        let lapsed = broker.clock.now_ms().saturating_sub(lease_ms);
+        match broker.metadata.agent_heartbeat(broker.agent(lapsed)).await {
+            Ok(Ok(())) => {
+                tracing::info!("draining: left the registry");
+                return;
+            }
+            Ok(Err(refused)) => {
+                tracing::warn!(?refused, "draining: the quorum refused the deregistration");
+                return;
+            }
+            Err(e) if attempt == DEREGISTER_ATTEMPTS => {
+                tracing::warn!(error = %ErrorChain(&e), "draining: cannot leave the registry; its lease will lapse");
+            }
+            // A leader election: a few tries a fifth of a lease apart.
+            Err(_) => broker.clock.sleep(broker.config.agent_lease / 5).await,
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 use super::batcher::{Batcher, Sealed};
 use super::metrics::PipelineMetrics;
 use crate::clock::{Clock, Instant};
+use crate::drain_signal::DrainSignal;
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
 use crate::metadata::{MetadataError, MetadataStore};
@@ -76,6 +77,7 @@ impl ProducePipeline {
         store: Arc<ObjectClient>,
         tiers: Tiers,
         metadata: MetadataStore,
+        drain: DrainSignal,
         clock: Clock,
         rng: Rng,
     ) -> ProducePipeline {
@@ -90,7 +92,7 @@ impl ProducePipeline {
             rng,
             metrics: metrics.clone(),
         };
-        tokio::spawn(run_batcher(config, intake_rx, uploads, storage));
+        tokio::spawn(run_batcher(config, intake_rx, uploads, storage, drain));
         tokio::spawn(run_committer(uploads_rx, metadata, clock, metrics.clone()));
         ProducePipeline {
             intake,
@@ -102,6 +104,11 @@ impl ProducePipeline {
 
     pub fn metrics(&self) -> &PipelineMetrics {
         &self.metrics
+    }
+
+    /// Bytes of batches accepted and not yet answered (committed or failed).
+    pub fn pending_bytes(&self) -> usize {
+        self.buffer_bytes_max - self.buffer.available_permits()
     }
 
     /// Queues a validated batch; the receiver answers once it is committed (or failed).
@@ -131,20 +138,26 @@ impl ProducePipeline {
     }
 }
 
+/// Seals objects as the batcher decides; once the agent drains, at once: its producers are
+/// about to be sent elsewhere, and what they wait for must be answered before it exits (the
+/// PUT budget yields to that).
 async fn run_batcher(
     config: PipelineConfig,
     mut intake: mpsc::Receiver<(TopicPartition, AwaitingCommit)>,
     uploads: mpsc::Sender<Upload>,
     store: Storage,
+    drain: DrainSignal,
 ) {
     let mut batcher = Batcher::new(config.flush_interval, config.object_bytes_max);
+    let mut draining = false;
     loop {
         let deadline = batcher.deadline();
         let sealed = tokio::select! {
             item = intake.recv() => match item {
                 Some((partition, pending)) => {
                     let bytes = pending.batch.as_bytes().clone();
-                    batcher.push(store.clock.now(), partition, bytes, pending)
+                    let sealed = batcher.push(store.clock.now(), partition, bytes, pending);
+                    if draining { sealed.or_else(|| batcher.seal()) } else { sealed }
                 }
                 None => {
                     if let Some(sealed) = batcher.seal() {
@@ -154,6 +167,10 @@ async fn run_batcher(
                 }
             },
             _ = sleep_until(&store.clock, deadline), if deadline.is_some() => batcher.poll(store.clock.now()),
+            _ = drain.started(), if !draining => {
+                draining = true;
+                batcher.seal()
+            }
         };
         if let Some(sealed) = sealed {
             // A full upload queue blocks intake: backpressure instead of growth.

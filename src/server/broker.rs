@@ -48,6 +48,8 @@ pub struct Broker {
     pub started: Instant,
     /// The consumer groups this agent coordinates.
     pub groups: crate::groups::Coordinator,
+    /// Raised when the agent starts leaving the cluster (`drain`).
+    pub drain: crate::drain_signal::DrainSignal,
     /// This node's clock and random generator (see `clock` and `random`).
     pub clock: Clock,
     pub rng: Rng,
@@ -169,14 +171,18 @@ impl Broker {
 
     /// The live agents, this one as it is now: before its first registration is applied the
     /// registry may still hold its previous life's entry, whose lease has not run out but
-    /// whose address (a restart on another port) no longer answers.
+    /// whose address (a restart on another port) no longer answers. A draining agent leaves
+    /// itself out (unless it is the last one), so its answers send clients, partitions and
+    /// groups to the agents that stay.
     pub fn live_agents(&self) -> Vec<Agent> {
         let now = self.clock.now_ms();
         let me = self.node_id();
         let mut agents: Vec<Agent> = self
             .metadata
             .read(|s| s.live_agents(now).filter(|a| a.id != me).cloned().collect());
-        agents.push(self.agent(i64::MAX));
+        if agents.is_empty() || !self.drain.is_draining() {
+            agents.push(self.agent(i64::MAX));
+        }
         agents
     }
 

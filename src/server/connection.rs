@@ -8,7 +8,8 @@
 //! Up to `connection_requests_in_flight_max` requests run at once; their responses are written
 //! strictly in request order (Kafka clients depend on it). When the limit is reached the socket
 //! is not read: backpressure reaches the client through TCP. A malformed or oversized frame,
-//! or a request that cannot be decoded, closes this connection only.
+//! or a request that cannot be decoded, closes this connection only. When the agent drains,
+//! the connection stops reading, answers every request it read, and closes.
 
 use super::broker::Broker;
 use super::byte_pool::Reservation;
@@ -163,6 +164,9 @@ pub async fn serve_connection<S>(
         let idle_deadline = last_active + idle_max;
         let frame_deadline = reserved_at + FRAME_READ_TIMEOUT;
         tokio::select! {
+            // Draining: what was read is answered, then the connection closes; the client
+            // sends the rest again wherever the load balancer or Metadata now points it.
+            _ = broker.drain.started(), if reading => reading = false,
             read = reader.read_buf(&mut buf), if may_read => match read {
                 Ok(0) => reading = false,
                 Ok(_) => last_active = broker.clock.now(),

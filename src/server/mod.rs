@@ -65,20 +65,26 @@ impl ConnectionSlots {
     }
 }
 
-/// Accepts Kafka connections on `listener` until the task is dropped, within `slots`: beyond
-/// `connections_max` the listener waits (as Kafka's does); beyond `connections_per_ip_max`
-/// from one address a new connection is closed at once.
+/// Accepts Kafka connections on `listener` until the task is dropped or the agent drains (then
+/// the socket closes, so new connections are refused and a load balancer tries another
+/// agent), within `slots`: beyond `connections_max` the listener waits (as Kafka's does);
+/// beyond `connections_per_ip_max` from one address a new connection is closed at once.
 pub async fn serve(
     listener: TcpListener,
     broker: Arc<Broker>,
     info: Arc<Listener>,
     slots: ConnectionSlots,
 ) {
+    let drain = broker.drain.clone();
     loop {
-        let Ok(slot) = slots.open.clone().acquire_owned().await else {
+        let accepted = tokio::select! {
+            _ = drain.started() => return,
+            accepted = accept_within(&listener, &slots) => accepted,
+        };
+        let Some((slot, accepted)) = accepted else {
             return;
         };
-        match listener.accept().await {
+        match accepted {
             Ok((stream, peer)) => {
                 let Some(address) = PerAddress::claim(
                     &slots.per_ip,
@@ -109,6 +115,18 @@ pub async fn serve(
             }
         }
     }
+}
+
+/// The next connection, once `slots` has room for it; `None` when the slots are gone.
+async fn accept_within(
+    listener: &TcpListener,
+    slots: &ConnectionSlots,
+) -> Option<(
+    tokio::sync::OwnedSemaphorePermit,
+    std::io::Result<(TcpStream, SocketAddr)>,
+)> {
+    let slot = slots.open.clone().acquire_owned().await.ok()?;
+    Some((slot, listener.accept().await))
 }
 
 /// Completes a TLS handshake when the listener asks for one, then serves the connection.

@@ -1,6 +1,7 @@
 //! Shared test support: runs the real `floe` binary as a child process on loopback.
 #![allow(dead_code)]
 
+pub mod haproxy;
 pub mod kafka;
 pub mod s3;
 
@@ -17,6 +18,8 @@ pub struct Floe {
     pub addr: SocketAddr,
     pub admin: SocketAddr,
     pub data_dir: PathBuf,
+    /// The extra flags it was started with (a restart reuses them).
+    extra: Vec<std::ffi::OsString>,
 }
 
 /// A port that is free now, chosen below the kernel's ephemeral range (32768 and up on
@@ -98,6 +101,7 @@ impl Floe {
             addr,
             admin,
             data_dir: data_dir.to_path_buf(),
+            extra: extra.iter().map(|e| e.as_ref().to_os_string()).collect(),
         };
         floe.wait_ready();
         floe
@@ -148,6 +152,32 @@ impl Floe {
             std::thread::sleep(Duration::from_millis(50));
         }
         self.kill();
+    }
+
+    /// SIGTERM, as an orchestrator scaling in sends it: the exit status and how long the
+    /// process took to exit (it drains first). Panics if it has not exited within `limit`.
+    pub fn terminate(&mut self, limit: Duration) -> (std::process::ExitStatus, Duration) {
+        let started = Instant::now();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        while started.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return (status, started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!(
+            "floe did not exit within {limit:?} of SIGTERM:\n{}",
+            self.log()
+        );
+    }
+
+    /// Starts the node again, exited or not, with its addresses, data directory and flags.
+    pub fn restart(&mut self) {
+        self.kill();
+        let extra = std::mem::take(&mut self.extra);
+        *self = Floe::start_at(&self.data_dir.clone(), self.addr, self.admin, &extra);
     }
 
     /// The "object store requests" summary lines a stopped floe logged.
