@@ -39,6 +39,27 @@ enum CommandLine {
     Serve(Box<ServeArgs>),
     /// Measure throughput, produce and end-to-end latency, object-store requests and their cost.
     Bench(Box<BenchArgs>),
+    /// Create, list, describe, delete topics and change their configs.
+    Topic {
+        #[command(flatten)]
+        admin: cli::AdminArgs,
+        #[command(subcommand)]
+        command: cli::topic::TopicCommand,
+    },
+    /// List, describe and delete consumer groups; reset their offsets.
+    Group {
+        #[command(flatten)]
+        admin: cli::AdminArgs,
+        #[command(subcommand)]
+        command: cli::group::GroupCommand,
+    },
+    /// The cluster's brokers and its metadata quorum.
+    Cluster {
+        #[command(flatten)]
+        admin: cli::AdminArgs,
+        #[command(subcommand)]
+        command: cli::cluster::ClusterCommand,
+    },
 }
 
 #[derive(clap::Args)]
@@ -376,6 +397,11 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         CommandLine::Serve(args) => serve(*args),
         CommandLine::Bench(args) => bench(*args),
+        CommandLine::Topic { admin, command } => cli::run_admin(admin, cli::Admin::Topic(command)),
+        CommandLine::Group { admin, command } => cli::run_admin(admin, cli::Admin::Group(command)),
+        CommandLine::Cluster { admin, command } => {
+            cli::run_admin(admin, cli::Admin::Cluster(command))
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub enum ClientError {
 pub struct Sender {
     write: OwnedWriteHalf,
     next_correlation: i32,
+    client_id: &'static str,
 }
 
 /// The receiving half: reads responses in the order their requests were sent.
@@ -32,6 +33,14 @@ pub struct Receiver {
 }
 
 pub async fn connect(addr: &str) -> Result<(Sender, Receiver), ClientError> {
+    connect_as(addr, "floe-bench").await
+}
+
+/// `connect`, naming the client `client_id` in every request.
+pub async fn connect_as(
+    addr: &str,
+    client_id: &'static str,
+) -> Result<(Sender, Receiver), ClientError> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (read, write) = stream.into_split();
@@ -39,6 +48,7 @@ pub async fn connect(addr: &str) -> Result<(Sender, Receiver), ClientError> {
         Sender {
             write,
             next_correlation: 0,
+            client_id,
         },
         Receiver {
             read,
@@ -55,7 +65,7 @@ impl Sender {
             request_api_key: body.api_key() as i16,
             request_api_version: version,
             correlation_id: self.next_correlation,
-            client_id: Some("floe-bench".into()),
+            client_id: Some(self.client_id.into()),
             ..Default::default()
         };
         let frame =

@@ -95,6 +95,98 @@ impl ErrorCode {
         self as i16
     }
 
+    /// The error code `code` names, if it is one floe knows (clients report the number
+    /// otherwise).
+    pub fn from_code(code: i16) -> Option<ErrorCode> {
+        Some(match code {
+            -1 => ErrorCode::UnknownServerError,
+            0 => ErrorCode::None,
+            1 => ErrorCode::OffsetOutOfRange,
+            2 => ErrorCode::CorruptMessage,
+            3 => ErrorCode::UnknownTopicOrPartition,
+            4 => ErrorCode::InvalidFetchSize,
+            5 => ErrorCode::LeaderNotAvailable,
+            6 => ErrorCode::NotLeaderOrFollower,
+            7 => ErrorCode::RequestTimedOut,
+            10 => ErrorCode::MessageTooLarge,
+            12 => ErrorCode::OffsetMetadataTooLarge,
+            13 => ErrorCode::NetworkException,
+            14 => ErrorCode::CoordinatorLoadInProgress,
+            15 => ErrorCode::CoordinatorNotAvailable,
+            16 => ErrorCode::NotCoordinator,
+            17 => ErrorCode::InvalidTopicException,
+            18 => ErrorCode::RecordListTooLarge,
+            19 => ErrorCode::NotEnoughReplicas,
+            21 => ErrorCode::InvalidRequiredAcks,
+            22 => ErrorCode::IllegalGeneration,
+            23 => ErrorCode::InconsistentGroupProtocol,
+            24 => ErrorCode::InvalidGroupId,
+            25 => ErrorCode::UnknownMemberId,
+            26 => ErrorCode::InvalidSessionTimeout,
+            27 => ErrorCode::RebalanceInProgress,
+            28 => ErrorCode::InvalidCommitOffsetSize,
+            29 => ErrorCode::TopicAuthorizationFailed,
+            30 => ErrorCode::GroupAuthorizationFailed,
+            31 => ErrorCode::ClusterAuthorizationFailed,
+            32 => ErrorCode::InvalidTimestamp,
+            33 => ErrorCode::UnsupportedSaslMechanism,
+            34 => ErrorCode::IllegalSaslState,
+            35 => ErrorCode::UnsupportedVersion,
+            36 => ErrorCode::TopicAlreadyExists,
+            37 => ErrorCode::InvalidPartitions,
+            38 => ErrorCode::InvalidReplicationFactor,
+            39 => ErrorCode::InvalidReplicaAssignment,
+            40 => ErrorCode::InvalidConfig,
+            41 => ErrorCode::NotController,
+            42 => ErrorCode::InvalidRequest,
+            43 => ErrorCode::UnsupportedForMessageFormat,
+            44 => ErrorCode::PolicyViolation,
+            45 => ErrorCode::OutOfOrderSequenceNumber,
+            46 => ErrorCode::DuplicateSequenceNumber,
+            47 => ErrorCode::InvalidProducerEpoch,
+            48 => ErrorCode::InvalidTxnState,
+            49 => ErrorCode::InvalidProducerIdMapping,
+            50 => ErrorCode::InvalidTransactionTimeout,
+            51 => ErrorCode::ConcurrentTransactions,
+            52 => ErrorCode::TransactionCoordinatorFenced,
+            53 => ErrorCode::TransactionalIdAuthorizationFailed,
+            54 => ErrorCode::SecurityDisabled,
+            55 => ErrorCode::OperationNotAttempted,
+            56 => ErrorCode::KafkaStorageError,
+            58 => ErrorCode::SaslAuthenticationFailed,
+            59 => ErrorCode::UnknownProducerId,
+            68 => ErrorCode::NonEmptyGroup,
+            69 => ErrorCode::GroupIdNotFound,
+            70 => ErrorCode::FetchSessionIdNotFound,
+            71 => ErrorCode::InvalidFetchSessionEpoch,
+            74 => ErrorCode::FencedLeaderEpoch,
+            75 => ErrorCode::UnknownLeaderEpoch,
+            76 => ErrorCode::UnsupportedCompressionType,
+            78 => ErrorCode::OffsetNotAvailable,
+            79 => ErrorCode::MemberIdRequired,
+            81 => ErrorCode::GroupMaxSizeReached,
+            82 => ErrorCode::FencedInstanceId,
+            86 => ErrorCode::GroupSubscribedToTopic,
+            87 => ErrorCode::InvalidRecord,
+            88 => ErrorCode::UnstableOffsetCommit,
+            89 => ErrorCode::ThrottlingQuotaExceeded,
+            90 => ErrorCode::ProducerFenced,
+            91 => ErrorCode::ResourceNotFound,
+            92 => ErrorCode::DuplicateResource,
+            93 => ErrorCode::UnacceptableCredential,
+            100 => ErrorCode::UnknownTopicId,
+            103 => ErrorCode::InconsistentTopicId,
+            105 => ErrorCode::TransactionalIdNotFound,
+            110 => ErrorCode::FencedMemberEpoch,
+            111 => ErrorCode::UnreleasedInstanceId,
+            112 => ErrorCode::UnsupportedAssignor,
+            113 => ErrorCode::StaleMemberEpoch,
+            120 => ErrorCode::TransactionAbortable,
+            128 => ErrorCode::InvalidRegularExpression,
+            _ => return None,
+        })
+    }
+
     /// Whether a client may retry the same request (Kafka's `RetriableException` family).
     pub fn is_retriable(self) -> bool {
         matches!(
@@ -113,5 +205,24 @@ impl ErrorCode {
                 | ErrorCode::ThrottlingQuotaExceeded
                 | ErrorCode::UnknownTopicId
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn codes_read_back_as_their_names() {
+        for code in [
+            ErrorCode::UnknownServerError,
+            ErrorCode::None,
+            ErrorCode::UnknownTopicOrPartition,
+            ErrorCode::GroupIdNotFound,
+            ErrorCode::InvalidRegularExpression,
+        ] {
+            assert_eq!(ErrorCode::from_code(code.code()), Some(code));
+        }
+        assert_eq!(ErrorCode::from_code(9_999), None);
     }
 }
