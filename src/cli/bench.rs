@@ -105,6 +105,9 @@ struct CalibrateArgs {
     s3_endpoint: Option<String>,
     #[arg(long, env = "FLOE_S3_REGION")]
     s3_region: Option<String>,
+    /// The AWS profile to read credentials and region from (default: AWS_PROFILE, default).
+    #[arg(long, env = "FLOE_S3_PROFILE")]
+    s3_profile: Option<String>,
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     s3_path_style: bool,
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -248,6 +251,7 @@ async fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         url: args.object_store.clone(),
         s3_endpoint: args.s3_endpoint,
         s3_region: args.s3_region,
+        s3_profile: args.s3_profile,
         s3_path_style: args.s3_path_style,
         s3_allow_http: args.s3_allow_http,
         create_bucket: args.create_bucket,

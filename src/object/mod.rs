@@ -8,6 +8,7 @@
 //! `format`, `segment` and `key` are pure: the multi-partition object layout, the segment
 //! layout and the key schema.
 
+pub mod aws_credentials;
 pub mod chaos;
 pub mod client;
 pub mod format;

@@ -26,6 +26,8 @@ pub struct ObjectStoreConfig {
     pub url: String,
     pub s3_endpoint: Option<String>,
     pub s3_region: Option<String>,
+    /// The shared config/credentials files' profile to use instead of `AWS_PROFILE`/`default`.
+    pub s3_profile: Option<String>,
     /// Path-style requests (`endpoint/bucket/key`), needed by MinIO, LocalStack, SeaweedFS.
     pub s3_path_style: bool,
     pub s3_allow_http: bool,
@@ -121,12 +123,18 @@ pub async fn open(
         if bucket.is_empty() {
             return Err(invalid("s3:// needs a bucket name".into()));
         }
-        let region = config
-            .s3_region
-            .clone()
-            .or_else(|| std::env::var("AWS_REGION").ok())
-            .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-            .unwrap_or_else(|| "us-east-1".into());
+        // The AWS chain: region, a profile's endpoint, credentials (`aws_credentials`).
+        let aws = super::aws_credentials::resolve(
+            config.s3_region.as_deref(),
+            config.s3_profile.as_deref(),
+            clock.clone(),
+        )
+        .await;
+        let region = aws.region.clone();
+        let endpoint = config.s3_endpoint.clone().or(aws.endpoint_url.clone());
+        // S3 Express One Zone: a directory bucket (`name--azid--x-s3`) is reached through its
+        // zonal endpoint with session credentials, which object_store creates and renews.
+        let express = bucket.ends_with("--x-s3");
         // with_client_options replaces allow_http, so it is set on the options too.
         let options = ClientOptions::new()
             .with_allow_http(config.s3_allow_http)
@@ -135,18 +143,33 @@ pub async fn open(
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(&bucket)
             .with_region(&region)
+            .with_credentials(aws.credentials.clone())
+            .with_s3_express(express)
             .with_virtual_hosted_style_request(!config.s3_path_style)
             .with_client_options(options)
             .with_allow_http(config.s3_allow_http)
             .with_retry(no_retries);
-        if let Some(endpoint) = &config.s3_endpoint {
+        if let Some(endpoint) = &endpoint {
             builder = builder.with_endpoint(endpoint);
         }
         if config.create_bucket {
-            create_bucket(config, &bucket, &region, &clock).await?;
+            if express {
+                return Err(invalid(
+                    "--create-bucket cannot create a directory bucket (--x-s3); create it with the AWS console or CLI".into(),
+                ));
+            }
+            create_bucket(
+                config,
+                endpoint.as_deref(),
+                &bucket,
+                &region,
+                &aws.credentials,
+                &clock,
+            )
+            .await?;
         }
         let store = builder.build().map_err(|e| invalid(e.to_string()))?;
-        let at = config.s3_endpoint.as_deref().unwrap_or("AWS S3");
+        let at = endpoint.as_deref().unwrap_or("AWS S3");
         (
             with_prefix(Arc::new(store), &prefix),
             format!("{url} at {at} (region {region})"),
@@ -185,26 +208,31 @@ pub async fn open(
 /// An existing bucket is fine.
 async fn create_bucket(
     config: &ObjectStoreConfig,
+    endpoint: Option<&str>,
     bucket: &str,
     region: &str,
+    chain: &super::aws_credentials::ChainCredentials,
     clock: &Clock,
 ) -> Result<(), OpenError> {
-    let endpoint = config
-        .s3_endpoint
-        .clone()
+    let endpoint = endpoint
+        .map(str::to_string)
         .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"));
     let fail = |reason: String| OpenError::CreateBucket {
         bucket: bucket.to_string(),
         endpoint: endpoint.clone(),
         reason,
     };
-    let key = std::env::var("AWS_ACCESS_KEY_ID")
-        .map_err(|_| fail("AWS_ACCESS_KEY_ID is not set".into()))?;
-    let secret = std::env::var("AWS_SECRET_ACCESS_KEY")
-        .map_err(|_| fail("AWS_SECRET_ACCESS_KEY is not set".into()))?;
-    let credentials = match std::env::var("AWS_SESSION_TOKEN") {
-        Ok(token) => rusty_s3::Credentials::new_with_token(key, secret, token),
-        Err(_) => rusty_s3::Credentials::new(key, secret),
+    let found = chain
+        .current()
+        .await
+        .map_err(|e| fail(crate::telemetry::ErrorChain(&e).to_string()))?;
+    let credentials = match &found.token {
+        Some(token) => rusty_s3::Credentials::new_with_token(
+            found.key_id.clone(),
+            found.secret_key.clone(),
+            token.clone(),
+        ),
+        None => rusty_s3::Credentials::new(found.key_id.clone(), found.secret_key.clone()),
     };
     let style = if config.s3_path_style {
         rusty_s3::UrlStyle::Path

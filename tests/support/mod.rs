@@ -73,13 +73,26 @@ impl Floe {
         admin: SocketAddr,
         extra: &[S],
     ) -> Floe {
+        Floe::start_configured(data_dir, addr, admin, extra, |_| {})
+    }
+
+    /// `start_at`, with `configure` changing the command before it runs (its environment,
+    /// say; the test keys are set first). A restart does not repeat `configure`.
+    pub fn start_configured<S: AsRef<std::ffi::OsStr>>(
+        data_dir: &Path,
+        addr: SocketAddr,
+        admin: SocketAddr,
+        extra: &[S],
+        configure: impl FnOnce(&mut Command),
+    ) -> Floe {
         // Appends: a restarted node's log follows its first life's.
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(data_dir.with_extension("log"))
             .expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_floe"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_floe"));
+        command
             .arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
@@ -93,9 +106,9 @@ impl Floe {
             .env("AWS_SECRET_ACCESS_KEY", s3::SECRET_KEY)
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn floe");
+            .stdin(Stdio::null());
+        configure(&mut command);
+        let child = command.spawn().expect("spawn floe");
         let mut floe = Floe {
             child,
             addr,

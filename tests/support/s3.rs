@@ -36,6 +36,23 @@ fn wait_for(addr: SocketAddr, what: &str, log: &Path) {
 impl S3Server {
     /// SeaweedFS in one process, every port chosen here so parallel tests never collide.
     pub fn seaweedfs(dir: &Path) -> S3Server {
+        S3Server::seaweedfs_with(dir, &[])
+    }
+
+    /// SeaweedFS that accepts only requests signed with `ACCESS_KEY` and `SECRET_KEY`.
+    pub fn seaweedfs_with_keys(dir: &Path) -> S3Server {
+        std::fs::create_dir_all(dir).expect("seaweedfs dir");
+        let config = dir.join("s3.json");
+        let identities = serde_json::json!({"identities": [{
+            "name": "floe",
+            "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        }]});
+        std::fs::write(&config, identities.to_string()).expect("s3 config");
+        S3Server::seaweedfs_with(dir, &[format!("-s3.config={}", config.display())])
+    }
+
+    fn seaweedfs_with(dir: &Path, extra: &[String]) -> S3Server {
         std::fs::create_dir_all(dir).expect("seaweedfs dir");
         let s3 = port();
         let log_path = dir.join("weed.log");
@@ -44,6 +61,7 @@ impl S3Server {
             ("-s3.port", s3),
             ("-s3.port.grpc", port()),
             ("-s3.port.iceberg", port()),
+            ("-s3.port.lance", port()),
             ("-s3.metricsPort", port()),
             ("-master.port", port()),
             ("-master.port.grpc", port()),
@@ -61,6 +79,7 @@ impl S3Server {
             .arg(format!("-dir={}", dir.display()))
             .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false"])
             .args(flags.iter().map(|(flag, port)| format!("{flag}={port}")))
+            .args(extra)
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .stdin(Stdio::null())
