@@ -15,6 +15,11 @@ pub fn render(broker: &Broker) -> String {
         "Seconds since this broker started.",
         broker.started.elapsed().as_secs_f64(),
     );
+    e.gauge(
+        "floe_draining",
+        "1 once this agent drains (SIGTERM or POST /v1/drain), else 0.",
+        if broker.drain.is_draining() { 1.0 } else { 0.0 },
+    );
 
     e.header(
         "floe_produce_request_latency_seconds",
