@@ -252,9 +252,21 @@ fn a_rolling_restart_of_a_three_voter_cluster_loses_nothing() {
     });
 
     let restarted_at = Instant::now();
+    let mut handed_over = 0;
     for (i, node) in nodes.iter_mut().enumerate() {
+        let id = i as u64 + 1;
+        let leading = http_json(node.admin, "/v1/quorum")["leader"].as_u64() == Some(id);
         let took = drain(node);
-        eprintln!("node {} drained and exited in {took:?}", i + 1);
+        eprintln!("node {id} drained and exited in {took:?}");
+        if leading {
+            // A leading voter hands leadership over before it stops.
+            assert!(
+                node.log().contains("handed leadership to node"),
+                "node {id} led and did not hand over:\n{}",
+                node.log()
+            );
+            handed_over += 1;
+        }
         node.restart();
         // Back in service: ready for the balancer, and a member of a quorum with a leader.
         wait_for("the node to be ready", Duration::from_secs(30), || {
@@ -273,6 +285,7 @@ fn a_rolling_restart_of_a_three_voter_cluster_loses_nothing() {
     assert!(errors.is_empty(), "delivery errors: {errors:?}");
     let acked = acked(&acks);
     wait_until_read(&reader, &acked);
+    eprintln!("leadership handed over {handed_over} time(s)");
     eprintln!(
         "rolling restart: longest gap between acknowledgements {:?}, between records read by \
          the group {:?}",
