@@ -283,7 +283,11 @@ fn only_the_aws_files(command: &mut std::process::Command, home: &std::path::Pat
             command.env_remove(&name);
         }
     }
-    command.env("HOME", home);
+    // The test keys every floe of the tests gets are set on the command itself.
+    command
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env("HOME", home);
 }
 
 #[test]

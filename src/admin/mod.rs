@@ -10,7 +10,7 @@
 //! | `/v1/quorum` | this node's view of the metadata quorum (role, term, leader, members, indexes) |
 //! | `POST /v1/quorum/learners` `{"id":4,"raft_addr":"host:port"}` | add a learner (on the leader) |
 //! | `PUT /v1/quorum/voters` `{"voters":[1,2,3]}` | change the voters; others stay learners (on the leader) |
-//! | `POST /v1/drain` | drain this agent and exit, as SIGTERM does (`node::drain`); 202 |
+//! | `POST /v1/drain` (`Content-Type: application/json`) | drain this agent and exit, as SIGTERM does (`node::drain`); 202 |
 //!
 //! Who may call which route: `guard`.
 
@@ -109,8 +109,21 @@ async fn ready(broker: &Broker, readiness: &readiness::Readiness) -> Response {
     }
 }
 
-/// Starts the drain; the process (`floe serve`) exits once it is done.
-async fn drain(State(broker): State<Arc<Broker>>) -> Response {
+/// Starts the drain; the process (`floe serve`) exits once it is done. The call must say
+/// `Content-Type: application/json`: a web page can make a browser send a plain POST to a
+/// loopback address, but not that one without the browser asking first.
+async fn drain(State(broker): State<Arc<Broker>>, headers: axum::http::HeaderMap) -> Response {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "POST /v1/drain needs Content-Type: application/json\n",
+        )
+            .into_response();
+    }
     let started = broker.drain.start();
     let answer = if started {
         "draining\n"

@@ -16,10 +16,11 @@ pub enum ClusterCommand {
     Quorum,
 }
 
-/// Where the admin API is, and its bearer token if it requires one.
+/// Where the admin API is, its bearer token if it requires one, and how long a call may take.
 pub struct AdminApi {
     pub addr: String,
     pub token: Option<String>,
+    pub timeout: std::time::Duration,
 }
 
 pub async fn run(
@@ -85,7 +86,11 @@ pub async fn run(
 
 async fn get_json(admin: &AdminApi, path: &str) -> anyhow::Result<Value> {
     let url = format!("http://{}{path}", admin.addr);
-    let mut request = reqwest::Client::new().get(&url);
+    let client = reqwest::Client::builder()
+        .timeout(admin.timeout)
+        .build()
+        .context("an HTTP client")?;
+    let mut request = client.get(&url);
     if let Some(token) = &admin.token {
         request = request.bearer_auth(token);
     }

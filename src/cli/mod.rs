@@ -64,6 +64,7 @@ pub fn run_admin(args: AdminArgs, command: Admin) -> anyhow::Result<()> {
     let admin = cluster::AdminApi {
         addr: args.admin_addr,
         token,
+        timeout: args.timeout,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -261,6 +261,21 @@ impl Coordinator {
         }
     }
 
+    /// Answers every parked JoinGroup and SyncGroup with NOT_COORDINATOR: this agent drains,
+    /// and its members find the group's new coordinator now instead of waiting out a
+    /// rebalance here.
+    pub fn release_waiters(&self) {
+        let mut groups = self.lock();
+        for slot in groups.classic.values_mut() {
+            for (member, tx) in slot.joins.drain() {
+                let _ = tx.send(JoinResult::error(ErrorCode::NotCoordinator, &member));
+            }
+            for (_, tx) in slot.syncs.drain() {
+                let _ = tx.send(SyncResult::error(ErrorCode::NotCoordinator));
+            }
+        }
+    }
+
     /// Whether a classic group's static member `instance` now has another member id.
     pub fn is_fenced(&self, group_id: &str, member_id: &str, instance: Option<&str>) -> bool {
         self.lock()

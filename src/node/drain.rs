@@ -50,6 +50,9 @@ impl Running {
         if broker.drain.start() {
             tracing::info!(?deadline, "draining");
         }
+        // Raised first, so a join that parks after this is answered by a coordinator that no
+        // longer counts itself in.
+        broker.groups.release_waiters();
         loop {
             let connections_open = broker
                 .metrics
@@ -57,14 +60,19 @@ impl Running {
                 .load(std::sync::atomic::Ordering::Relaxed)
                 .max(0) as u64;
             let pending_bytes = broker.pipeline.pending_bytes();
-            let deregistered = self.registration.is_finished();
+            if self.deregistered.is_none() && self.registration.is_finished() {
+                self.deregistered = Some((&mut self.registration).await.unwrap_or(false));
+            }
+            let finished = self.deregistered.is_some();
+            let deregistered = self.deregistered == Some(true);
             let drained = Drained {
                 elapsed: clock.now() - started,
                 connections_open,
                 pending_bytes,
                 deregistered,
             };
-            if drained.complete() || drained.elapsed >= deadline {
+            let settled = connections_open == 0 && pending_bytes == 0 && finished;
+            if settled || drained.elapsed >= deadline {
                 self.hand_off_leadership(deadline.saturating_sub(drained.elapsed))
                     .await;
                 return drained;
@@ -77,9 +85,18 @@ impl Running {
     /// what is left of the deadline but at least `HANDOFF_MIN`.
     async fn hand_off_leadership(&self, left: Duration) {
         let quorum = self.broker.metadata.quorum();
-        if !quorum.is_voter() || !quorum.is_leader() {
+        let voters = quorum
+            .raft()
+            .metrics()
+            .borrow()
+            .membership_config
+            .membership()
+            .voter_ids()
+            .count();
+        if !quorum.is_voter() || !quorum.is_leader() || voters < 2 {
             return;
         }
+        tracing::info!("draining: handing leadership over");
         match quorum.hand_off_leadership(left.max(HANDOFF_MIN)).await {
             Some(leader) => tracing::info!(%leader, "draining: handed leadership to node {leader}"),
             None => tracing::warn!(

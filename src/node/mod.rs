@@ -64,8 +64,11 @@ pub struct Running {
     pub admin_addr: Option<SocketAddr>,
     pub broker: Arc<Broker>,
     pub task: JoinHandle<()>,
-    /// Keeps the agent registered; finishes once a drain took it out of the registry.
-    registration: JoinHandle<()>,
+    /// Keeps the agent registered; finishes when the agent drains, with whether it left the
+    /// registry.
+    registration: JoinHandle<bool>,
+    /// What `registration` finished with, once a drain has read it.
+    deregistered: Option<bool>,
     /// The internal and admin listeners, learner upkeep, jobs.
     others: Vec<JoinHandle<()>>,
 }
@@ -289,6 +292,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         broker,
         task,
         registration,
+        deregistered: None,
         others,
     })
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 /// Keeps this agent in the registry: a heartbeat every third of the lease. A missed heartbeat
 /// (no leader for a moment) is retried at the next tick; only a lease that runs out drops the
-/// agent from Metadata answers. Returns when the agent drains, once it left the registry.
-pub async fn keep_registered(broker: Arc<Broker>) {
+/// agent from Metadata answers. Returns when the agent drains: whether it left the registry.
+pub async fn keep_registered(broker: Arc<Broker>) -> bool {
     let lease = broker.config.agent_lease;
     let mut failing = false;
     let mut named = false;
@@ -65,10 +65,7 @@ pub async fn keep_registered(broker: Arc<Broker>) {
         }
         tokio::select! {
             _ = broker.clock.sleep(lease / 3) => {}
-            _ = broker.drain.started() => {
-                deregister(&broker).await;
-                return;
-            }
+            _ = broker.drain.started() => return deregister(&broker).await,
         }
     }
 }
@@ -78,19 +75,19 @@ const DEREGISTER_ATTEMPTS: u32 = 5;
 
 /// Takes this agent out of the registry, so no node lists it or routes a partition or group to
 /// it: a last heartbeat whose lease ran out a lease ago (nodes whose clocks lag by less than a
-/// lease agree it is gone). Failing that, the lease lapses on its own.
-async fn deregister(broker: &Broker) {
+/// lease agree it is gone). Failing that (`false`), the lease lapses on its own.
+async fn deregister(broker: &Broker) -> bool {
     let lease_ms = broker.config.agent_lease.as_millis() as i64;
     for attempt in 1..=DEREGISTER_ATTEMPTS {
         let lapsed = broker.clock.now_ms().saturating_sub(lease_ms);
         match broker.metadata.agent_heartbeat(broker.agent(lapsed)).await {
             Ok(Ok(())) => {
                 tracing::info!("draining: left the registry");
-                return;
+                return true;
             }
             Ok(Err(refused)) => {
                 tracing::warn!(?refused, "draining: the quorum refused the deregistration");
-                return;
+                return false;
             }
             Err(e) if attempt == DEREGISTER_ATTEMPTS => {
                 tracing::warn!(error = %ErrorChain(&e), "draining: cannot leave the registry; its lease will lapse");
@@ -99,6 +96,7 @@ async fn deregister(broker: &Broker) {
             Err(_) => broker.clock.sleep(broker.config.agent_lease / 5).await,
         }
     }
+    false
 }
 
 /// This node's cluster id (the file at `path`, created with the data directory); the first

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 use tokio::sync::Mutex;
 
-/// Credentials are fetched again this long before they expire.
+/// Credentials are fetched again this long before they expire, or halfway through their
+/// life when that is shorter.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
 
 /// The region used when nothing names one.
@@ -66,7 +67,7 @@ pub async fn resolve(region: Option<&str>, profile: Option<&str>, clock: Clock) 
 /// until shortly before it expires (the chain itself fetches anew on every call).
 pub struct ChainCredentials {
     provider: Option<SharedCredentialsProvider>,
-    cached: Mutex<Option<(Arc<AwsCredential>, Option<i64>)>>,
+    cached: Mutex<Option<Cached>>,
     clock: Clock,
 }
 
@@ -74,6 +75,13 @@ impl std::fmt::Debug for ChainCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ChainCredentials")
     }
+}
+
+/// Credentials from the chain: until when they are fresh, and when they expire (ms).
+struct Cached {
+    credential: Arc<AwsCredential>,
+    refresh_at_ms: Option<i64>,
+    expires_ms: Option<i64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,31 +95,46 @@ pub enum CredentialsError {
 }
 
 impl ChainCredentials {
-    /// Current credentials: the cached ones, or the chain's.
+    /// Current credentials: the cached ones while fresh, else the chain's; when the chain
+    /// fails, the cached ones until they actually expire (a moment without the instance
+    /// metadata service or STS must not fail every request).
     pub async fn current(&self) -> Result<Arc<AwsCredential>, CredentialsError> {
         let mut cached = self.cached.lock().await;
         let now_ms = self.clock.now_ms();
-        let refresh_ms = REFRESH_BEFORE_EXPIRY.as_millis() as i64;
-        if let Some((credential, expires_ms)) = cached.as_ref()
-            && expires_ms.is_none_or(|at| at - refresh_ms > now_ms)
+        if let Some(c) = cached.as_ref()
+            && c.refresh_at_ms.is_none_or(|at| now_ms < at)
         {
-            return Ok(credential.clone());
+            return Ok(c.credential.clone());
         }
         let provider = self.provider.as_ref().ok_or(CredentialsError::NoChain)?;
-        let fresh = provider
-            .provide_credentials()
-            .await
-            .map_err(CredentialsError::Chain)?;
+        let fresh = match provider.provide_credentials().await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                return match cached.as_ref() {
+                    Some(c) if c.expires_ms.is_none_or(|at| now_ms < at) => {
+                        tracing::warn!(error = %crate::telemetry::ErrorChain(&e), "cannot refresh AWS credentials; using the current ones until they expire");
+                        Ok(c.credential.clone())
+                    }
+                    _ => Err(CredentialsError::Chain(e)),
+                };
+            }
+        };
         let expires_ms = fresh.expiry().map(|at| {
             at.duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64)
         });
+        let before = REFRESH_BEFORE_EXPIRY.as_millis() as i64;
+        let refresh_at_ms = expires_ms.map(|at| (at - before).max(now_ms + (at - now_ms) / 2));
         let credential = Arc::new(AwsCredential {
             key_id: fresh.access_key_id().to_string(),
             secret_key: fresh.secret_access_key().to_string(),
             token: fresh.session_token().map(str::to_string),
         });
-        *cached = Some((credential.clone(), expires_ms));
+        *cached = Some(Cached {
+            credential: credential.clone(),
+            refresh_at_ms,
+            expires_ms,
+        });
         Ok(credential)
     }
 }

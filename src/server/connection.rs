@@ -158,6 +158,9 @@ pub async fn serve_connection<S>(
             }
         }
         if !reading && in_flight.is_empty() {
+            if broker.drain.is_draining() {
+                close_after_drain(&mut reader, &mut writer, &broker.clock).await;
+            }
             return;
         }
         let may_read = reading && !waiting_for_budget && in_flight.len() < in_flight_max;
@@ -213,6 +216,34 @@ pub async fn serve_connection<S>(
             }
         }
     }
+}
+
+/// How long a drained connection waits for its client to close its side.
+const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Ends a drained connection without a reset. A client that kept sending (requests it
+/// pipelined after the last one read) leaves bytes unread, and closing over unread bytes makes
+/// the kernel send a RST, which can discard answers the client has not read yet. So the write
+/// side is shut first (a FIN after the last answer, TLS's close_notify), and what the client
+/// still sends is read and dropped until it closes too, for a moment at most.
+async fn close_after_drain<R, W>(reader: &mut R, writer: &mut W, clock: &crate::clock::Clock)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    if writer.shutdown().await.is_err() {
+        return;
+    }
+    let mut sink = [0u8; 8192];
+    let _ = clock
+        .timeout(DRAIN_LINGER, async {
+            while let Ok(read) = reader.read(&mut sink).await {
+                if read == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
 }
 
 /// Counts the connection as closed however `serve_connection` returns.

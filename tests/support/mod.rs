@@ -174,16 +174,19 @@ impl Floe {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
+        (self.wait_exit(limit), started.elapsed())
+    }
+
+    /// Waits for the process to exit on its own; panics if it has not within `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let started = Instant::now();
         while started.elapsed() < limit {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return (status, started.elapsed());
+                return status;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        panic!(
-            "floe did not exit within {limit:?} of SIGTERM:\n{}",
-            self.log()
-        );
+        panic!("floe did not exit within {limit:?}:\n{}", self.log());
     }
 
     /// Starts the node again, exited or not, with its addresses, data directory and flags.
