@@ -167,64 +167,105 @@ fn wait_until_read(reader: &GroupReader, acked: &BTreeMap<i32, Vec<support::kafk
     );
 }
 
+/// Three agents behind haproxy (nodes 1 to `voters` vote) at load: an idempotent producer,
+/// and a member of `group` reading.
+struct AtLoad {
+    nodes: Vec<Floe>,
+    bootstrap: String,
+    _haproxy: support::haproxy::Haproxy,
+    acks: Acks,
+    stop: Arc<AtomicBool>,
+    load: JoinHandle<rdkafka::error::KafkaResult<()>>,
+    reader: GroupReader,
+}
+
+impl AtLoad {
+    fn start(dir: &std::path::Path, voters: usize, group: &str) -> AtLoad {
+        let (nodes, balancer, haproxy) = behind_haproxy(dir, voters, &flags(), |_, b| {
+            vec!["--advertised-addr".into(), b.to_string()]
+        });
+        let bootstrap = balancer.to_string();
+        let (p, acks) = producer(&bootstrap, "none");
+        let stop = Arc::new(AtomicBool::new(false));
+        let load = load_until_stopped(
+            p,
+            TOPIC,
+            PARTITIONS,
+            20,
+            stop.clone(),
+            Duration::from_secs(60),
+        );
+        let reader = GroupReader::start(&bootstrap, group);
+        AtLoad {
+            nodes,
+            bootstrap,
+            _haproxy: haproxy,
+            acks,
+            stop,
+            load,
+            reader,
+        }
+    }
+
+    /// Until the group has read `more` records beyond what it has read so far.
+    fn read_on(&self, more: usize) {
+        let before = self.reader.seen().len();
+        wait_for("the group to read on", Duration::from_secs(60), || {
+            (self.reader.seen().len() >= before + more).then_some(())
+        });
+    }
+
+    /// Stops the load and checks what the clients saw: no delivery error, every acknowledged
+    /// record read by the group, and the topic holding exactly those, once each, in order.
+    /// Reports the longest gaps between acknowledgements and between records read since
+    /// `since`.
+    fn finish(self, since: Instant) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.load.join().expect("load").expect("flush");
+        let errors = self.acks.errors.lock().expect("errors").clone();
+        assert!(errors.is_empty(), "delivery errors: {errors:?}");
+        let acked = acked(&self.acks);
+        wait_until_read(&self.reader, &acked);
+        eprintln!(
+            "longest gap between acknowledgements {:?}, between records read by the group {:?}",
+            longest_ack_gap_after(&self.acks, since),
+            self.reader.longest_gap_after(since),
+        );
+        let consumer_errors = self.reader.stop();
+        eprintln!("errors the group member's client reported (retried): {consumer_errors}");
+        assert_read_back(&self.bootstrap, TOPIC, &acked);
+    }
+}
+
 #[test]
 fn sigterm_drains_an_agent_without_a_client_error() {
     let dir = temp_dir();
-    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 1, &flags(), |_, b| {
-        vec!["--advertised-addr".into(), b.to_string()]
-    });
-    let bootstrap = balancer.to_string();
     // Agent 3 coordinates the group (node 1 is the quorum's only voter and stays).
     let group = group_coordinated_by(3);
-    let (p, acks) = producer(&bootstrap, "none");
-    let stop = Arc::new(AtomicBool::new(false));
-    let load = load_until_stopped(
-        p,
-        TOPIC,
-        PARTITIONS,
-        20,
-        stop.clone(),
-        Duration::from_secs(60),
-    );
-    let reader = GroupReader::start(&bootstrap, &group);
+    let mut cluster = AtLoad::start(dir.path(), 1, &group);
     wait_for(
         "the group to read at agent 3",
         Duration::from_secs(60),
         || {
-            (reader.seen().len() > 500 && coordinated(nodes[2].admin, &group).is_some())
-                .then_some(())
+            (cluster.reader.seen().len() > 500
+                && coordinated(cluster.nodes[2].admin, &group).is_some())
+            .then_some(())
         },
     );
 
     let drained_at = Instant::now();
-    let took = drain(&mut nodes[2]);
-    // The group went on at another agent, not after agent 3's lease.
+    let took = drain(&mut cluster.nodes[2]);
+    // The group goes on at another agent.
     let moved = wait_for("a new coordinator", Duration::from_secs(30), || {
-        (0..2).find(|&i| coordinated(nodes[i].admin, &group).is_some())
+        (0..2).find(|&i| coordinated(cluster.nodes[i].admin, &group).is_some())
     });
-    let before = reader.seen().len();
-    wait_for("the group to read on", Duration::from_secs(30), || {
-        (reader.seen().len() > before + 500).then_some(())
-    });
+    cluster.read_on(500);
     std::thread::sleep(Duration::from_secs(1));
-    stop.store(true, Ordering::Relaxed);
-    load.join().expect("load").expect("flush");
-
-    let errors = acks.errors.lock().expect("errors").clone();
-    assert!(errors.is_empty(), "delivery errors: {errors:?}");
-    let acked = acked(&acks);
-    wait_until_read(&reader, &acked);
     eprintln!(
-        "agent 3 drained and exited in {took:?}; the group moved to agent {}; longest gap \
-         between acknowledgements {:?}, between records read by the group {:?}",
-        moved + 1,
-        longest_ack_gap_after(&acks, drained_at),
-        reader.longest_gap_after(drained_at),
+        "agent 3 drained and exited in {took:?}; the group moved to agent {}",
+        moved + 1
     );
-    let consumer_errors = reader.stop();
-    eprintln!("errors the group member's client reported (retried): {consumer_errors}");
-    // Exactly the acknowledged records, once each, in order.
-    assert_read_back(&bootstrap, TOPIC, &acked);
+    cluster.finish(drained_at);
 }
 
 #[test]
@@ -251,36 +292,19 @@ fn post_v1_drain_drains_and_exits_like_sigterm() {
 #[test]
 fn a_rolling_restart_of_a_three_voter_cluster_loses_nothing() {
     let dir = temp_dir();
-    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 3, &flags(), |_, b| {
-        vec!["--advertised-addr".into(), b.to_string()]
-    });
-    let bootstrap = balancer.to_string();
-    let group = group_coordinated_by(2);
-    let (p, acks) = producer(&bootstrap, "none");
-    let stop = Arc::new(AtomicBool::new(false));
-    let load = load_until_stopped(
-        p,
-        TOPIC,
-        PARTITIONS,
-        20,
-        stop.clone(),
-        Duration::from_secs(60),
-    );
-    let reader = GroupReader::start(&bootstrap, &group);
-    wait_for("the group to read", Duration::from_secs(60), || {
-        (reader.seen().len() > 500).then_some(())
-    });
+    let mut cluster = AtLoad::start(dir.path(), 3, &group_coordinated_by(2));
+    cluster.read_on(500);
 
     let restarted_at = Instant::now();
     // The leader first: it must hand leadership over.
-    let leader = http_json(nodes[0].admin, "/v1/quorum")["leader"]
+    let leader = http_json(cluster.nodes[0].admin, "/v1/quorum")["leader"]
         .as_u64()
         .expect("a leader") as usize;
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    let mut order: Vec<usize> = (0..cluster.nodes.len()).collect();
     order.sort_by_key(|&i| i + 1 != leader);
     let mut handed_over = 0;
     for i in order {
-        let node = &mut nodes[i];
+        let node = &mut cluster.nodes[i];
         let id = i + 1;
         let took = drain(node);
         eprintln!("node {id} drained and exited in {took:?}");
@@ -299,29 +323,12 @@ fn a_rolling_restart_of_a_three_voter_cluster_loses_nothing() {
             let quorum = http_json(node.admin, "/v1/quorum");
             (http_get(node.admin, "/readyz").0 == 200 && quorum["leader"].is_u64()).then_some(())
         });
-        let before = reader.seen().len();
-        wait_for("the group to read on", Duration::from_secs(30), || {
-            (reader.seen().len() > before + 200).then_some(())
-        });
+        cluster.read_on(200);
     }
-    stop.store(true, Ordering::Relaxed);
-    load.join().expect("load").expect("flush");
-
-    let errors = acks.errors.lock().expect("errors").clone();
-    assert!(errors.is_empty(), "delivery errors: {errors:?}");
-    let acked = acked(&acks);
-    wait_until_read(&reader, &acked);
     assert!(
         handed_over >= 1,
         "the first node drained led, and did not hand over"
     );
     eprintln!("leadership handed over {handed_over} time(s)");
-    eprintln!(
-        "rolling restart: longest gap between acknowledgements {:?}, between records read by \
-         the group {:?}",
-        longest_ack_gap_after(&acks, restarted_at),
-        reader.longest_gap_after(restarted_at),
-    );
-    reader.stop();
-    assert_read_back(&bootstrap, TOPIC, &acked);
+    cluster.finish(restarted_at);
 }
