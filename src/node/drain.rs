@@ -5,9 +5,8 @@
 //! raise the drain signal (drain_signal) ─► /readyz 503 · out of Metadata and coordinator
 //!   answers · out of the registry · listeners closed · connections answer what they read,
 //!   then close · open objects sealed at once
-//! wait: no connection open, no accepted batch unanswered, registry left
+//! wait: no connection open, no accepted batch unanswered, registry left ─► exit
 //!       (or the deadline: exit with what is left, reported)
-//! a leading voter hands leadership to another voter (metadata::quorum::handoff) ─► exit
 //! ```
 //! Producers see their connection close after their last answer and send the rest through
 //! the load balancer or Metadata to the agents that stay (idempotence keeps retried batches
@@ -19,9 +18,6 @@ use std::time::Duration;
 
 /// How often the drain looks at what is left.
 const POLL: Duration = Duration::from_millis(20);
-
-/// The least time a leading voter gives the hand-off, even past the deadline.
-const HANDOFF_MIN: Duration = Duration::from_secs(2);
 
 /// What a drain left behind when it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,35 +69,9 @@ impl Running {
             };
             let settled = connections_open == 0 && pending_bytes == 0 && finished;
             if settled || drained.elapsed >= deadline {
-                self.hand_off_leadership(deadline.saturating_sub(drained.elapsed))
-                    .await;
                 return drained;
             }
             clock.sleep(POLL).await;
-        }
-    }
-
-    /// A voter that leads hands leadership to another voter before it stops (`handoff`), in
-    /// what is left of the deadline but at least `HANDOFF_MIN`.
-    async fn hand_off_leadership(&self, left: Duration) {
-        let quorum = self.broker.metadata.quorum();
-        let voters = quorum
-            .raft()
-            .metrics()
-            .borrow()
-            .membership_config
-            .membership()
-            .voter_ids()
-            .count();
-        if !quorum.is_voter() || !quorum.is_leader() || voters < 2 {
-            return;
-        }
-        tracing::info!("draining: handing leadership over");
-        match quorum.hand_off_leadership(left.max(HANDOFF_MIN)).await {
-            Some(leader) => tracing::info!(%leader, "draining: handed leadership to node {leader}"),
-            None => tracing::warn!(
-                "draining: no voter took leadership; the quorum elects one when this node stops"
-            ),
         }
     }
 }

@@ -9,10 +9,8 @@
 //! `types` names the Raft instantiation; `log_store` is the fsync'd log; `state_machine`
 //! applies entries and snapshots; `network` and `service` are the HTTP transport between
 //! members; `node` starts a member and routes writes to the leader; `learners` keeps the
-//! learners in line with the agent registry; `handoff` hands leadership over before a voter
-//! leaves.
+//! learners in line with the agent registry.
 
-pub mod handoff;
 pub mod learners;
 pub mod log_store;
 pub mod network;
@@ -20,7 +18,6 @@ pub mod node;
 pub mod service;
 pub mod state_machine;
 pub mod types;
-pub mod write_gate;
 
 pub use node::{Quorum, QuorumConfig, QuorumError, WriteError};
 

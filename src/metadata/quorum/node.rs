@@ -145,8 +145,6 @@ pub struct Quorum {
     auth: Arc<ClusterAuth>,
     config: QuorumConfig,
     clock: Clock,
-    /// Closed while leadership is handed over (`handoff`).
-    writes: super::write_gate::WriteGate,
 }
 
 impl Quorum {
@@ -242,7 +240,6 @@ impl Quorum {
             auth,
             config,
             clock,
-            writes: Default::default(),
         };
         if quorum.config.voter {
             quorum.initialize(own_addr.unwrap_or_default()).await?;
@@ -295,7 +292,7 @@ impl Quorum {
     /// The Raft RPCs peers send this node (append, vote, snapshot, write, join). Serve them
     /// through `guard`.
     pub fn routes(&self) -> axum::Router {
-        service::router(self.raft.clone(), self.writes.clone())
+        service::router(self.raft.clone())
     }
 
     /// `routes` with the gate in front that refuses what is not signed by a member of this
@@ -340,19 +337,6 @@ impl Quorum {
         &self.raft
     }
 
-    pub(super) fn clock(&self) -> &Clock {
-        &self.clock
-    }
-
-    pub(super) fn write_gate(&self) -> &super::write_gate::WriteGate {
-        &self.writes
-    }
-
-    /// Whether this node votes in the quorum (else it follows it as a learner).
-    pub fn is_voter(&self) -> bool {
-        self.config.voter
-    }
-
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
@@ -388,11 +372,9 @@ impl Quorum {
             // object after this one) forever. A write that timed out may still commit; every
             // command is safe to apply twice (see above).
             let left = deadline.saturating_duration_since(self.clock.now());
-            // While leadership is handed over, writes wait here (bounded by their deadline).
-            let local = self.clock.timeout(left.max(backoff), async {
-                let _passed = self.writes.pass().await;
-                self.raft.client_write(commands.clone()).await
-            });
+            let local = self
+                .clock
+                .timeout(left.max(backoff), self.raft.client_write(commands.clone()));
             let why = match local.await {
                 Err(_elapsed) => NoLeader::TimedOut,
                 Ok(Ok(response)) => return Ok(response.data),

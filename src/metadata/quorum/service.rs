@@ -1,12 +1,10 @@
 //! The Raft routes of the internal listener: peer RPCs (`append`, `vote`, `snapshot`), writes forwarded by nodes that
-//! are not the leader (`write`), agents asking to follow the log (`join`), and a leader
-//! handing leadership over asking a voter to stand for election (`elect`).
+//! are not the leader (`write`), and agents asking to follow the log (`join`).
 //!
 //! Bodies are postcard; every reply is a postcard `Result`, so a peer can tell a refusal (not
 //! the leader) from a transport failure.
 
 use super::types::{Applied, Commands, NodeId, Raft};
-use super::write_gate::WriteGate;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -39,16 +37,14 @@ pub struct LearnerJoinRequest {
     pub addr: String,
 }
 
-pub fn router(raft: Raft, writes: WriteGate) -> Router {
+pub fn router(raft: Raft) -> Router {
     Router::new()
         .route("/raft/append", post(append))
         .route("/raft/vote", post(vote))
         .route("/raft/snapshot", post(snapshot))
         .route("/raft/write", post(write))
         .route("/raft/join", post(join))
-        .route("/raft/elect", post(elect))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
-        .layer(axum::Extension(writes))
         .with_state(raft)
 }
 
@@ -84,21 +80,13 @@ async fn snapshot(State(raft): State<Raft>, body: Bytes) -> Response {
     rpc(body, |r| async move { raft.install_snapshot(r).await }).await
 }
 
-/// A write forwarded by another node; it waits while this leader hands leadership over
-/// (`handoff`), then reaches the new leader as a refusal naming it.
-async fn write(
-    State(raft): State<Raft>,
-    axum::Extension(writes): axum::Extension<WriteGate>,
-    body: Bytes,
-) -> Response {
+async fn write(State(raft): State<Raft>, body: Bytes) -> Response {
     rpc(body, |commands: Commands| async move {
-        let passed = writes.pass().await;
         let result: Result<Applied, WriteRefused> = raft
             .client_write(commands)
             .await
             .map(|r| r.data)
             .map_err(|e| refusal(&raft, e));
-        drop(passed);
         result
     })
     .await
@@ -111,19 +99,6 @@ async fn join(State(raft): State<Raft>, body: Bytes) -> Response {
             .await
             .map(|_| ())
             .map_err(|e| refusal(&raft, e));
-        result
-    })
-    .await
-}
-
-/// A leader handing leadership over asks this voter to stand for election now (`handoff`).
-async fn elect(State(raft): State<Raft>, body: Bytes) -> Response {
-    rpc(body, |(): ()| async move {
-        let result: Result<(), WriteRefused> = raft
-            .trigger()
-            .elect()
-            .await
-            .map_err(|e| WriteRefused::Failed(e.to_string()));
         result
     })
     .await
