@@ -153,20 +153,27 @@ fn every_acked_record_survives_ten_percent_injected_faults_on_moto() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
-#[test]
-fn an_unreachable_store_fails_start_up_with_a_clear_message() {
-    let dir = temp_dir();
-    let closed = support::free_port();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_floe"))
+/// `floe serve` on a system-picked port without admin HTTP, for a start-up expected to fail.
+fn serve_once(data_dir: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_floe"));
+    command
         .args([
             "serve",
             "--kafka-addr",
             "127.0.0.1:0",
             "--admin-addr",
             "off",
-            "--data-dir",
         ])
-        .arg(dir.path().join("data"))
+        .arg("--data-dir")
+        .arg(data_dir);
+    command
+}
+
+#[test]
+fn an_unreachable_store_fails_start_up_with_a_clear_message() {
+    let dir = temp_dir();
+    let closed = support::free_port();
+    let output = serve_once(&dir.path().join("data"))
         .args(["--object-store", "s3://missing-bucket/x", "--s3-endpoint"])
         .arg(format!("http://127.0.0.1:{closed}"))
         .args([
@@ -318,16 +325,7 @@ fn a_profile_of_the_shared_aws_files_is_used_with_no_aws_environment() {
     };
 
     // The default profile's secret is wrong: the store refuses it, and start-up says so.
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_floe"))
-        .args([
-            "serve",
-            "--kafka-addr",
-            "127.0.0.1:0",
-            "--admin-addr",
-            "off",
-        ])
-        .arg("--data-dir")
-        .arg(dir.path().join("refused"))
+    let refused = serve_once(&dir.path().join("refused"))
         .args(flags(None))
         .env_clear()
         .env("HOME", &home)
