@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::kafka::{flush, produce, producer};
-use support::{Floe, temp_dir};
+use support::{Floe, temp_dir, wait_for};
 
 const TOPIC: &str = "cli-orders";
 const GROUP: &str = "cli-group";
@@ -186,11 +186,9 @@ fn every_admin_subcommand_against_a_running_broker() {
     drop(member);
 
     // A dry run changes nothing; every target is planned within the log.
-    let wait_empty = Instant::now() + Duration::from_secs(30);
-    while ok(&floe, &["group", "describe", GROUP])["group"][0]["state"] != "Empty" {
-        assert!(Instant::now() < wait_empty, "the group did not empty");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the group to empty", Duration::from_secs(30), || {
+        (ok(&floe, &["group", "describe", GROUP])["group"][0]["state"] == "Empty").then_some(())
+    });
     let plan = |target: &[&str]| {
         let mut args = vec!["group", "reset-offsets", GROUP, "--topic", TOPIC];
         args.extend_from_slice(target);
@@ -243,14 +241,9 @@ fn every_admin_subcommand_against_a_running_broker() {
     assert_eq!(quorum[0]["node_state"], "Leader", "{quorum}");
 
     // Deleting: the group once it has no member, then the topic.
-    let wait_empty = Instant::now() + Duration::from_secs(30);
-    while floe_cli(&floe, &["group", "delete", GROUP]).is_err() {
-        assert!(
-            Instant::now() < wait_empty,
-            "the group could not be deleted"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for("the group to be deleted", Duration::from_secs(30), || {
+        floe_cli(&floe, &["group", "delete", GROUP]).ok()
+    });
     let groups = ok(&floe, &["group", "list"]);
     assert!(
         !groups
