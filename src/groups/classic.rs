@@ -344,6 +344,7 @@ impl Group {
                     }
                     self.state = State::Stable;
                     for id in std::mem::take(&mut self.awaiting_sync) {
+                        self.touch(&id, now_ms);
                         let result = self.sync_result(&id);
                         deliveries.syncs.push((id, result));
                     }
@@ -410,8 +411,10 @@ impl Group {
             .members
             .values()
             .filter(|m| {
-                // A member waiting in JoinGroup is alive; the rebalance deadline covers it.
+                // A member waiting in JoinGroup or SyncGroup is alive (Kafka's keep-alive);
+                // the rebalance deadline covers it.
                 !self.awaiting_join.contains(&m.id)
+                    && !self.awaiting_sync.contains(&m.id)
                     && m.last_seen_ms + m.session_timeout_ms < now_ms
             })
             .map(|m| m.id.clone())
@@ -443,6 +446,13 @@ impl Group {
         instance
             .and_then(|i| self.member_by_instance(i))
             .is_some_and(|current| current != member_id)
+    }
+
+    /// A member was heard from (or answered) now: its session timeout counts from here.
+    fn touch(&mut self, id: &str, now_ms: i64) {
+        if let Some(member) = self.members.get_mut(id) {
+            member.last_seen_ms = now_ms;
+        }
     }
 
     fn member_by_instance(&self, instance: &str) -> Option<String> {
@@ -557,6 +567,10 @@ impl Group {
                 .max()
                 .unwrap_or(0);
         for id in std::mem::take(&mut self.awaiting_join) {
+            // Its session starts again with its answer, as Kafka's does: a member that waited
+            // in JoinGroup longer than its session timeout must not expire before its
+            // SyncGroup arrives.
+            self.touch(&id, now_ms);
             let leader = self.leader.as_deref() == Some(id.as_str());
             let result = self.join_result(&id, leader);
             deliveries.joins.push((id, result));
@@ -788,6 +802,42 @@ mod tests {
         group.tick(200 + 10_001);
         assert_eq!(group.state, State::Empty);
         assert!(group.members.is_empty());
+    }
+
+    /// A member that waited in JoinGroup longer than its session timeout (the others took
+    /// their time to rejoin) gets a fresh session with its answer, as in Kafka: the ticker
+    /// must not expire it before its SyncGroup arrives. Nor does a follower expire while its
+    /// SyncGroup waits for the leader's.
+    #[test]
+    fn a_long_rebalance_leaves_waiting_members_a_whole_session() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let (b, _) = join_new(&mut group, "b", 1_000);
+        // a keeps heartbeating and rejoins 12 s later (its application was busy).
+        for t in (2_000..13_000).step_by(3_000) {
+            assert_eq!(group.heartbeat(&a, 1, t), ErrorCode::RebalanceInProgress);
+            assert!(group.tick(t).is_empty());
+        }
+        let (_, d) = group
+            .join(request(&a, &["range"]), || unreachable!(), 13_000)
+            .expect("rejoin");
+        assert_eq!(d.joins.len(), 2, "both answered");
+        // b has not sent its SyncGroup yet when the ticker runs.
+        assert!(group.tick(13_050).is_empty(), "b keeps its session");
+        assert!(group.sync(&b, 2, vec![], 13_100).expect("sync").is_empty());
+        // The leader is slow with its assignment (it heartbeats meanwhile): b waits in
+        // SyncGroup past its session.
+        assert_eq!(group.heartbeat(&a, 2, 20_000), ErrorCode::None);
+        assert!(
+            group.tick(13_100 + 10_001).is_empty(),
+            "b waits in SyncGroup"
+        );
+        assert_eq!(group.state, State::CompletingRebalance);
+        let d = group.sync(&a, 2, vec![], 23_200).expect("sync");
+        assert_eq!(d.syncs.len(), 2);
+        assert!(group.tick(23_300).is_empty());
+        assert_eq!(group.members.len(), 2);
     }
 
     #[test]
