@@ -8,6 +8,7 @@ pub mod cost;
 pub mod drain_signal;
 pub mod fetch;
 pub mod groups;
+pub mod history;
 pub mod ids;
 pub mod jobs;
 pub mod metadata;
