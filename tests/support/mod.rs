@@ -152,6 +152,24 @@ impl Floe {
         let _ = self.child.wait();
     }
 
+    /// SIGSTOP: the process freezes (a long GC pause, a stalled VM) and answers nothing.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT: a paused process goes on where it stopped.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} {}", self.child.id());
+    }
+
     /// SIGTERM and wait: a graceful stop, after which the log holds the request summary.
     pub fn stop(&mut self) {
         let _ = Command::new("kill")

@@ -1,0 +1,427 @@
+//! Chaos: three nodes (each a voter and an agent) behind a real haproxy, under a rotating
+//! schedule of faults — kill -9 and restart, SIGSTOP pauses longer than the agent lease and
+//! the election timeout — with object-store faults injected all along. An idempotent
+//! producer, a consumer group committing offsets and a high-watermark observer record every
+//! send, acknowledgement, failure, poll, commit and watermark into one history; after a heal
+//! and a full read of the topic, `floe::history::check` judges it: no lost, duplicated or
+//! misplaced record, no skipped or repeated poll, no committed offset or high watermark going
+//! back.
+//!
+//! `FLOE_CHAOS_SECONDS` sets the length of the fault schedule (60 s by default, as the README
+//! test command runs it); `FLOE_CHAOS_HISTORY=path.json` keeps the whole history as JSON.
+
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
+mod support;
+use floe::history::{self, Event, History, TopicPartition};
+use rdkafka::ClientConfig;
+use rdkafka::ClientContext;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use support::haproxy::behind_haproxy;
+use support::temp_dir;
+
+const TOPIC: &str = "chaos";
+const PARTITIONS: i32 = 6;
+const GROUP: &str = "chaos-group";
+
+/// Every event of the run, with the milliseconds since the run started.
+struct Recorder {
+    started: Instant,
+    history: Mutex<History>,
+}
+
+impl Recorder {
+    fn now_ms(&self) -> i64 {
+        self.started.elapsed().as_millis() as i64
+    }
+
+    fn push(&self, event: Event) {
+        self.history.lock().expect("history").push(event);
+    }
+
+    fn history(&self) -> History {
+        self.history.lock().expect("history").clone()
+    }
+}
+
+fn partition(p: i32) -> TopicPartition {
+    TopicPartition::new(TOPIC, p)
+}
+
+/// The value a record carries: its payload, the decimal number the producer sent.
+fn value_of<M: Message>(m: &M) -> u64 {
+    m.payload()
+        .and_then(|p| std::str::from_utf8(p).ok())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a record this test did not write at offset {}", m.offset()))
+}
+
+/// Records each acknowledgement and each send the client gave up on.
+struct Producing(Arc<Recorder>);
+
+impl ClientContext for Producing {}
+
+impl ProducerContext for Producing {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        let at_ms = self.0.now_ms();
+        self.0.push(match result {
+            Ok(m) => Event::Ack {
+                at_ms,
+                producer: 1,
+                partition: partition(m.partition()),
+                value: value_of(m),
+                offset: m.offset(),
+            },
+            Err((e, m)) => Event::SendFailed {
+                at_ms,
+                producer: 1,
+                partition: partition(m.partition()),
+                value: value_of(m),
+                error: e.to_string(),
+            },
+        });
+    }
+}
+
+/// Sends distinct values round robin over the partitions until `stop`, then flushes.
+fn produce_until(
+    recorder: Arc<Recorder>,
+    bootstrap: &str,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    let producer: ThreadedProducer<Producing> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("enable.idempotence", "true")
+        .set("linger.ms", "5")
+        // A paused agent holds its connections silent: give up on them before the pause ends
+        // only if it is much longer than the schedule's.
+        .set("socket.timeout.ms", "10000")
+        .set("message.timeout.ms", "60000")
+        .create_with_context(Producing(recorder.clone()))
+        .expect("producer");
+    std::thread::spawn(move || {
+        let mut value: u64 = 0;
+        while !stop.load(Ordering::Relaxed) {
+            for _ in 0..20 {
+                value += 1;
+                let p = (value % PARTITIONS as u64) as i32;
+                let payload = value.to_string();
+                recorder.push(Event::Send {
+                    at_ms: recorder.now_ms(),
+                    producer: 1,
+                    partition: partition(p),
+                    value,
+                });
+                let mut record = BaseRecord::<str, str>::to(TOPIC)
+                    .payload(payload.as_str())
+                    .partition(p);
+                while let Err((e, r)) = producer.send(record) {
+                    assert!(format!("{e}").contains("Queue full"), "send failed: {e}");
+                    record = r;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = producer.flush(Duration::from_secs(90));
+    })
+}
+
+/// Starts a new reading session (in the history's sense) at every rebalance: after one, a
+/// partition is read again from its committed offset.
+#[derive(Default)]
+struct Consuming {
+    session: AtomicU64,
+}
+
+impl ClientContext for Consuming {}
+
+impl ConsumerContext for Consuming {
+    fn post_rebalance(&self, _: &BaseConsumer<Self>, _: &Rebalance<'_>) {
+        self.session.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A member of `GROUP` reading until `stop`, committing its position every 100 records;
+/// returns how many errors its client reported (retriable ones included).
+fn consume_until(
+    recorder: Arc<Recorder>,
+    bootstrap: &str,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<usize> {
+    let consumer: BaseConsumer<Consuming> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", GROUP)
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("session.timeout.ms", "10000")
+        .set("heartbeat.interval.ms", "500")
+        .set("socket.timeout.ms", "10000")
+        .create_with_context(Consuming::default())
+        .expect("consumer");
+    consumer.subscribe(&[TOPIC]).expect("subscribe");
+    std::thread::spawn(move || {
+        let mut errors = 0;
+        let mut since_commit = 0;
+        while !stop.load(Ordering::Relaxed) {
+            match consumer.poll(Duration::from_millis(100)) {
+                Some(Ok(m)) => {
+                    recorder.push(Event::Poll {
+                        at_ms: recorder.now_ms(),
+                        consumer: 1,
+                        session: consumer.context().session.load(Ordering::Relaxed),
+                        partition: partition(m.partition()),
+                        records: vec![(m.offset(), value_of(&m))],
+                    });
+                    since_commit += 1;
+                }
+                Some(Err(_)) => errors += 1,
+                None => {}
+            }
+            if since_commit >= 100 {
+                since_commit = 0;
+                if commit_position(&recorder, &consumer).is_err() {
+                    errors += 1;
+                }
+            }
+        }
+        errors
+    })
+}
+
+/// Commits the consumer's position in every assigned partition and records what the
+/// coordinator acknowledged.
+fn commit_position(
+    recorder: &Recorder,
+    consumer: &BaseConsumer<Consuming>,
+) -> rdkafka::error::KafkaResult<()> {
+    let position = consumer.position()?;
+    let mut offsets = TopicPartitionList::new();
+    for element in position.elements() {
+        if let Offset::Offset(o) = element.offset() {
+            offsets.add_partition_offset(TOPIC, element.partition(), Offset::Offset(o))?;
+        }
+    }
+    if offsets.count() == 0 {
+        return Ok(());
+    }
+    consumer.commit(&offsets, CommitMode::Sync)?;
+    let at_ms = recorder.now_ms();
+    for element in offsets.elements() {
+        if let Offset::Offset(offset) = element.offset() {
+            recorder.push(Event::Commit {
+                at_ms,
+                group: GROUP.into(),
+                partition: partition(element.partition()),
+                offset,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Asks for every partition's high watermark once a second until `stop`.
+fn watch_watermarks(
+    recorder: Arc<Recorder>,
+    bootstrap: &str,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    let client: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("socket.timeout.ms", "10000")
+        .create()
+        .expect("watermark client");
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            for p in 0..PARTITIONS {
+                if let Ok((_, high)) = client.fetch_watermarks(TOPIC, p, Duration::from_secs(3)) {
+                    recorder.push(Event::HighWatermark {
+                        at_ms: recorder.now_ms(),
+                        partition: partition(p),
+                        offset: high,
+                    });
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    })
+}
+
+/// Reads every partition from its start to its high watermark, as a last consumer session:
+/// every acknowledged record must be there.
+fn read_everything(recorder: &Recorder, bootstrap: &str) {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "chaos-final-reader")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("reader");
+    let mut assignment = TopicPartitionList::new();
+    let mut high = BTreeMap::new();
+    for p in 0..PARTITIONS {
+        let (_, h) = consumer
+            .fetch_watermarks(TOPIC, p, Duration::from_secs(30))
+            .expect("watermarks");
+        recorder.push(Event::HighWatermark {
+            at_ms: recorder.now_ms(),
+            partition: partition(p),
+            offset: h,
+        });
+        high.insert(p, h);
+        assignment
+            .add_partition_offset(TOPIC, p, Offset::Beginning)
+            .expect("assign");
+    }
+    consumer.assign(&assignment).expect("assign");
+    let mut next: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, 0)).collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while next.iter().any(|(p, n)| n < &high[p]) {
+        assert!(
+            Instant::now() < deadline,
+            "the final read did not reach {high:?}: {next:?}"
+        );
+        match consumer.poll(Duration::from_millis(500)) {
+            Some(Ok(m)) => {
+                recorder.push(Event::Poll {
+                    at_ms: recorder.now_ms(),
+                    consumer: 2,
+                    session: 0,
+                    partition: partition(m.partition()),
+                    records: vec![(m.offset(), value_of(&m))],
+                });
+                next.insert(m.partition(), m.offset() + 1);
+            }
+            Some(Err(e)) => panic!("final read: {e}"),
+            None => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// SIGKILL, down for a while, then started again on its data directory.
+    Kill,
+    /// SIGSTOP past the agent lease (4 s) and the election timeout, then SIGCONT.
+    Pause,
+}
+
+/// The longest time without an acknowledgement in each window `[from, to)` (milliseconds
+/// since the start), by window.
+fn longest_ack_gaps(history: &History, windows: &[(String, i64, i64)]) -> Vec<(String, i64)> {
+    let acks: Vec<i64> = history
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Ack { at_ms, .. } => Some(*at_ms),
+            _ => None,
+        })
+        .collect();
+    windows
+        .iter()
+        .map(|(name, from, to)| {
+            let mut last = *from;
+            let mut gap = 0;
+            for &at in acks.iter().filter(|&&at| at >= *from && at < *to) {
+                gap = gap.max(at - last);
+                last = at;
+            }
+            (name.clone(), gap.max(to - last))
+        })
+        .collect()
+}
+
+#[test]
+fn no_anomaly_under_kills_pauses_and_object_store_faults() {
+    let seconds: u64 = std::env::var("FLOE_CHAOS_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let dir = temp_dir();
+    // behind_haproxy creates topics with 6 partitions (PARTITIONS).
+    let flags: Vec<String> = ["--object-store-faults", "rate=0.02"]
+        .map(String::from)
+        .to_vec();
+    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 3, &flags, |_, b| {
+        vec!["--advertised-addr".into(), b.to_string()]
+    });
+    let bootstrap = balancer.to_string();
+    let recorder = Arc::new(Recorder {
+        started: Instant::now(),
+        history: Mutex::new(History::new()),
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let producing = produce_until(recorder.clone(), &bootstrap, stop.clone());
+    let consuming = consume_until(recorder.clone(), &bootstrap, stop.clone());
+    let watching = watch_watermarks(recorder.clone(), &bootstrap, stop.clone());
+
+    // Faults rotate over kinds and nodes, each followed by a quiet period.
+    let schedule_end = Instant::now() + Duration::from_secs(seconds);
+    let mut windows = Vec::new();
+    std::thread::sleep(Duration::from_secs(3));
+    for (round, fault) in [Fault::Kill, Fault::Pause].iter().cycle().enumerate() {
+        if Instant::now() >= schedule_end {
+            break;
+        }
+        let node = round % nodes.len();
+        let from = recorder.now_ms();
+        match fault {
+            Fault::Kill => {
+                nodes[node].kill();
+                std::thread::sleep(Duration::from_secs(3));
+                nodes[node].restart();
+            }
+            Fault::Pause => {
+                nodes[node].pause();
+                std::thread::sleep(Duration::from_secs(6));
+                nodes[node].resume();
+            }
+        }
+        std::thread::sleep(Duration::from_secs(4));
+        windows.push((
+            format!("{fault:?} node {}", node + 1),
+            from,
+            recorder.now_ms(),
+        ));
+    }
+
+    // Heal (every fault healed itself) and drain: the producer flushes, the group reads on a
+    // little, then one reader reads the whole topic.
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::Relaxed);
+    producing.join().expect("producer");
+    let consumer_errors = consuming.join().expect("consumer");
+    watching.join().expect("watermarks");
+    read_everything(&recorder, &bootstrap);
+
+    let history = recorder.history();
+    if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {
+        std::fs::write(&path, serde_json::to_vec(&history).expect("json")).expect("history file");
+    }
+    let report = history::check(&history);
+    eprintln!("{report}");
+    eprintln!("errors the group member's client reported (retried): {consumer_errors}");
+    for (window, gap) in longest_ack_gaps(&history, &windows) {
+        eprintln!("{window}: longest gap between acknowledgements {gap} ms");
+    }
+    assert!(
+        report.totals.acknowledged > 1_000,
+        "too little got through:\n{report}"
+    );
+    assert!(
+        report.totals.commits > 0,
+        "the group committed nothing:\n{report}"
+    );
+    assert!(report.is_clean(), "anomalies:\n{report}");
+}
