@@ -12,8 +12,9 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
 # (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
 # the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
 # librdkafka's own test suite is built from source (scripts/librdkafka_suite.sh): a C
-# toolchain, pkg-config and the libraries its codecs and SCRAM use.
-debian_packages=(kcat haproxy g++ make pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev)
+# toolchain, pkg-config and the libraries its codecs and SCRAM use. libfaketime moves the wall
+# clock of a node in the chaos test.
+debian_packages=(kcat haproxy g++ make pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev libfaketime)
 # npm installs kafkajs and fetches librdkafka's sources; Debian's when the machine has none.
 command -v npm >/dev/null 2>&1 || debian_packages+=(nodejs npm)
 if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \

@@ -1,13 +1,14 @@
 //! Chaos: three nodes (each a voter and an agent) behind a real haproxy, under a rotating
 //! schedule of faults — kill -9 and restart, SIGSTOP pauses longer than the agent lease and
-//! the election timeout — with object-store faults injected all along. An idempotent
+//! the election timeout, wall clocks 3 s ahead or behind, one-way partitions of a node's Raft
+//! address — with object-store faults injected all along. An idempotent
 //! producer, a consumer group committing offsets and a high-watermark observer record every
 //! send, acknowledgement, failure, poll, commit and watermark into one history; after a heal
 //! and a full read of the topic, `floe::history::check` judges it: no lost, duplicated or
 //! misplaced record, no skipped or repeated poll, no committed offset or high watermark going
 //! back.
 //!
-//! `FLOE_CHAOS_SECONDS` sets the length of the fault schedule (60 s by default, as the README
+//! `FLOE_CHAOS_SECONDS` sets the length of the fault schedule (90 s by default, as the README
 //! test command runs it); `FLOE_CHAOS_HISTORY=path.json` keeps the whole history as JSON.
 
 // These tests drive real processes over real sockets, in real time: the clock and
@@ -27,7 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use support::haproxy::behind_haproxy;
+use support::haproxy::behind_haproxy_routed;
+use support::proxy::Proxy;
 use support::temp_dir;
 
 const TOPIC: &str = "chaos";
@@ -315,6 +317,13 @@ enum Fault {
     Kill,
     /// SIGSTOP past the agent lease (4 s) and the election timeout, then SIGCONT.
     Pause,
+    /// The node's wall clock jumps 3 s ahead or behind (libfaketime, reading an offset file
+    /// the test rewrites) for as long as a pause, then back.
+    Skew,
+    /// Nothing reaches the node's internal listener (Raft from the other voters, writes the
+    /// agents forward) for as long as a pause; what the node itself sends still arrives: a
+    /// one-way partition, the kind that makes a cut-off follower call elections.
+    Partition,
 }
 
 /// The longest time without an acknowledgement in each window `[from, to)` (milliseconds
@@ -347,15 +356,49 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     let seconds: u64 = std::env::var("FLOE_CHAOS_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(90);
     let dir = temp_dir();
     // behind_haproxy creates topics with 6 partitions (PARTITIONS).
     let flags: Vec<String> = ["--object-store-faults", "rate=0.02"]
         .map(String::from)
         .to_vec();
-    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 3, &flags, |_, b| {
-        vec!["--advertised-addr".into(), b.to_string()]
-    });
+    // Each node's wall clock is libfaketime's, shifted by what its skew file says.
+    let skew_file = |id: usize| dir.path().join(format!("node-{id}.skew"));
+    for id in 1..=3 {
+        std::fs::write(skew_file(id), "+0").expect("skew file");
+    }
+    let faketime = std::path::PathBuf::from(format!(
+        "/usr/lib/{}-linux-gnu/faketime/libfaketimeMT.so.1",
+        std::env::consts::ARCH
+    ));
+    assert!(
+        faketime.exists(),
+        "{} is missing: install libfaketime (the README test command does)",
+        faketime.display()
+    );
+    // The voters reach one another through proxies the schedule cuts.
+    let mut proxies = Vec::new();
+    let (mut nodes, balancer, _haproxy) = behind_haproxy_routed(
+        dir.path(),
+        3,
+        &flags,
+        |_, b| vec!["--advertised-addr".into(), b.to_string()],
+        |raft| {
+            let proxy = Proxy::start(raft);
+            let addr = proxy.addr;
+            proxies.push(proxy);
+            addr
+        },
+        |id, command| {
+            command
+                .env("LD_PRELOAD", &faketime)
+                .env("FAKETIME_TIMESTAMP_FILE", skew_file(id))
+                // Read the file at every clock read, and leave monotonic time alone: only the
+                // wall clock is wrong, as on a host whose NTP failed.
+                .env("FAKETIME_NO_CACHE", "1")
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        },
+    );
     let bootstrap = balancer.to_string();
     let recorder = Arc::new(Recorder {
         started: Instant::now(),
@@ -370,11 +413,13 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     let schedule_end = Instant::now() + Duration::from_secs(seconds);
     let mut windows = Vec::new();
     std::thread::sleep(Duration::from_secs(3));
-    for (round, fault) in [Fault::Kill, Fault::Pause].iter().cycle().enumerate() {
+    let kinds = [Fault::Kill, Fault::Pause, Fault::Skew, Fault::Partition];
+    for (round, fault) in kinds.iter().cycle().enumerate() {
         if Instant::now() >= schedule_end {
             break;
         }
-        let node = round % nodes.len();
+        // Every kind meets every node: the node moves on by one more each cycle of kinds.
+        let node = (round + round / kinds.len()) % nodes.len();
         let from = recorder.now_ms();
         match fault {
             Fault::Kill => {
@@ -386,6 +431,21 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 nodes[node].pause();
                 std::thread::sleep(Duration::from_secs(6));
                 nodes[node].resume();
+            }
+            Fault::Skew => {
+                let skew = if (round / kinds.len()).is_multiple_of(2) {
+                    "+3"
+                } else {
+                    "-3"
+                };
+                std::fs::write(skew_file(node + 1), skew).expect("skew");
+                std::thread::sleep(Duration::from_secs(6));
+                std::fs::write(skew_file(node + 1), "+0").expect("skew");
+            }
+            Fault::Partition => {
+                proxies[node].cut();
+                std::thread::sleep(Duration::from_secs(6));
+                proxies[node].heal();
             }
         }
         std::thread::sleep(Duration::from_secs(4));

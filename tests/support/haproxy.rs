@@ -26,12 +26,30 @@ pub fn behind_haproxy(
     extra: &[String],
     listener: impl Fn(SocketAddr, SocketAddr) -> Vec<String>,
 ) -> (Vec<Floe>, SocketAddr, Haproxy) {
+    behind_haproxy_routed(dir, voters, extra, listener, |raft| raft, |_, _| {})
+}
+
+/// `behind_haproxy`, with the other nodes reaching each node's Raft address through
+/// `route(its Raft address)` (a proxy the test can cut, say; each node still binds its own),
+/// and `configure(node id, command)` changing each node's command (its environment) for its
+/// every start.
+pub fn behind_haproxy_routed(
+    dir: &std::path::Path,
+    voters: usize,
+    extra: &[String],
+    listener: impl Fn(SocketAddr, SocketAddr) -> Vec<String>,
+    mut route: impl FnMut(SocketAddr) -> SocketAddr,
+    configure: impl Fn(usize, &mut std::process::Command),
+) -> (Vec<Floe>, SocketAddr, Haproxy) {
     let objects = dir.join("objects");
     std::fs::create_dir_all(&objects).expect("objects dir");
     let balancer = free_addr();
-    let raft: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let raft: Vec<SocketAddr> = (0..3)
+        .map(|_| format!("127.0.0.1:{}", free_port()).parse().expect("addr"))
+        .collect();
+    let routed: Vec<SocketAddr> = raft.iter().map(|&addr| route(addr)).collect();
     let peers = (1..=voters)
-        .map(|id| format!("{id}=127.0.0.1:{}", raft[id - 1]))
+        .map(|id| format!("{id}={}", routed[id - 1]))
         .collect::<Vec<_>>()
         .join(",");
     let kafka: Vec<_> = (0..3).map(|_| free_addr()).collect();
@@ -50,18 +68,17 @@ pub fn behind_haproxy(
             flags.extend(listener(kafka[id - 1], balancer));
             flags.extend(extra.iter().cloned());
             if id > voters {
-                flags.extend([
-                    "--roles".into(),
-                    "agent".into(),
-                    "--raft-addr".into(),
-                    format!("127.0.0.1:{}", raft[id - 1]),
-                ]);
+                flags.extend(["--roles".into(), "agent".into()]);
             }
-            Floe::start_at(
+            if id > voters || routed[id - 1] != raft[id - 1] {
+                flags.extend(["--raft-addr".into(), raft[id - 1].to_string()]);
+            }
+            Floe::start_configured(
                 &dir.join(format!("node-{id}")),
                 kafka[id - 1],
                 free_addr(),
                 &flags,
+                |command| configure(id, command),
             )
         })
         .collect();

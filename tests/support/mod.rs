@@ -3,6 +3,7 @@
 
 pub mod haproxy;
 pub mod kafka;
+pub mod proxy;
 pub mod s3;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -20,6 +21,8 @@ pub struct Floe {
     pub data_dir: PathBuf,
     /// The extra flags it was started with (a restart reuses them).
     extra: Vec<std::ffi::OsString>,
+    /// The environment `configure` set (a restart sets it again).
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 /// A port that is free now, chosen below the kernel's ephemeral range (32768 and up on
@@ -77,7 +80,7 @@ impl Floe {
     }
 
     /// `start_at`, with `configure` changing the command before it runs (its environment,
-    /// say; the test keys are set first). A restart does not repeat `configure`.
+    /// say; the test keys are set first). A restart sets the same environment again.
     pub fn start_configured<S: AsRef<std::ffi::OsStr>>(
         data_dir: &Path,
         addr: SocketAddr,
@@ -108,6 +111,10 @@ impl Floe {
             .stderr(log)
             .stdin(Stdio::null());
         configure(&mut command);
+        let env = command
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
+            .collect();
         let child = command.spawn().expect("spawn floe");
         let mut floe = Floe {
             child,
@@ -115,6 +122,7 @@ impl Floe {
             admin,
             data_dir: data_dir.to_path_buf(),
             extra: extra.iter().map(|e| e.as_ref().to_os_string()).collect(),
+            env,
         };
         floe.wait_ready();
         floe
@@ -211,7 +219,16 @@ impl Floe {
     pub fn restart(&mut self) {
         self.kill();
         let extra = std::mem::take(&mut self.extra);
-        *self = Floe::start_at(&self.data_dir.clone(), self.addr, self.admin, &extra);
+        let env = std::mem::take(&mut self.env);
+        *self = Floe::start_configured(
+            &self.data_dir.clone(),
+            self.addr,
+            self.admin,
+            &extra,
+            |command| {
+                command.envs(env);
+            },
+        );
     }
 
     /// The "object store requests" summary lines a stopped floe logged.
