@@ -497,8 +497,10 @@ impl Group {
     }
 
     fn prepare_rebalance(&mut self, now_ms: i64, deliveries: &mut Deliveries) {
-        // Followers waiting on an assignment must rejoin instead.
+        // Followers waiting on an assignment must rejoin instead; their sessions start again
+        // with the answer (they did not heartbeat while they waited).
         for id in std::mem::take(&mut self.awaiting_sync) {
+            self.touch(&id, now_ms);
             deliveries
                 .syncs
                 .push((id, SyncResult::error(ErrorCode::RebalanceInProgress)));
@@ -838,6 +840,26 @@ mod tests {
         assert_eq!(d.syncs.len(), 2);
         assert!(group.tick(23_300).is_empty());
         assert_eq!(group.members.len(), 2);
+    }
+
+    /// A follower told to rejoin (REBALANCE_IN_PROGRESS) after waiting in SyncGroup past
+    /// its session timeout has a whole session to send its JoinGroup.
+    #[test]
+    fn a_follower_sent_back_from_sync_keeps_its_session() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let (b, _) = join_new(&mut group, "b", 0);
+        group
+            .join(request(&a, &["range"]), || unreachable!(), 0)
+            .expect("rejoin");
+        assert!(group.sync(&b, 2, vec![], 100).expect("sync").is_empty());
+        // The leader heartbeats but is slow with its assignment; then a third member joins.
+        assert_eq!(group.heartbeat(&a, 2, 9_000), ErrorCode::None);
+        let (_, d) = join_new(&mut group, "c", 12_000);
+        assert_eq!(d.syncs.len(), 1, "b is sent back to rejoin");
+        assert!(group.tick(12_100).is_empty(), "b keeps its session");
+        assert!(group.members.contains_key(&b));
     }
 
     #[test]

@@ -464,6 +464,16 @@ impl MetadataStore {
         Ok(self.apply(vec![command]).await?.pop())
     }
 
+    /// Brings this node's copy of the state up to the quorum's: commits an entry of no
+    /// commands and waits until it is applied here, so everything committed before the call
+    /// is in the copy after it. For the rare read that must not trust a lagging copy (a fetch
+    /// beyond the copy's high watermark, before it is called out of range).
+    pub async fn catch_up(&self) -> Result<(), MetadataError> {
+        let applied = self.quorum.write(Vec::new()).await?;
+        self.quorum.wait_applied(applied.index).await?;
+        Ok(())
+    }
+
     /// Runs `f` on this node's consistent view of the state.
     pub fn read<T>(&self, f: impl FnOnce(&MetadataState) -> T) -> T {
         self.quorum.shared().read(|m| f(&m.state))

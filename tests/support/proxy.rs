@@ -35,9 +35,13 @@ impl Proxy {
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((client, _)) if cut.load(Ordering::Relaxed) => drop(client),
                     Ok((client, _)) => {
-                        let born = epoch.load(Ordering::Relaxed);
+                        // The epoch before the flag: a cut between the two reads still
+                        // severs this connection.
+                        let born = epoch.load(Ordering::SeqCst);
+                        if cut.load(Ordering::SeqCst) {
+                            continue;
+                        }
                         if let Ok(server) =
                             TcpStream::connect_timeout(&target, Duration::from_secs(1))
                         {
@@ -56,13 +60,13 @@ impl Proxy {
 
     /// The partition begins: open connections are severed, new ones refused.
     pub fn cut(&self) {
-        self.cut.store(true, Ordering::Relaxed);
-        self.epoch.fetch_add(1, Ordering::Relaxed);
+        self.cut.store(true, Ordering::SeqCst);
+        self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The partition heals.
     pub fn heal(&self) {
-        self.cut.store(false, Ordering::Relaxed);
+        self.cut.store(false, Ordering::SeqCst);
     }
 }
 
@@ -74,6 +78,12 @@ impl Drop for Proxy {
 }
 
 fn pump_both_ways(client: TcpStream, server: TcpStream, epoch: Arc<AtomicU64>, born: u64) {
+    // Accepted sockets are blocking on Linux, but say so; and no Nagle delay on small Raft
+    // requests.
+    for stream in [&client, &server] {
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_nodelay(true);
+    }
     let pairs = [
         (client.try_clone(), server.try_clone()),
         (server.try_clone(), client.try_clone()),
@@ -89,7 +99,7 @@ fn pump_both_ways(client: TcpStream, server: TcpStream, epoch: Arc<AtomicU64>, b
 fn pump(mut from: TcpStream, mut to: TcpStream, epoch: &AtomicU64, born: u64) {
     let _ = from.set_read_timeout(Some(CHECK_EVERY));
     let mut buffer = [0u8; 16 * 1024];
-    while epoch.load(Ordering::Relaxed) == born {
+    while epoch.load(Ordering::SeqCst) == born {
         match from.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => {

@@ -45,9 +45,14 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
         false => listen(broker, &request, version),
     };
     let deadline = broker.clock.now() + wait;
+    let copy = if beyond_high_watermark(broker, &request, version) {
+        catch_up(broker).await
+    } else {
+        LocalCopy::Current
+    };
     loop {
         commits.mark_seen();
-        let (response, bytes) = fetch_once(broker, &request, version, &redirect).await;
+        let (response, bytes) = fetch_once(broker, &request, version, &redirect, copy).await;
         let enough = bytes >= request.min_bytes.max(1) as usize;
         if enough || has_news(&response) || broker.clock.now() >= deadline {
             return response;
@@ -63,9 +68,63 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
                         .observe(latency.as_secs_f64());
                 }
             }
-            Err(_) => return fetch_once(broker, &request, version, &redirect).await.0,
+            Err(_) => {
+                return fetch_once(broker, &request, version, &redirect, copy)
+                    .await
+                    .0;
+            }
         }
     }
+}
+
+/// How far a catch-up may hold a fetch: past it, the fetch answers OFFSET_NOT_AVAILABLE for
+/// what it could not confirm, and the client retries.
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(2);
+
+/// Whether this agent's copy of the state can call an offset beyond its high watermark out
+/// of range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LocalCopy {
+    /// Caught up with the quorum after the request arrived (or nothing asked beyond it).
+    Current,
+    /// The quorum could not be reached in time: the copy may lag.
+    MayLag,
+}
+
+/// Agents apply the quorum's log as it reaches them, so an agent's copy may lag another's: a
+/// consumer that a load balancer moves to a lagging agent asks for an offset beyond that
+/// agent's high watermark but within the quorum's. Kafka's answer to an offset beyond the log,
+/// OFFSET_OUT_OF_RANGE, would make the client reset to earliest (reading everything again)
+/// or latest (skipping records), so the agent first catches up with the quorum.
+async fn catch_up(broker: &Broker) -> LocalCopy {
+    match broker
+        .clock
+        .timeout(CATCH_UP_LIMIT, broker.metadata.catch_up())
+        .await
+    {
+        Ok(Ok(())) => LocalCopy::Current,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %ErrorChain(&e), "fetch beyond the high watermark: no catch-up");
+            LocalCopy::MayLag
+        }
+        Err(_) => LocalCopy::MayLag,
+    }
+}
+
+/// Whether the request asks any partition for an offset beyond this agent's high watermark.
+fn beyond_high_watermark(broker: &Broker, request: &FetchRequest, version: i16) -> bool {
+    broker.metadata.read(|s| {
+        request.topics.iter().any(|topic| {
+            requested_topic(s, topic, version).is_some_and(|t| {
+                topic.partitions.iter().any(|p| {
+                    usize::try_from(p.partition)
+                        .ok()
+                        .and_then(|i| t.partitions.get(i))
+                        .is_some_and(|state| p.fetch_offset > state.high_watermark.0)
+                })
+            })
+        })
+    })
 }
 
 /// Whether a partition's answer is an error or a redirect (KIP-392), which Kafka sends at
@@ -182,6 +241,7 @@ async fn fetch_once(
     request: &FetchRequest,
     version: i16,
     redirect: &RackRedirect,
+    copy: LocalCopy,
 ) -> (FetchResponse, usize) {
     let mut response = FetchResponse::default();
     let mut planned_bytes = 0usize;
@@ -312,7 +372,15 @@ async fn fetch_once(
                 }
                 Planned::Empty => Ok(Vec::new()),
                 Planned::OutOfRange => {
-                    data.error_code = ErrorCode::OffsetOutOfRange.code();
+                    // Beyond a copy that may lag: not known to be out of range (librdkafka
+                    // refreshes metadata and retries; so does the Java client).
+                    let unconfirmed =
+                        copy == LocalCopy::MayLag && p.fetch_offset > high_watermark.0;
+                    data.error_code = if unconfirmed {
+                        ErrorCode::OffsetNotAvailable.code()
+                    } else {
+                        ErrorCode::OffsetOutOfRange.code()
+                    };
                     Ok(Vec::new())
                 }
             };
