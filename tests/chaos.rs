@@ -18,6 +18,7 @@
 
 mod support;
 use floe::history::{self, Event, History, TopicPartition};
+use floe::protocol::ErrorCode;
 use rdkafka::ClientConfig;
 use rdkafka::ClientContext;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
@@ -329,6 +330,35 @@ fn read_everything(recorder: &Recorder, bootstrap: &str) {
     }
 }
 
+/// Three voters behind haproxy, each advertising the balancer, whose Raft addresses the
+/// others reach through a proxy the test can cut (`proxies[id - 1]`).
+fn voters_behind_proxies(
+    dir: &std::path::Path,
+    flags: &[String],
+    configure: impl Fn(usize, &mut std::process::Command),
+) -> (
+    Vec<support::Floe>,
+    std::net::SocketAddr,
+    support::haproxy::Haproxy,
+    Vec<Proxy>,
+) {
+    let mut proxies = Vec::new();
+    let (nodes, balancer, haproxy) = behind_haproxy_routed(
+        dir,
+        3,
+        flags,
+        |_, b| vec!["--advertised-addr".into(), b.to_string()],
+        |raft| {
+            let proxy = Proxy::start(raft);
+            let addr = proxy.addr;
+            proxies.push(proxy);
+            addr
+        },
+        configure,
+    );
+    (nodes, balancer, haproxy, proxies)
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Fault {
     /// SIGKILL, down for a while, then started again on its data directory.
@@ -401,19 +431,8 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
         faketime.display()
     );
     // The voters reach one another through proxies the schedule cuts.
-    let mut proxies = Vec::new();
-    let (mut nodes, balancer, _haproxy) = behind_haproxy_routed(
-        dir.path(),
-        3,
-        &flags,
-        |_, b| vec!["--advertised-addr".into(), b.to_string()],
-        |raft| {
-            let proxy = Proxy::start(raft);
-            let addr = proxy.addr;
-            proxies.push(proxy);
-            addr
-        },
-        |id, command| {
+    let (mut nodes, balancer, _haproxy, proxies) =
+        voters_behind_proxies(dir.path(), &flags, |id, command| {
             command
                 .env("LD_PRELOAD", &faketime)
                 .env("FAKETIME_TIMESTAMP_FILE", skew_file(id))
@@ -421,8 +440,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 // wall clock is wrong, as on a host whose NTP failed.
                 .env("FAKETIME_CACHE_DURATION", "1")
                 .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-        },
-    );
+        });
     let bootstrap = balancer.to_string();
     let recorder = Arc::new(Recorder {
         started: Instant::now(),
@@ -559,23 +577,10 @@ fn fetch_error_at(addr: std::net::SocketAddr, topic: &str, offset: i64) -> i16 {
 /// offset beyond the quorum's log is out of range.
 #[test]
 fn a_lagging_agent_never_calls_a_committed_offset_out_of_range() {
-    const OFFSET_OUT_OF_RANGE: i16 = 1;
-    const OFFSET_NOT_AVAILABLE: i16 = 78;
+    let offset_out_of_range = ErrorCode::OffsetOutOfRange.code();
+    let offset_not_available = ErrorCode::OffsetNotAvailable.code();
     let dir = temp_dir();
-    let mut proxies = Vec::new();
-    let (nodes, balancer, _haproxy) = behind_haproxy_routed(
-        dir.path(),
-        3,
-        &[],
-        |_, b| vec!["--advertised-addr".into(), b.to_string()],
-        |raft| {
-            let proxy = Proxy::start(raft);
-            let addr = proxy.addr;
-            proxies.push(proxy);
-            addr
-        },
-        |_, _| {},
-    );
+    let (nodes, balancer, _haproxy, proxies) = voters_behind_proxies(dir.path(), &[], |_, _| {});
     let topic = "lagging";
     let produce_to_partition_0 = |count: usize| {
         let (producer, acks) = support::kafka::producer(&balancer.to_string(), "none");
@@ -600,7 +605,7 @@ fn a_lagging_agent_never_calls_a_committed_offset_out_of_range() {
     let lagging_addr = nodes[lagging - 1].addr;
     assert_eq!(
         fetch_error_at(lagging_addr, topic, last),
-        OFFSET_NOT_AVAILABLE,
+        offset_not_available,
         "a committed offset beyond a lagging copy"
     );
     proxies[lagging - 1].heal();
@@ -609,7 +614,7 @@ fn a_lagging_agent_never_calls_a_committed_offset_out_of_range() {
     });
     assert_eq!(
         fetch_error_at(lagging_addr, topic, last + 1_000),
-        OFFSET_OUT_OF_RANGE,
+        offset_out_of_range,
         "beyond the quorum's log"
     );
 }

@@ -117,9 +117,7 @@ fn beyond_high_watermark(broker: &Broker, request: &FetchRequest, version: i16) 
         request.topics.iter().any(|topic| {
             requested_topic(s, topic, version).is_some_and(|t| {
                 topic.partitions.iter().any(|p| {
-                    usize::try_from(p.partition)
-                        .ok()
-                        .and_then(|i| t.partitions.get(i))
+                    partition_state(t, p.partition)
                         .is_some_and(|state| p.fetch_offset > state.high_watermark.0)
                 })
             })
@@ -148,6 +146,13 @@ fn requested_topic<'s>(
     } else {
         s.topic(&topic.topic)
     }
+}
+
+/// A partition of a topic by its index, if the topic has it.
+fn partition_state(topic: &Topic, partition: i32) -> Option<&PartitionState> {
+    usize::try_from(partition)
+        .ok()
+        .and_then(|i| topic.partitions.get(i))
 }
 
 /// A listener to commits of the partitions the request names (those the state knows).
@@ -265,12 +270,7 @@ async fn fetch_once(
             // Plan under the read lock: only the planned runs are copied, not the index.
             let planned = broker.metadata.read(|s| {
                 requested_topic(s, topic, version)
-                    .and_then(|t| {
-                        usize::try_from(p.partition)
-                            .ok()
-                            .and_then(|i| t.partitions.get(i))
-                            .map(|state| (t, state))
-                    })
+                    .and_then(|t| partition_state(t, p.partition).map(|state| (t, state)))
                     .map(|(t, state): (_, &PartitionState)| {
                         let tp = TopicPartition {
                             topic_id: t.id,
