@@ -464,13 +464,12 @@ impl MetadataStore {
         Ok(self.apply(vec![command]).await?.pop())
     }
 
-    /// Brings this node's copy of the state up to the quorum's: commits an entry of no
-    /// commands and waits until it is applied here, so everything committed before the call
-    /// is in the copy after it. For the rare read that must not trust a lagging copy (a fetch
-    /// beyond the copy's high watermark, before it is called out of range).
+    /// Brings this node's copy of the state up to the quorum's: learns the leader's read index
+    /// and waits until it is applied here, so everything committed before the call is in the
+    /// copy after it. For the reads that must not trust a lagging copy (`server::fresh_copy`).
     pub async fn catch_up(&self) -> Result<(), MetadataError> {
-        let applied = self.quorum.write(Vec::new()).await?;
-        self.quorum.wait_applied(applied.index).await?;
+        let index = self.quorum.read_index().await?;
+        self.quorum.wait_applied(index).await?;
         Ok(())
     }
 

@@ -16,6 +16,7 @@ pub mod connection;
 pub mod error_codes;
 pub mod forward;
 pub mod forwarded;
+pub mod fresh_copy;
 pub mod handlers;
 pub mod router;
 pub mod sasl_exchange;

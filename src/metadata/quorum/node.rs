@@ -5,7 +5,9 @@
 //! write(commands) ─► local Raft leader? ── yes ─► append, replicate, commit, apply ─► Applied
 //!                                     └─ no ──► POST leader/raft/write (retry until deadline)
 //! ```
-//! Every member applies the committed log to its own `MetadataState`, so reads are local.
+//! Every member applies the committed log to its own `MetadataState`, so reads are local. A
+//! read that must not lag the quorum first learns the leader's read index (`read_index`, the
+//! same route to the leader, nothing logged) and waits until this node has applied it.
 
 use super::log_store::LogStore;
 use super::network::{Peers, PostError};
@@ -15,7 +17,7 @@ use super::types::{Applied, Commands, NodeId, Raft};
 use crate::clock::Clock;
 use crate::metadata::state::Command;
 use crate::security::cluster_auth::{ClusterAuth, ClusterSecret};
-use openraft::error::{ClientWriteError, Fatal, InitializeError, RaftError};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, Fatal, InitializeError, RaftError};
 use openraft::{BasicNode, ServerState, SnapshotPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -101,6 +103,16 @@ pub enum QuorumError {
     Start(#[source] Box<Fatal<NodeId>>),
     #[error("Raft refused its initial membership")]
     Initialize(#[source] Box<RaftError<NodeId, InitializeError<NodeId, BasicNode>>>),
+}
+
+/// What one try on this node's Raft gave (`Quorum::through_leader`).
+enum Attempt<T> {
+    Done(T),
+    /// This node does not lead: the leader's address, if one is known.
+    Forward(Option<String>),
+    /// Worth another try before the deadline.
+    Retry(NoLeader),
+    Failed(WriteError),
 }
 
 /// Why a write reached no leader.
@@ -364,38 +376,82 @@ impl Quorum {
                 max: ENTRY_BYTES_MAX,
             });
         }
+        let raft = &self.raft;
+        self.through_leader("write", &commands, || async {
+            match raft.client_write(commands.clone()).await {
+                Ok(response) => Attempt::Done(response.data),
+                Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                    Attempt::Forward(f.leader_node.map(|n| n.addr))
+                }
+                Err(e) => Attempt::Failed(WriteError::Failed(e)),
+            }
+        })
+        .await
+    }
+
+    /// The log index a linearizable read must see: the leader's commit index once a quorum has
+    /// confirmed it still leads (Raft's read index, §8), asked of the leader when this node
+    /// is not it. Nothing is written to the log. A node that has applied up to the index
+    /// reflects every write acknowledged before the call.
+    pub async fn read_index(&self) -> Result<u64, WriteError> {
+        let raft = &self.raft;
+        self.through_leader("read_index", &(), || async {
+            match raft.get_read_log_id().await {
+                Ok((read, _applied)) => Attempt::Done(read.map_or(0, |id| id.index)),
+                Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+                    Attempt::Forward(f.leader_node.map(|n| n.addr))
+                }
+                // The leader could not hear from a quorum in time: as if none led.
+                Err(RaftError::APIError(e)) => Attempt::Retry(NoLeader::Refused(
+                    WriteRefused::Failed(e.to_string()),
+                )),
+                Err(RaftError::Fatal(f)) => Attempt::Failed(WriteError::Failed(RaftError::Fatal(f))),
+            }
+        })
+        .await
+    }
+
+    /// Runs `local` on this node's Raft; when it is not the leader, posts `request` to the
+    /// leader's `route` instead, retrying (an election, an unreachable leader) until
+    /// `write_timeout`.
+    async fn through_leader<T, Req, F, Fut>(
+        &self,
+        route: &str,
+        request: &Req,
+        local: F,
+    ) -> Result<T, WriteError>
+    where
+        T: serde::de::DeserializeOwned,
+        Req: serde::Serialize,
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Attempt<T>>,
+    {
         let started = self.clock.now();
         let deadline = started + self.config.write_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
             // Bounded: a Raft that stopped answering must not hold the committer (and every
             // object after this one) forever. A write that timed out may still commit; every
-            // command is safe to apply twice (see above).
+            // command is safe to apply twice (see `write`).
             let left = deadline.saturating_duration_since(self.clock.now());
-            let local = self
-                .clock
-                .timeout(left.max(backoff), self.raft.client_write(commands.clone()));
-            let why = match local.await {
+            let why = match self.clock.timeout(left.max(backoff), local()).await {
                 Err(_elapsed) => NoLeader::TimedOut,
-                Ok(Ok(response)) => return Ok(response.data),
-                Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
-                    match f.leader_node {
-                        Some(leader) => {
-                            let left = deadline.saturating_duration_since(self.clock.now());
-                            let reply: Result<Result<Applied, WriteRefused>, _> = self
-                                .peers
-                                .post(&leader.addr, "write", &commands, left.max(backoff))
-                                .await;
-                            match reply {
-                                Ok(Ok(applied)) => return Ok(applied),
-                                Ok(Err(refused)) => NoLeader::Refused(refused),
-                                Err(e) => NoLeader::Unreachable(e),
-                            }
-                        }
-                        None => NoLeader::NotElected,
+                Ok(Attempt::Done(value)) => return Ok(value),
+                Ok(Attempt::Failed(e)) => return Err(e),
+                Ok(Attempt::Retry(why)) => why,
+                Ok(Attempt::Forward(None)) => NoLeader::NotElected,
+                Ok(Attempt::Forward(Some(leader))) => {
+                    let left = deadline.saturating_duration_since(self.clock.now());
+                    let reply: Result<Result<T, WriteRefused>, _> = self
+                        .peers
+                        .post(&leader, route, request, left.max(backoff))
+                        .await;
+                    match reply {
+                        Ok(Ok(value)) => return Ok(value),
+                        Ok(Err(refused)) => NoLeader::Refused(refused),
+                        Err(e) => NoLeader::Unreachable(e),
                     }
                 }
-                Ok(Err(e)) => return Err(WriteError::Failed(e)),
             };
             if self.clock.now() + backoff > deadline {
                 return Err(WriteError::Unavailable {

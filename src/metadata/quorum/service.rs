@@ -1,5 +1,6 @@
-//! The Raft routes of the internal listener: peer RPCs (`append`, `vote`, `snapshot`), writes forwarded by nodes that
-//! are not the leader (`write`), and agents asking to follow the log (`join`).
+//! The Raft routes of the internal listener: peer RPCs (`append`, `vote`, `snapshot`), writes
+//! and read-index requests forwarded by nodes that are not the leader (`write`,
+//! `read_index`), and agents asking to follow the log (`join`).
 //!
 //! Bodies are postcard; every reply is a postcard `Result`, so a peer can tell a refusal (not
 //! the leader) from a transport failure.
@@ -12,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use openraft::BasicNode;
-use openraft::error::{ClientWriteError, RaftError};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
 use serde::{Deserialize, Serialize};
 
 /// Raft messages carry whole snapshot chunks and batches of entries.
@@ -43,6 +44,7 @@ pub fn router(raft: Raft) -> Router {
         .route("/raft/vote", post(vote))
         .route("/raft/snapshot", post(snapshot))
         .route("/raft/write", post(write))
+        .route("/raft/read_index", post(read_index))
         .route("/raft/join", post(join))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .with_state(raft)
@@ -87,6 +89,24 @@ async fn write(State(raft): State<Raft>, body: Bytes) -> Response {
             .await
             .map(|r| r.data)
             .map_err(|e| refusal(&raft, e));
+        result
+    })
+    .await
+}
+
+/// The leader's read index (`Quorum::read_index`) for a node that is not the leader.
+async fn read_index(State(raft): State<Raft>, body: Bytes) -> Response {
+    rpc(body, |(): ()| async move {
+        let result: Result<u64, WriteRefused> = match raft.get_read_log_id().await {
+            Ok((read, _applied)) => Ok(read.map_or(0, |id| id.index)),
+            Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+                Err(WriteRefused::NotLeader {
+                    node: raft.metrics().borrow().id,
+                    leader: f.leader_node.map(|n| n.addr),
+                })
+            }
+            Err(other) => Err(WriteRefused::Failed(other.to_string())),
+        };
         result
     })
     .await

@@ -29,6 +29,7 @@ use crate::protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::fresh_copy::{LocalCopy, catch_up};
 use crate::telemetry::BrokerMetrics;
 use crate::telemetry::ErrorChain;
 use std::time::Duration;
@@ -77,39 +78,10 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
     }
 }
 
-/// How far a catch-up may hold a fetch: past it, the fetch answers OFFSET_NOT_AVAILABLE for
-/// what it could not confirm, and the client retries.
-const CATCH_UP_LIMIT: Duration = Duration::from_secs(2);
-
-/// Whether this agent's copy of the state can call an offset beyond its high watermark out
-/// of range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LocalCopy {
-    /// Caught up with the quorum after the request arrived (or nothing asked beyond it).
-    Current,
-    /// The quorum could not be reached in time: the copy may lag.
-    MayLag,
-}
-
-/// Agents apply the quorum's log as it reaches them, so an agent's copy may lag another's: a
-/// consumer that a load balancer moves to a lagging agent asks for an offset beyond that
-/// agent's high watermark but within the quorum's. Kafka's answer to an offset beyond the log,
-/// OFFSET_OUT_OF_RANGE, would make the client reset to earliest (reading everything again)
-/// or latest (skipping records), so the agent first catches up with the quorum.
-async fn catch_up(broker: &Broker) -> LocalCopy {
-    match broker
-        .clock
-        .timeout(CATCH_UP_LIMIT, broker.metadata.catch_up())
-        .await
-    {
-        Ok(Ok(())) => LocalCopy::Current,
-        Ok(Err(e)) => {
-            tracing::debug!(error = %ErrorChain(&e), "fetch beyond the high watermark: no catch-up");
-            LocalCopy::MayLag
-        }
-        Err(_) => LocalCopy::MayLag,
-    }
-}
+// A fetch beyond this agent's high watermark catches up first (`fresh_copy`): the offset may
+// be within the quorum's, and Kafka's answer to an offset beyond the log, OFFSET_OUT_OF_RANGE,
+// would make the client reset to earliest (reading everything again) or latest (skipping
+// records).
 
 /// Whether the request asks any partition for an offset beyond this agent's high watermark.
 fn beyond_high_watermark(broker: &Broker, request: &FetchRequest, version: i16) -> bool {

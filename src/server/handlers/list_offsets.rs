@@ -20,6 +20,7 @@ use crate::protocol::messages::list_offsets_response::{
 };
 use crate::protocol::record_batch::RecordBatch;
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::fresh_copy::{LocalCopy, catch_up};
 use crate::telemetry::ErrorChain;
 use std::sync::Arc;
 
@@ -35,6 +36,7 @@ pub async fn handle(
     request: ListOffsetsRequest,
     version: i16,
 ) -> ListOffsetsResponse {
+    let copy = catch_up(broker).await;
     // Versions before 4 cannot carry a leader epoch.
     let leader_epoch = if version >= 4 { LEADER_EPOCH } else { -1 };
     // Copies of the partitions asked for, taken under the metadata lock (cheap: a partition's
@@ -88,6 +90,9 @@ pub async fn handle(
             };
             match partition {
                 None => answer.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                Some(_) if copy == LocalCopy::MayLag => {
+                    answer.error_code = ErrorCode::OffsetNotAvailable.code()
+                }
                 Some((part, latest)) => {
                     match lookup(broker, &objects, &part, latest, p.timestamp).await {
                         // read_committed: a record found by time at or past the last stable

@@ -1,6 +1,10 @@
 //! OffsetForLeaderEpoch (key 23): where a leader epoch ends, which consumers ask to detect
 //! log truncation (KIP-320). A floe partition has one leader epoch for its whole life (any
 //! agent serves it; nothing is ever truncated), so that epoch ends at the high watermark.
+//!
+//! The client compares that end with its position and resets when it is lower, so it comes
+//! from a copy caught up with the quorum (`fresh_copy`); when the agent cannot catch up it
+//! answers OFFSET_NOT_AVAILABLE, which clients retry.
 
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::offset_for_leader_epoch_response::{
@@ -8,11 +12,13 @@ use crate::protocol::messages::offset_for_leader_epoch_response::{
 };
 use crate::protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::server::fresh_copy::{LocalCopy, catch_up};
 
-pub fn handle(
+pub async fn handle(
     broker: &Broker,
     request: OffsetForLeaderEpochRequest,
 ) -> OffsetForLeaderEpochResponse {
+    let copy = catch_up(broker).await;
     let topics = broker.metadata.read(|state| {
         request
             .topics
@@ -32,6 +38,9 @@ pub fn handle(
                         let high_watermark = state.high_watermark(&topic.topic, p.partition);
                         match high_watermark {
                             None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                            Some(_) if copy == LocalCopy::MayLag => {
+                                out.error_code = ErrorCode::OffsetNotAvailable.code()
+                            }
                             // The client's view of the current epoch is checked first (fencing;
                             // the epoch is the first there is, so none is older).
                             Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
