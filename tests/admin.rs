@@ -152,7 +152,7 @@ fn readiness_follows_the_object_store() {
         "500ms".into(),
     ]);
     let floe = Floe::start(&dir.path().join("data"), &flags);
-    assert_eq!(http_get(floe.admin, "/readyz").0, 200);
+    support::wait_until_ready(floe.admin);
     drop(server);
     let body = support::wait_for("readiness to fail", Duration::from_secs(20), || {
         let (status, body) = http_get(floe.admin, "/readyz");

@@ -584,8 +584,8 @@ fn fetch_error_at(addr: SocketAddr, topic: &str, offset: i64) -> i16 {
 /// The latest offset of partition 0 of `topic` by ListOffsets at the agent at `addr`: the
 /// offset, or the error code.
 fn latest_offset_at(addr: SocketAddr, topic: &str) -> Result<i64, i16> {
-    use floe::protocol::messages::{ListOffsetsRequest, RequestBody, ResponseBody};
     use floe::protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    use floe::protocol::messages::{ListOffsetsRequest, RequestBody, ResponseBody};
     let request = ListOffsetsRequest {
         replica_id: -1,
         topics: vec![ListOffsetsTopic {
@@ -632,7 +632,11 @@ fn epoch_end_at(addr: SocketAddr, topic: &str) -> Result<i64, i16> {
         }],
         ..Default::default()
     };
-    match support::kafka_call(&addr.to_string(), 4, RequestBody::OffsetForLeaderEpoch(request)) {
+    match support::kafka_call(
+        &addr.to_string(),
+        4,
+        RequestBody::OffsetForLeaderEpoch(request),
+    ) {
         ResponseBody::OffsetForLeaderEpoch(response) => {
             let answer = &response.topics[0].partitions[0];
             match answer.error_code {

@@ -275,7 +275,7 @@ fn post_v1_drain_drains_and_exits_like_sigterm() {
     // A plain POST, which any web page can make a browser send, is refused.
     let (status, _) = support::http_request(floe.admin, "POST", "/v1/drain", &[], b"");
     assert_eq!(status, 415);
-    assert_eq!(http_get(floe.admin, "/readyz").0, 200);
+    support::wait_until_ready(floe.admin);
     let (status, body) = support::http_request(
         floe.admin,
         "POST",

@@ -160,6 +160,7 @@ fn outsiders_cannot_speak_for_the_cluster() {
                 "GET {view} without a token"
             );
         }
+        support::wait_until_ready(node.admin);
         for open in ["/healthz", "/readyz", "/metrics"] {
             assert_eq!(http_get(node.admin, open).0, 200, "GET {open}");
         }

@@ -3,7 +3,7 @@
 //! | path | answer |
 //! | --- | --- |
 //! | `/healthz` | 200 while the process serves |
-//! | `/readyz` | 200 when the object store answered its last probe (at most one per `--ready-probe-interval`), else 503; 503 once draining |
+//! | `/readyz` | 200 when this agent's copy holds the cluster's id and its own registration, and the object store answered its last probe (at most one per `--ready-probe-interval`); else 503; 503 once draining |
 //! | `/metrics` | Prometheus text format |
 //! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
 //! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |
@@ -98,6 +98,16 @@ pub async fn serve(listener: tokio::net::TcpListener, broker: Arc<Broker>) {
 async fn ready(broker: &Broker, readiness: &readiness::Readiness) -> Response {
     if broker.drain.is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
+    // Before the quorum has applied them an agent would tell clients a cluster id of its own
+    // (librdkafka warns of a client connected to two clusters) and a broker list without
+    // itself: a load balancer must not send it clients yet.
+    if !broker.registered() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not registered: the quorum has not applied this agent's registration yet\n",
+        )
+            .into_response();
     }
     match readiness.check(&broker.store, &broker.clock).await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),

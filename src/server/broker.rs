@@ -82,6 +82,15 @@ impl Broker {
             .unwrap_or_else(|| self.local_cluster_id.clone())
     }
 
+    /// Whether this agent's copy of the state names the cluster and holds a live registration
+    /// of this agent: until then its Metadata answers are its own, not the cluster's.
+    pub fn registered(&self) -> bool {
+        let now = self.clock.now_ms();
+        let me = self.node_id();
+        self.metadata
+            .read(|s| s.cluster_id().is_some() && s.live_agents(now).any(|agent| agent.id == me))
+    }
+
     /// This agent's registry entry, as it heartbeats it.
     pub fn agent(&self, lease_expires_ms: i64) -> Agent {
         let (host, port) = self.advertised();

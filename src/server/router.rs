@@ -285,11 +285,9 @@ async fn respond(
         RequestBody::DescribeTopicPartitions(r) => ResponseBody::DescribeTopicPartitions(
             handlers::describe_topic_partitions::handle(b, r, client.id),
         ),
-        RequestBody::OffsetForLeaderEpoch(r) => {
-            ResponseBody::OffsetForLeaderEpoch(
-                handlers::offset_for_leader_epoch::handle(b, r).await,
-            )
-        }
+        RequestBody::OffsetForLeaderEpoch(r) => ResponseBody::OffsetForLeaderEpoch(
+            handlers::offset_for_leader_epoch::handle(b, r).await,
+        ),
         RequestBody::DescribeCluster(r) => {
             ResponseBody::DescribeCluster(handlers::describe_cluster::handle(b, r, client))
         }

@@ -119,8 +119,8 @@ pub fn behind_haproxy_routed(
             .expect("haproxy (the README test command installs it)"),
     );
 
-    // Wait until the quorum has a leader and every member, and the balancer accepts
-    // connections.
+    // Wait until the quorum has a leader and every member, every agent is ready (its copy
+    // names the cluster and holds its registration), and the balancer accepts connections.
     let deadline = Instant::now() + Duration::from_secs(30);
     let formed = || {
         let quorum = http_json(nodes[0].admin, "/v1/quorum");
@@ -130,6 +130,9 @@ pub fn behind_haproxy_routed(
     while !formed() || std::net::TcpStream::connect(balancer).is_err() {
         assert!(Instant::now() < deadline, "cluster did not form");
         std::thread::sleep(Duration::from_millis(100));
+    }
+    for node in &nodes {
+        super::wait_until_ready(node.admin);
     }
     (nodes, balancer, haproxy)
 }

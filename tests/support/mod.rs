@@ -346,6 +346,14 @@ pub fn temp_dir() -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// Waits until the node whose admin listener is `admin` answers /readyz with 200: its
+/// registration is applied (and the object store answers).
+pub fn wait_until_ready(admin: SocketAddr) {
+    wait_for("/readyz to answer 200", Duration::from_secs(30), || {
+        (http_get(admin, "/readyz").0 == 200).then_some(())
+    });
+}
+
 /// Polls `f` until it returns `Some`, failing with `what` after `limit`.
 pub fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + limit;

@@ -402,10 +402,12 @@ impl Quorum {
                     Attempt::Forward(f.leader_node.map(|n| n.addr))
                 }
                 // The leader could not hear from a quorum in time: as if none led.
-                Err(RaftError::APIError(e)) => Attempt::Retry(NoLeader::Refused(
-                    WriteRefused::Failed(e.to_string()),
-                )),
-                Err(RaftError::Fatal(f)) => Attempt::Failed(WriteError::Failed(RaftError::Fatal(f))),
+                Err(RaftError::APIError(e)) => {
+                    Attempt::Retry(NoLeader::Refused(WriteRefused::Failed(e.to_string())))
+                }
+                Err(RaftError::Fatal(f)) => {
+                    Attempt::Failed(WriteError::Failed(RaftError::Fatal(f)))
+                }
             }
         })
         .await
