@@ -1,0 +1,274 @@
+//! The simulation's invariants, checked after every step:
+//!
+//! - at most one leader per term;
+//! - committed entries never change: every voter's log agrees with what was committed at an
+//!   index (state machine safety), and applying it gives every voter the same outcome;
+//! - voters that have applied the same index hold equal states (compared at every 16th
+//!   index and at the end);
+//! - in every voter's state each partition's offsets are contiguous and unique (the index
+//!   runs from the log start to the high watermark without gap or overlap), and the high
+//!   watermark counts exactly the batches the log appended;
+//! - every batch is appended at most once: an idempotent producer's (id, partition,
+//!   sequence) once, any object's batch once however often its commit was retried (a
+//!   commit applied again answers its first outcomes);
+//! - an acknowledgement names the offset its batch was appended at.
+
+use super::clients::Ack;
+use super::raft::{Entry, Role, Voter};
+use floe::ids::{ObjectKey, ProducerId, TopicPartition};
+use floe::metadata::state::{BatchOutcome, Command, MetadataState, Outcome};
+use std::collections::BTreeMap;
+
+/// How often (in log indexes) voters' whole states are compared.
+const STATE_SAMPLE: usize = 16;
+
+#[derive(Default)]
+pub struct Checker {
+    leaders: BTreeMap<u64, usize>,
+    committed: Vec<Entry>,
+    outcomes: Vec<Option<Outcome>>,
+    states: BTreeMap<usize, MetadataState>,
+    /// (partition, producer id, base sequence) → base offset, idempotent batches.
+    by_sequence: BTreeMap<(TopicPartition, ProducerId, i32), i64>,
+    /// (object, partition, batch) → base offset.
+    by_object: BTreeMap<(ObjectKey, TopicPartition, usize), i64>,
+    /// The outcomes of each object's first commit.
+    by_key: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
+    /// Offsets appended per partition.
+    appended: BTreeMap<TopicPartition, i64>,
+    acks: Vec<Ack>,
+    /// Per voter: the commit index and applied count checked so far.
+    seen: BTreeMap<usize, (usize, usize)>,
+}
+
+impl Checker {
+    /// Checks the voters after a step.
+    pub fn voters(&mut self, voters: &[Voter]) -> Result<(), String> {
+        for v in voters.iter().filter(|v| v.up && v.role == Role::Leader) {
+            match self.leaders.insert(v.term, v.id) {
+                Some(other) if other != v.id => {
+                    return Err(format!(
+                        "two leaders in term {}: {other} and {}",
+                        v.term, v.id
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for v in voters.iter().filter(|v| v.up) {
+            // A crash forgets the commit index and the applied state: check again from 0.
+            let (mut commit_seen, mut applied_seen) =
+                self.seen.get(&v.id).copied().unwrap_or_default();
+            if v.commit < commit_seen {
+                commit_seen = 0;
+            }
+            if v.outcomes.len() < applied_seen {
+                applied_seen = 0;
+            }
+            for index in commit_seen + 1..=v.commit {
+                let entry = &v.log[index - 1];
+                match self.committed.get(index - 1) {
+                    Some(known) if known != entry => {
+                        return Err(format!(
+                            "voter {} holds at committed index {index} an entry of term {} where term {} was committed",
+                            v.id, entry.term, known.term
+                        ));
+                    }
+                    Some(_) => {}
+                    None => self.committed.push(entry.clone()),
+                }
+            }
+            let applied_before = applied_seen;
+            for (i, outcome) in v.outcomes.iter().enumerate().skip(applied_seen) {
+                match self.outcomes.get(i) {
+                    Some(known) if known != outcome => {
+                        return Err(format!(
+                            "voter {} applied index {} with outcome {outcome:?}, another with {known:?}",
+                            v.id,
+                            i + 1
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.outcomes.push(outcome.clone());
+                        self.record(i)?;
+                    }
+                }
+                if (i + 1).is_multiple_of(STATE_SAMPLE) && i + 1 == v.applied {
+                    self.same_state(v)?;
+                }
+            }
+            self.seen.insert(v.id, (v.commit, v.outcomes.len()));
+            if v.outcomes.len() != applied_before {
+                self.partitions(v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares `v`'s state with the first one seen at its applied index.
+    pub fn same_state(&mut self, v: &Voter) -> Result<(), String> {
+        match self.states.get(&v.applied) {
+            Some(state) if *state != v.state => Err(format!(
+                "voter {} differs at applied index {} from another voter there",
+                v.id, v.applied
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.states.insert(v.applied, v.state.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// What the outcome at index `i` (0-based) appended.
+    fn record(&mut self, i: usize) -> Result<(), String> {
+        let Some(Command::CommitObject {
+            object_key,
+            partitions,
+        }) = &self.committed[i].command
+        else {
+            return Ok(());
+        };
+        let Some(Outcome::Committed(per_partition)) = &self.outcomes[i] else {
+            return Err(format!(
+                "CommitObject at index {} answered {:?}",
+                i + 1,
+                self.outcomes[i]
+            ));
+        };
+        // A commit retried after its answer was lost is in the log again: it must be answered
+        // as the first time and append nothing (the high watermark check sees an append).
+        if let Some(first) = self.by_key.get(object_key) {
+            if first != per_partition {
+                return Err(format!(
+                    "{object_key} committed again at index {} answered {per_partition:?}, first {first:?}",
+                    i + 1
+                ));
+            }
+            return Ok(());
+        }
+        self.by_key
+            .insert(object_key.clone(), per_partition.clone());
+        for (part, outcomes) in partitions.iter().zip(per_partition) {
+            for (b, (batch, outcome)) in part.batches.iter().zip(outcomes).enumerate() {
+                let object_batch = (object_key.clone(), part.partition, b);
+                let sequence = (part.partition, batch.producer_id, batch.base_sequence);
+                match *outcome {
+                    BatchOutcome::Appended { base_offset } => {
+                        if let Some(first) = self.by_object.insert(object_batch, base_offset.0) {
+                            return Err(format!(
+                                "batch {b} of {object_key} appended twice: at {first} and at {} (index {})",
+                                base_offset.0,
+                                i + 1
+                            ));
+                        }
+                        if batch.producer_id.0 >= 0
+                            && let Some(first) = self.by_sequence.insert(sequence, base_offset.0)
+                        {
+                            return Err(format!(
+                                "producer {} sequence {} on partition {} appended twice: at {first} and at {}",
+                                batch.producer_id.0,
+                                batch.base_sequence,
+                                part.partition.partition,
+                                base_offset.0
+                            ));
+                        }
+                        let end = self.appended.entry(part.partition).or_insert(0);
+                        if base_offset.0 != *end {
+                            return Err(format!(
+                                "partition {} appended at {} where its log ended at {end}",
+                                part.partition.partition, base_offset.0
+                            ));
+                        }
+                        *end += batch.offset_count;
+                    }
+                    BatchOutcome::Duplicate { base_offset } => {
+                        let first = self.by_sequence.get(&sequence);
+                        if first != Some(&base_offset.0) {
+                            return Err(format!(
+                                "a duplicate of producer {} sequence {} answered offset {}, first appended at {first:?}",
+                                batch.producer_id.0, batch.base_sequence, base_offset.0
+                            ));
+                        }
+                    }
+                    other => {
+                        return Err(format!(
+                            "batch {b} of {object_key} (producer {}, sequence {}) answered {other:?}",
+                            batch.producer_id.0, batch.base_sequence
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Offsets contiguous and unique in `v`'s state, its high watermark what was appended.
+    fn partitions(&self, v: &Voter) -> Result<(), String> {
+        for (&tp, &appended) in &self.appended {
+            let Some(p) = v.state.partition(&tp) else {
+                continue;
+            };
+            let mut at = p.log_start_offset.0;
+            for run in p.index.iter() {
+                if run.base_offset.0 != at || run.end_offset.0 <= run.base_offset.0 {
+                    return Err(format!(
+                        "voter {}: partition {} has a run {}..{} after offset {at}",
+                        v.id, tp.partition, run.base_offset.0, run.end_offset.0
+                    ));
+                }
+                at = run.end_offset.0;
+            }
+            if at != p.high_watermark.0 {
+                return Err(format!(
+                    "voter {}: partition {} index ends at {at}, high watermark {}",
+                    v.id, tp.partition, p.high_watermark.0
+                ));
+            }
+            // A voter that has applied everything the checker knows of.
+            if v.applied == self.outcomes.len() && p.high_watermark.0 != appended {
+                return Err(format!(
+                    "voter {}: partition {} high watermark {} but {appended} offsets were appended",
+                    v.id, tp.partition, p.high_watermark.0
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An acknowledgement: its offset must be where its batch was appended.
+    pub fn ack(&mut self, ack: Ack) -> Result<(), String> {
+        if ack.producer_id.0 >= 0 {
+            let key = (ack.partition, ack.producer_id, ack.base_sequence);
+            if self.by_sequence.get(&key) != Some(&ack.base_offset) {
+                return Err(format!(
+                    "producer {} acknowledged at {} for sequence {}, appended at {:?}",
+                    ack.producer,
+                    ack.base_offset,
+                    ack.base_sequence,
+                    self.by_sequence.get(&key)
+                ));
+            }
+        } else if !self
+            .by_object
+            .iter()
+            .any(|((_, tp, _), &base)| *tp == ack.partition && base == ack.base_offset)
+        {
+            return Err(format!(
+                "producer {} acknowledged at {} on partition {}, where no batch was appended",
+                ack.producer, ack.base_offset, ack.partition.partition
+            ));
+        }
+        self.acks.push(ack);
+        Ok(())
+    }
+
+    pub fn acknowledged(&self) -> usize {
+        self.acks.len()
+    }
+
+    pub fn committed(&self) -> usize {
+        self.committed.len()
+    }
+}

@@ -1,0 +1,422 @@
+//! Simulated agents and producers: the commit path above the quorum.
+//!
+//! An agent gathers produced batches into an object, PUTs it (which may fail, or succeed
+//! with its answer lost — either way the batches fail and their producers retry), then
+//! commits `CommitObject` through whichever voter leads, retrying the same command when an
+//! answer does not come (the leader may have died after appending it: the log can then hold
+//! the command twice) until its deadline; then its batches fail too, though the commit may
+//! still land. This is what `produce::pipeline` and `Quorum::write` do.
+//!
+//! A producer keeps one batch in flight per partition and retries it, with the same sequence
+//! numbers when it is idempotent, until it is acknowledged.
+
+use super::{Addr, Msg, Outbox};
+use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use floe::metadata::state::{BatchOutcome, Command, CommittedBatch, Outcome, PartitionBatches};
+use floe::random::SplitMix64;
+
+/// How long an agent retries a commit before failing its batches.
+const COMMIT_DEADLINE_MS: u64 = 1_000;
+const COMMIT_RETRY_MS: u64 = 100;
+const PRODUCE_TIMEOUT_MS: u64 = 1_500;
+
+struct Pending {
+    producer: Addr,
+    request: u64,
+    partition: TopicPartition,
+    batch: CommittedBatch,
+    since: u64,
+}
+
+enum Stage {
+    Uploading { done_at: u64, fails: bool },
+    Committing { retry_at: u64, requests: Vec<u64> },
+}
+
+struct Object {
+    key: ObjectKey,
+    /// By partition, in the order the command lists them.
+    partitions: Vec<(TopicPartition, Vec<Pending>)>,
+    stage: Stage,
+    deadline: u64,
+}
+
+pub struct Agent {
+    pub id: Addr,
+    pub up: bool,
+    voters: Vec<Addr>,
+    queue: Vec<Pending>,
+    object: Option<Object>,
+    /// Object keys never repeat (real keys are random), across restarts too.
+    objects_made: u64,
+    requests: u64,
+    leader_hint: Option<Addr>,
+    pub put_fail: f64,
+}
+
+impl Agent {
+    pub fn new(id: Addr, voters: Vec<Addr>, put_fail: f64) -> Agent {
+        Agent {
+            id,
+            up: true,
+            voters,
+            queue: Vec::new(),
+            object: None,
+            objects_made: 0,
+            requests: 0,
+            leader_hint: None,
+            put_fail,
+        }
+    }
+
+    /// A crash: accepted batches are gone; their producers time out and retry.
+    pub fn crash(&mut self) {
+        self.up = false;
+        self.queue.clear();
+        self.object = None;
+        self.leader_hint = None;
+    }
+
+    fn command(object: &Object) -> Command {
+        Command::CommitObject {
+            object_key: object.key.clone(),
+            partitions: object
+                .partitions
+                .iter()
+                .map(|(tp, batches)| PartitionBatches {
+                    partition: *tp,
+                    batches: batches.iter().map(|p| p.batch.clone()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn send_commit(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        let to = self
+            .leader_hint
+            .unwrap_or_else(|| self.voters[(rng.next_u64() % self.voters.len() as u64) as usize]);
+        self.requests += 1;
+        let request = self.requests;
+        let Some(object) = &mut self.object else {
+            return;
+        };
+        let command = Agent::command(object);
+        if let Stage::Committing { retry_at, requests } = &mut object.stage {
+            *retry_at = now + COMMIT_RETRY_MS;
+            requests.push(request);
+        }
+        out.push((to, Msg::Write { request, command }));
+    }
+
+    fn fail_all(&mut self, out: &mut Outbox) {
+        if let Some(object) = self.object.take() {
+            for (_, batches) in object.partitions {
+                for p in batches {
+                    out.push((
+                        p.producer,
+                        Msg::ProduceReply {
+                            request: p.request,
+                            result: Err(()),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        match self.object.as_ref().map(|o| (&o.stage, o.deadline)) {
+            None => {
+                let ready =
+                    self.queue.len() >= 4 || self.queue.first().is_some_and(|p| now >= p.since + 5);
+                if ready {
+                    self.seal(now, rng);
+                }
+            }
+            Some((Stage::Uploading { done_at, fails }, _)) if now >= *done_at => {
+                if *fails {
+                    self.fail_all(out);
+                } else {
+                    if let Some(object) = &mut self.object {
+                        object.stage = Stage::Committing {
+                            retry_at: now,
+                            requests: Vec::new(),
+                        };
+                        object.deadline = now + COMMIT_DEADLINE_MS;
+                    }
+                    self.send_commit(now, rng, out);
+                }
+            }
+            Some((Stage::Committing { retry_at, .. }, deadline)) if now >= *retry_at => {
+                if now >= deadline {
+                    // The commit may still land: its producers retry (an idempotent one is
+                    // answered DUPLICATE with the original offsets).
+                    self.fail_all(out);
+                } else {
+                    self.leader_hint = None;
+                    self.send_commit(now, rng, out);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn seal(&mut self, now: u64, rng: &mut SplitMix64) {
+        self.objects_made += 1;
+        let key = ObjectKey::new(format!("agent-{}/object-{}", self.id, self.objects_made));
+        let mut partitions: Vec<(TopicPartition, Vec<Pending>)> = Vec::new();
+        let mut bytes = 0;
+        for mut pending in self.queue.drain(..) {
+            pending.batch.byte_start = bytes;
+            bytes += pending.batch.byte_len;
+            match partitions
+                .iter_mut()
+                .find(|(tp, _)| *tp == pending.partition)
+            {
+                Some((_, batches)) => batches.push(pending),
+                None => partitions.push((pending.partition, vec![pending])),
+            }
+        }
+        self.object = Some(Object {
+            key,
+            partitions,
+            stage: Stage::Uploading {
+                done_at: now + 5 + rng.next_u64() % 25,
+                fails: rng.uniform() < self.put_fail,
+            },
+            deadline: u64::MAX,
+        });
+    }
+
+    /// Returns the outcomes the agent did not expect (the checker's business).
+    pub fn on_message(
+        &mut self,
+        now: u64,
+        rng: &mut SplitMix64,
+        from: Addr,
+        msg: Msg,
+        out: &mut Outbox,
+    ) -> Option<String> {
+        match msg {
+            Msg::Produce {
+                request,
+                partition,
+                batch,
+            } => {
+                self.queue.push(Pending {
+                    producer: from,
+                    request,
+                    partition,
+                    batch,
+                    since: now,
+                });
+                None
+            }
+            Msg::WriteReply { request, result } => {
+                let ours = self.object.as_ref().is_some_and(|o| match &o.stage {
+                    Stage::Committing { requests, .. } => requests.contains(&request),
+                    Stage::Uploading { .. } => false,
+                });
+                if !ours {
+                    return None;
+                }
+                match result {
+                    Ok(Some(Outcome::Committed(per_partition))) => {
+                        let object = self.object.take()?;
+                        for ((_, batches), outcomes) in
+                            object.partitions.into_iter().zip(per_partition)
+                        {
+                            for (p, outcome) in batches.into_iter().zip(outcomes) {
+                                out.push((
+                                    p.producer,
+                                    Msg::ProduceReply {
+                                        request: p.request,
+                                        result: Ok(outcome),
+                                    },
+                                ));
+                            }
+                        }
+                        None
+                    }
+                    Ok(other) => Some(format!("a CommitObject answered {other:?}")),
+                    Err(hint) => {
+                        if hint.is_some() && hint != self.leader_hint {
+                            self.leader_hint = hint;
+                            self.send_commit(now, rng, out);
+                        }
+                        None
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a producer was told about one of its batches.
+#[derive(Debug, Clone)]
+pub struct Ack {
+    pub producer: Addr,
+    pub partition: TopicPartition,
+    pub producer_id: ProducerId,
+    pub base_sequence: i32,
+    pub offset_count: i64,
+    pub base_offset: i64,
+}
+
+/// A batch sent and not acknowledged: (partition, base sequence, attempts).
+pub type Unacknowledged = (i32, i32, usize);
+
+struct InFlight {
+    batch: CommittedBatch,
+    requests: Vec<u64>,
+    retry_at: u64,
+}
+
+pub struct Producer {
+    pub id: Addr,
+    producer_id: ProducerId,
+    epoch: ProducerEpoch,
+    agents: Vec<Addr>,
+    partitions: Vec<(TopicPartition, i32, Option<InFlight>)>,
+    requests: u64,
+    /// Whether it still starts new batches (not in the final quiet period).
+    pub producing: bool,
+}
+
+impl Producer {
+    /// `producer_id` -1: not idempotent.
+    pub fn new(
+        id: Addr,
+        producer_id: ProducerId,
+        epoch: ProducerEpoch,
+        agents: Vec<Addr>,
+        partitions: &[TopicPartition],
+    ) -> Producer {
+        Producer {
+            id,
+            producer_id,
+            epoch,
+            agents,
+            partitions: partitions.iter().map(|&tp| (tp, 0, None)).collect(),
+            requests: 0,
+            producing: true,
+        }
+    }
+
+    pub fn idempotent(&self) -> bool {
+        self.producer_id.0 >= 0
+    }
+
+    /// Batches sent and not yet acknowledged.
+    pub fn unacknowledged(&self) -> Vec<Unacknowledged> {
+        self.partitions
+            .iter()
+            .filter_map(|(tp, _, f)| {
+                f.as_ref()
+                    .map(|f| (tp.partition, f.batch.base_sequence, f.requests.len()))
+            })
+            .collect()
+    }
+
+    pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        let idempotent = self.idempotent();
+        for i in 0..self.partitions.len() {
+            let (tp, next_sequence, in_flight) = &mut self.partitions[i];
+            let send = match in_flight {
+                Some(f) => now >= f.retry_at,
+                None if self.producing && rng.uniform() < 0.2 => {
+                    let count = 1 + (rng.next_u64() % 4) as i64;
+                    *in_flight = Some(InFlight {
+                        batch: CommittedBatch {
+                            byte_start: 0,
+                            byte_len: 10 * count as u64,
+                            offset_count: count,
+                            max_timestamp: now as i64,
+                            producer_id: self.producer_id,
+                            producer_epoch: self.epoch,
+                            base_sequence: if idempotent { *next_sequence } else { -1 },
+                            last_sequence: if idempotent {
+                                *next_sequence + count as i32 - 1
+                            } else {
+                                -1
+                            },
+                        },
+                        requests: Vec::new(),
+                        retry_at: 0,
+                    });
+                    true
+                }
+                None => false,
+            };
+            if send && let Some(f) = in_flight {
+                self.requests += 1;
+                f.requests.push(self.requests);
+                f.retry_at = now + PRODUCE_TIMEOUT_MS;
+                let agent = self.agents[(rng.next_u64() % self.agents.len() as u64) as usize];
+                out.push((
+                    agent,
+                    Msg::Produce {
+                        request: self.requests,
+                        partition: *tp,
+                        batch: f.batch.clone(),
+                    },
+                ));
+            }
+        }
+    }
+
+    /// An acknowledgement, or an answer that breaks the producer's contract.
+    /// `Some(Ok)`: acknowledged; `Some(Err)`: failed (retried), for the trace.
+    pub fn on_message(
+        &mut self,
+        now: u64,
+        msg: Msg,
+    ) -> Result<Option<Result<Ack, String>>, String> {
+        let Msg::ProduceReply { request, result } = msg else {
+            return Ok(None);
+        };
+        let producer = self.id;
+        let idempotent = self.idempotent();
+        let Some((tp, next_sequence, in_flight)) = self
+            .partitions
+            .iter_mut()
+            .find(|p| p.2.as_ref().is_some_and(|f| f.requests.contains(&request)))
+        else {
+            return Ok(None); // an answer to a batch already acknowledged
+        };
+        let Some(f) = in_flight else {
+            return Ok(None);
+        };
+        match result {
+            Err(()) => {
+                f.retry_at = now;
+                Ok(Some(Err(format!(
+                    "producer {producer}: partition {} sequence {} failed; retrying",
+                    tp.partition, f.batch.base_sequence
+                ))))
+            }
+            Ok(
+                BatchOutcome::Appended { base_offset } | BatchOutcome::Duplicate { base_offset },
+            ) => {
+                let ack = Ack {
+                    producer,
+                    partition: *tp,
+                    producer_id: f.batch.producer_id,
+                    base_sequence: f.batch.base_sequence,
+                    offset_count: f.batch.offset_count,
+                    base_offset: base_offset.0,
+                };
+                if idempotent {
+                    *next_sequence += f.batch.offset_count as i32;
+                }
+                *in_flight = None;
+                Ok(Some(Ok(ack)))
+            }
+            Ok(other) => Err(format!(
+                "producer {producer} (idempotent: {idempotent}) was answered {other:?} for {:?} sequence {}",
+                tp.partition, f.batch.base_sequence
+            )),
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! Deterministic simulation of the commit path: producers, agents, an object store and a
+//! quorum of three voters running floe's state machine, on one simulated network and one
+//! clock, in one thread, every choice drawn from one seeded generator. A run repeats exactly
+//! for its seed. Faults: lost, delayed and reordered messages; one- and two-way partitions
+//! of a voter; voter crashes (with torn log writes) and restarts; agent crashes; failed
+//! object-store writes; voters' wall clocks off by up to 5 s. After a heal, a quiet period in
+//! which every batch must be acknowledged.
+
+pub mod check;
+pub mod clients;
+pub mod net;
+pub mod raft;
+
+use check::Checker;
+use clients::{Agent, Producer};
+use floe::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use floe::metadata::state::{BatchOutcome, Command, CommittedBatch, Outcome};
+use floe::random::SplitMix64;
+use net::Network;
+use raft::{Entry, Voter};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A node of the simulation: voters first, then agents, then producers.
+pub type Addr = usize;
+
+pub enum Msg {
+    Vote {
+        term: u64,
+        last_index: usize,
+        last_term: u64,
+    },
+    VoteReply {
+        term: u64,
+        granted: bool,
+    },
+    Append {
+        term: u64,
+        prev_index: usize,
+        prev_term: u64,
+        entries: Vec<Entry>,
+        commit: usize,
+    },
+    AppendReply {
+        term: u64,
+        ok: bool,
+        match_index: usize,
+    },
+    /// An agent's write, to the voter it thinks leads.
+    Write {
+        request: u64,
+        command: Command,
+    },
+    /// The outcome once applied, or not the leader (and who is, if known).
+    WriteReply {
+        request: u64,
+        result: Result<Option<Outcome>, Option<Addr>>,
+    },
+    Produce {
+        request: u64,
+        partition: TopicPartition,
+        batch: CommittedBatch,
+    },
+    ProduceReply {
+        request: u64,
+        result: Result<BatchOutcome, ()>,
+    },
+}
+
+/// Messages a node sends in one step: (to, message).
+pub type Outbox = Vec<(Addr, Msg)>;
+
+const VOTERS: usize = 3;
+const AGENTS: usize = 2;
+/// Two idempotent producers and one that is not.
+const PRODUCERS: usize = 3;
+const PARTITIONS: i32 = 3;
+
+/// How a run went.
+#[derive(Debug)]
+pub struct Summary {
+    pub acknowledged: usize,
+    pub committed_entries: usize,
+    pub faults: usize,
+}
+
+/// A failed run: its seed, what broke, and the events leading to it.
+#[derive(Debug)]
+pub struct Violation {
+    pub seed: u64,
+    pub at_ms: u64,
+    pub what: String,
+    pub trace: Vec<String>,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "seed {} failed at {} ms: {}",
+            self.seed, self.at_ms, self.what
+        )?;
+        writeln!(
+            f,
+            "reproduce: FLOE_SIM_SEED={} cargo test --test simulation",
+            self.seed
+        )?;
+        writeln!(f, "last events:")?;
+        for line in &self.trace {
+            writeln!(f, "  {line}")?;
+        }
+        Ok(())
+    }
+}
+
+struct World {
+    rng: SplitMix64,
+    now: u64,
+    net: Network,
+    voters: Vec<Voter>,
+    agents: Vec<Agent>,
+    producers: Vec<Producer>,
+    checker: Checker,
+    /// When each crashed node or cut network comes back.
+    restarts: BTreeMap<Addr, u64>,
+    heal_at: Option<u64>,
+    faults: usize,
+    trace: VecDeque<String>,
+    /// Print every event as it happens (`FLOE_SIM_TRACE`).
+    print_trace: bool,
+}
+
+const TRACE_LINES: usize = 40;
+/// The end of a run during which leaders append nothing, so every voter reaches the same
+/// last index.
+const SETTLE_MS: u64 = 500;
+
+impl World {
+    fn new(seed: u64) -> World {
+        let mut rng = SplitMix64::new(seed);
+        let topic_id = uuid::Uuid::from_u64_pair(seed, 7);
+        let partitions: Vec<TopicPartition> = (0..PARTITIONS)
+            .map(|partition| TopicPartition {
+                topic_id,
+                partition,
+            })
+            .collect();
+        let mut bootstrap = vec![Command::CreateTopic {
+            name: "sim".into(),
+            id: topic_id,
+            partitions: PARTITIONS,
+            configs: BTreeMap::new(),
+        }];
+        let idempotent = PRODUCERS - 1;
+        bootstrap.extend((0..idempotent).map(|_| Command::InitProducerId { existing: None }));
+        // The producer ids the bootstrap hands out, as any voter applying it computes them.
+        let mut scratch = floe::metadata::state::MetadataState::default();
+        let mut ids = Vec::new();
+        for command in &bootstrap {
+            if let Outcome::ProducerId(Ok(id)) = scratch.apply(command.clone()) {
+                ids.push(id);
+            }
+        }
+        let voter_addrs: Vec<Addr> = (0..VOTERS).collect();
+        let agent_addrs: Vec<Addr> = (VOTERS..VOTERS + AGENTS).collect();
+        let mut voters: Vec<Voter> = voter_addrs
+            .iter()
+            .map(|&id| {
+                let peers = voter_addrs.iter().copied().filter(|&p| p != id).collect();
+                Voter::new(id, peers, &bootstrap, &mut rng)
+            })
+            .collect();
+        for v in &mut voters {
+            v.clock_skew_ms = (rng.next_u64() % 10_001) as i64 - 5_000;
+        }
+        let put_fail = rng.uniform() * 0.1;
+        let agents = agent_addrs
+            .iter()
+            .map(|&id| Agent::new(id, voter_addrs.clone(), put_fail))
+            .collect();
+        let producers = (0..PRODUCERS)
+            .map(|i| {
+                let id = VOTERS + AGENTS + i;
+                let (pid, epoch) = ids
+                    .get(i)
+                    .copied()
+                    .unwrap_or((ProducerId(-1), ProducerEpoch(-1)));
+                Producer::new(id, pid, epoch, agent_addrs.clone(), &partitions)
+            })
+            .collect();
+        let loss = rng.uniform() * 0.05;
+        World {
+            rng,
+            now: 0,
+            net: Network::new(loss),
+            voters,
+            agents,
+            producers,
+            checker: Checker::default(),
+            restarts: BTreeMap::new(),
+            heal_at: None,
+            faults: 0,
+            trace: VecDeque::new(),
+            print_trace: std::env::var_os("FLOE_SIM_TRACE").is_some(),
+        }
+    }
+
+    fn log(&mut self, line: String) {
+        if self.print_trace {
+            eprintln!("{} ms: {line}", self.now);
+        }
+        if self.trace.len() == TRACE_LINES {
+            self.trace.pop_front();
+        }
+        self.trace.push_back(format!("{} ms: {line}", self.now));
+    }
+
+    fn up(&self, addr: Addr) -> bool {
+        if addr < VOTERS {
+            self.voters[addr].up
+        } else if addr < VOTERS + AGENTS {
+            self.agents[addr - VOTERS].up
+        } else {
+            true
+        }
+    }
+
+    fn send(&mut self, from: Addr, out: Outbox) {
+        for (to, msg) in out {
+            self.net.send(&mut self.rng, self.now, from, to, msg);
+        }
+    }
+
+    /// Draws this millisecond's faults.
+    fn faults(&mut self, chaos: bool) {
+        let now = self.now;
+        let restarts: Vec<Addr> = self
+            .restarts
+            .iter()
+            .filter(|&(_, &at)| at <= now)
+            .map(|(&a, _)| a)
+            .collect();
+        for addr in restarts {
+            self.restarts.remove(&addr);
+            if addr < VOTERS {
+                self.voters[addr].restart(now, &mut self.rng);
+            } else {
+                self.agents[addr - VOTERS].up = true;
+            }
+            self.log(format!("node {addr} restarts"));
+        }
+        if self.heal_at.is_some_and(|at| at <= now) {
+            self.heal_at = None;
+            self.net.heal();
+            self.log("the network heals".into());
+        }
+        if !chaos {
+            return;
+        }
+        let roll = self.rng.uniform();
+        if roll < 0.002 {
+            let v = (self.rng.next_u64() % VOTERS as u64) as usize;
+            if self.voters[v].up {
+                self.voters[v].crash(0);
+                let down = 20 + self.rng.next_u64() % 400;
+                self.restarts.insert(v, now + down);
+                self.faults += 1;
+                self.log(format!("voter {v} crashes for {down} ms"));
+            }
+        } else if roll < 0.003 && !self.net.is_cut() {
+            let v = (self.rng.next_u64() % VOTERS as u64) as usize;
+            let both = self.rng.uniform() < 0.5;
+            self.net.isolate(v, 0..VOTERS + AGENTS, both);
+            let span = 50 + self.rng.next_u64() % 700;
+            self.heal_at = Some(now + span);
+            self.faults += 1;
+            self.log(format!(
+                "voter {v} cut off (both ways: {both}) for {span} ms"
+            ));
+        } else if roll < 0.0035 {
+            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
+            if self.agents[a].up {
+                self.agents[a].crash();
+                let down = 20 + self.rng.next_u64() % 300;
+                self.restarts.insert(VOTERS + a, now + down);
+                self.faults += 1;
+                self.log(format!("agent {} crashes for {down} ms", VOTERS + a));
+            }
+        }
+    }
+
+    /// One millisecond: faults, deliveries, timers, applies; then the invariants.
+    fn step(&mut self, chaos: bool) -> Result<(), String> {
+        self.faults(chaos);
+        let now = self.now;
+        for m in self.net.due(now) {
+            if !self.up(m.to) {
+                continue;
+            }
+            let mut out = Outbox::new();
+            if m.to < VOTERS {
+                let appended =
+                    self.voters[m.to].on_message(now, &mut self.rng, m.from, m.msg, &mut out);
+                // A crash while the append is being written: a torn tail is lost, and what
+                // the voter would have answered is never sent.
+                if appended > 0 && chaos && self.rng.uniform() < 0.01 {
+                    let torn = 1 + (self.rng.next_u64() % appended as u64) as usize;
+                    self.voters[m.to].crash(torn);
+                    let down = 20 + self.rng.next_u64() % 300;
+                    self.restarts.insert(m.to, now + down);
+                    self.faults += 1;
+                    self.log(format!(
+                        "voter {} crashes writing {appended} entries, {torn} torn, for {down} ms",
+                        m.to
+                    ));
+                    continue;
+                }
+            } else if m.to < VOTERS + AGENTS {
+                let agent = &mut self.agents[m.to - VOTERS];
+                if let Some(unexpected) =
+                    agent.on_message(now, &mut self.rng, m.from, m.msg, &mut out)
+                {
+                    return Err(unexpected);
+                }
+            } else {
+                let producer = &mut self.producers[m.to - VOTERS - AGENTS];
+                match producer.on_message(now, m.msg)? {
+                    Some(Ok(ack)) => {
+                        self.log(format!(
+                            "producer {} acknowledged: partition {} offset {} ({} records)",
+                            ack.producer,
+                            ack.partition.partition,
+                            ack.base_offset,
+                            ack.offset_count
+                        ));
+                        self.checker.ack(ack)?;
+                    }
+                    Some(Err(failed)) => self.log(failed),
+                    None => {}
+                }
+            }
+            self.send(m.to, out);
+        }
+        for v in 0..VOTERS {
+            if !self.voters[v].up {
+                continue;
+            }
+            let mut out = Outbox::new();
+            let was_leader = self.voters[v].role == raft::Role::Leader;
+            self.voters[v].on_timer(now, &mut self.rng, &mut out);
+            self.voters[v].apply_committed(&mut out);
+            if !was_leader && self.voters[v].role == raft::Role::Candidate && !out.is_empty() {
+                let term = self.voters[v].term;
+                if out.iter().any(|(_, m)| matches!(m, Msg::Vote { .. })) {
+                    self.log(format!("voter {v} stands for term {term}"));
+                }
+            }
+            self.send(v, out);
+        }
+        for a in 0..AGENTS {
+            if self.agents[a].up {
+                let mut out = Outbox::new();
+                self.agents[a].on_timer(now, &mut self.rng, &mut out);
+                self.send(VOTERS + a, out);
+            }
+        }
+        for p in 0..PRODUCERS {
+            let mut out = Outbox::new();
+            self.producers[p].on_timer(now, &mut self.rng, &mut out);
+            let id = self.producers[p].id;
+            self.send(id, out);
+        }
+        self.checker.voters(&self.voters)
+    }
+}
+
+/// Runs one seed: `chaos_ms` of faults, then a heal and `quiet_ms` in which every batch
+/// sent must be acknowledged and the voters must agree.
+pub fn run(seed: u64, chaos_ms: u64, quiet_ms: u64) -> Result<Summary, Violation> {
+    let mut world = World::new(seed);
+    let fail = |world: &World, what: String| Violation {
+        seed,
+        at_ms: world.now,
+        what,
+        trace: world.trace.iter().cloned().collect(),
+    };
+    while world.now < chaos_ms + quiet_ms {
+        let chaos = world.now < chaos_ms;
+        if world.now == chaos_ms {
+            for p in &mut world.producers {
+                p.producing = false;
+            }
+            world.net.loss = 0.0;
+            world.log(
+                "faults stop (no message is lost any more); producers send nothing new".into(),
+            );
+        }
+        if world.now == chaos_ms + quiet_ms - SETTLE_MS {
+            for v in &mut world.voters {
+                v.ticking = false;
+            }
+        }
+        if let Err(what) = world.step(chaos) {
+            return Err(fail(&world, what));
+        }
+        world.now += 1;
+    }
+    let stuck: Vec<(Addr, Vec<clients::Unacknowledged>)> = world
+        .producers
+        .iter()
+        .map(|p| (p.id, p.unacknowledged()))
+        .filter(|(_, u)| !u.is_empty())
+        .collect();
+    if !stuck.is_empty() {
+        return Err(fail(
+            &world,
+            format!(
+                "batches still unacknowledged {quiet_ms} ms after the faults stopped (producer, [(partition, sequence, attempts)]): {stuck:?}"
+            ),
+        ));
+    }
+    // Every voter has applied the same log by now: their states must be equal.
+    let applied: Vec<usize> = world.voters.iter().map(|v| v.applied).collect();
+    if applied.iter().any(|&a| a != applied[0]) {
+        return Err(fail(
+            &world,
+            format!("voters applied {applied:?} entries after the quiet period"),
+        ));
+    }
+    for v in &world.voters {
+        if let Err(what) = world.checker.same_state(v) {
+            return Err(fail(&world, what));
+        }
+    }
+    Ok(Summary {
+        acknowledged: world.checker.acknowledged(),
+        committed_entries: world.checker.committed(),
+        faults: world.faults,
+    })
+}
