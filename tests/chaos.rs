@@ -1,14 +1,15 @@
 //! Chaos: three nodes (each a voter and an agent) behind a real haproxy, under a rotating
 //! schedule of faults — kill -9 and restart, SIGSTOP pauses longer than the agent lease and
 //! the election timeout, wall clocks 3 s ahead or behind, one-way partitions of a node's Raft
-//! address — with object-store faults injected all along. An idempotent
+//! address, a voter demoted to a learner and promoted again — with object-store faults
+//! injected all along. An idempotent
 //! producer, a consumer group committing offsets and a high-watermark observer record every
 //! send, acknowledgement, failure, poll, commit and watermark into one history; after a heal
 //! and a full read of the topic, `floe::history::check` judges it: no lost, duplicated or
 //! misplaced record, no skipped or repeated poll, no committed offset or high watermark going
 //! back.
 //!
-//! The schedule puts every kind of fault on every node once (about two minutes, as the README
+//! The schedule puts every kind of fault on every node once (about two and a half minutes, as the README
 //! test command runs it); `FLOE_CHAOS_SECONDS` keeps it cycling at least that long, and
 //! `FLOE_CHAOS_HISTORY=path.json` keeps the whole history as JSON.
 
@@ -393,6 +394,30 @@ enum Fault {
     /// agents forward) for as long as a pause; what the node itself sends still arrives: a
     /// one-way partition, the kind that makes a cut-off follower call elections.
     Partition,
+    /// The node stops voting (the leader makes it a learner: a membership change through
+    /// the log) for as long as a pause, then votes again.
+    Membership,
+}
+
+/// Asks the quorum's leader (found through any node's /v1/quorum) to make `voters` the
+/// voters, trying again through elections and a leader that just stepped down.
+fn change_voters(nodes: &[support::Floe], voters: &[u64]) {
+    let body = serde_json::json!({ "voters": voters }).to_string();
+    support::wait_for("the voters to change", Duration::from_secs(30), || {
+        let leader = nodes.iter().find_map(|n| {
+            let (status, body) = support::http_get(n.admin, "/v1/quorum");
+            let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+            (status == 200).then(|| view["leader"].as_u64()).flatten()
+        })?;
+        let (status, _) = support::http_request(
+            nodes[leader as usize - 1].admin,
+            "PUT",
+            "/v1/quorum/voters",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        );
+        (status == 200).then_some(())
+    });
 }
 
 /// The longest time without an acknowledgement in each window `[from, to)` (milliseconds
@@ -477,15 +502,21 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     let schedule_end = Instant::now() + Duration::from_secs(seconds);
     let mut windows = Vec::new();
     std::thread::sleep(Duration::from_secs(3));
-    let kinds = [Fault::Kill, Fault::Pause, Fault::Skew, Fault::Partition];
+    let kinds = [
+        Fault::Kill,
+        Fault::Pause,
+        Fault::Skew,
+        Fault::Partition,
+        Fault::Membership,
+    ];
     let every_pair = kinds.len() * nodes.len();
     for (round, fault) in kinds.iter().cycle().enumerate() {
         if round >= every_pair && Instant::now() >= schedule_end {
             break;
         }
-        // The node moves on by one more each cycle of kinds: with four kinds and three nodes
-        // the first twelve rounds meet every (kind, node) pair.
-        let node = (round + round / kinds.len()) % nodes.len();
+        // Five kinds and three nodes (coprime): the first fifteen rounds meet every
+        // (kind, node) pair.
+        let node = round % nodes.len();
         let from = recorder.now_ms();
         match fault {
             Fault::Kill => {
@@ -512,6 +543,12 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 proxies[node].cut();
                 std::thread::sleep(Duration::from_secs(6));
                 proxies[node].heal();
+            }
+            Fault::Membership => {
+                let others: Vec<u64> = (1..=3).filter(|&id| id != node as u64 + 1).collect();
+                change_voters(&nodes, &others);
+                std::thread::sleep(Duration::from_secs(6));
+                change_voters(&nodes, &[1, 2, 3]);
             }
         }
         std::thread::sleep(Duration::from_secs(4));

@@ -1,7 +1,8 @@
 //! Deterministic simulation of the commit path (`sim`): many seeds, each a whole run of
 //! producers, agents and a three-voter quorum through faults, checked after every step.
 //!
-//! `FLOE_SIM_SEEDS=n` runs seeds 0..n (the README test command runs 300);
+//! `FLOE_SIM_SEEDS=n` runs seeds 0..n (the README test command runs 300), from
+//! `FLOE_SIM_FROM` (0) on;
 //! `FLOE_SIM_SEED=s` runs one seed, printing its summary: a failing seed reproduces exactly.
 
 mod sim;
@@ -18,7 +19,10 @@ const QUIET_MS: u64 = 5_000;
 fn every_seed_keeps_the_commit_path_invariants() {
     let seeds: Vec<u64> = match env_u64("FLOE_SIM_SEED") {
         Some(seed) => vec![seed],
-        None => (0..env_u64("FLOE_SIM_SEEDS").unwrap_or(300)).collect(),
+        None => {
+            let from = env_u64("FLOE_SIM_FROM").unwrap_or(0);
+            (from..env_u64("FLOE_SIM_SEEDS").unwrap_or(300)).collect()
+        }
     };
     let (mut acknowledged, mut entries, mut faults) = (0, 0, 0);
     for &seed in &seeds {

@@ -225,7 +225,7 @@ async fn respond(
             ResponseBody::OffsetCommit(handlers::offset_commit::handle(b, r, version).await)
         }
         RequestBody::OffsetFetch(r) => {
-            ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r, version))
+            ResponseBody::OffsetFetch(handlers::offset_fetch::handle(b, r, version).await)
         }
         RequestBody::FindCoordinator(r) => {
             ResponseBody::FindCoordinator(handlers::find_coordinator::handle(b, r, version, client))

@@ -11,7 +11,7 @@
 
 use super::log_store::LogStore;
 use super::network::{Peers, PostError};
-use super::service::{self, LearnerJoinRequest, WriteRefused};
+use super::service::{self, LearnerJoinRequest, ReadIndexRequest, WriteRefused};
 use super::state_machine::{Shared, StateMachine};
 use super::types::{Applied, Commands, NodeId, Raft};
 use crate::clock::Clock;
@@ -395,7 +395,8 @@ impl Quorum {
     /// reflects every write acknowledged before the call.
     pub async fn read_index(&self) -> Result<u64, WriteError> {
         let raft = &self.raft;
-        self.through_leader("read_index", &(), || async {
+        let request = ReadIndexRequest { from: self.id };
+        self.through_leader("read_index", &request, || async {
             match raft.get_read_log_id().await {
                 Ok((read, _applied)) => Attempt::Done(read.map_or(0, |id| id.index)),
                 Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {

@@ -31,6 +31,13 @@ pub enum WriteRefused {
     Failed(String),
 }
 
+/// A node asking the leader for its read index. (A body that is never empty: every internal
+/// request declares its length, which an empty one would not.)
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReadIndexRequest {
+    pub from: NodeId,
+}
+
 /// An agent that wants to follow the log as a learner.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LearnerJoinRequest {
@@ -96,7 +103,7 @@ async fn write(State(raft): State<Raft>, body: Bytes) -> Response {
 
 /// The leader's read index (`Quorum::read_index`) for a node that is not the leader.
 async fn read_index(State(raft): State<Raft>, body: Bytes) -> Response {
-    rpc(body, |(): ()| async move {
+    rpc(body, |_: ReadIndexRequest| async move {
         let result: Result<u64, WriteRefused> = match raft.get_read_log_id().await {
             Ok((read, _applied)) => Ok(read.map_or(0, |id| id.index)),
             Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {

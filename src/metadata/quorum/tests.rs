@@ -117,6 +117,11 @@ async fn writes_survive_leader_loss_and_a_restarted_member_catches_up_by_snapsho
     }
     let copies = states(&nodes, last).await;
     assert!(copies.windows(2).all(|w| w[0] == w[1]), "members differ");
+    // Every member's read index (a follower asks the leader) covers the last write.
+    for node in nodes.values() {
+        let index = node.read_index().await.expect("read index");
+        assert!(index >= last, "read index {index} before write {last}");
+    }
 
     // The leader stops; the other two elect a new one and keep accepting writes.
     let old = nodes.remove(&leader).expect("leader");

@@ -3,6 +3,12 @@
 //! (STALE_MEMBER_EPOCH), as in Kafka. A request that wants stable offsets (`require_stable`,
 //! v7+) hears UNSTABLE_OFFSET_COMMIT for a partition whose offset an open transaction holds;
 //! the client asks again once the transaction ends.
+//!
+//! The positions come from a copy caught up with the quorum (`fresh_copy`): a coordinator
+//! that just took the group over (an agent's lease changed) may not yet have applied the
+//! last commits its predecessor made, and an older position would send the group's members
+//! back. Until it has, it answers COORDINATOR_LOAD_IN_PROGRESS, as a Kafka coordinator still
+//! loading its offsets partition does, and the client asks again.
 
 use crate::metadata::state::{GroupOffset, MetadataState};
 use crate::protocol::ErrorCode;
@@ -13,13 +19,25 @@ use crate::protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use crate::server::broker::Broker;
+use crate::server::fresh_copy::{LocalCopy, catch_up};
 
 /// One partition's committed position: (partition, offset, leader epoch, metadata, error); -1
 /// and an empty string when nothing was committed, as in Kafka.
 type Committed = (i32, i64, i32, String, ErrorCode);
 
-pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> OffsetFetchResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: OffsetFetchRequest,
+    version: i16,
+) -> OffsetFetchResponse {
+    let loading = catch_up(broker).await == LocalCopy::MayLag;
     if version < 8 {
+        if loading {
+            return OffsetFetchResponse {
+                error_code: ErrorCode::CoordinatorLoadInProgress.code(),
+                ..Default::default()
+            };
+        }
         let wanted = request.topics.map(|ts| {
             ts.into_iter()
                 .map(|t| (t.name, t.partition_indexes))
@@ -63,6 +81,9 @@ pub fn handle(broker: &Broker, request: OffsetFetchRequest, version: i16) -> Off
             };
             if !broker.coordinates(&group.group_id) {
                 return refused(ErrorCode::NotCoordinator);
+            }
+            if loading {
+                return refused(ErrorCode::CoordinatorLoadInProgress);
             }
             if let Some(member) = &group.member_id
                 && let Some(code) =
