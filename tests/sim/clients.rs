@@ -52,6 +52,8 @@ pub struct Agent {
     requests: u64,
     leader_hint: Option<Addr>,
     pub put_fail: f64,
+    /// Until when this agent cannot reach the object store: every PUT ending before then fails.
+    pub store_cut_until: u64,
 }
 
 impl Agent {
@@ -66,6 +68,7 @@ impl Agent {
             requests: 0,
             leader_hint: None,
             put_fail,
+            store_cut_until: 0,
         }
     }
 
@@ -134,7 +137,7 @@ impl Agent {
                 }
             }
             Some((Stage::Uploading { done_at, fails }, _)) if now >= *done_at => {
-                if *fails {
+                if *fails || now < self.store_cut_until {
                     self.fail_all(out);
                 } else {
                     if let Some(object) = &mut self.object {

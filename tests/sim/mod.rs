@@ -2,8 +2,9 @@
 //! quorum of three voters running floe's state machine, on one simulated network and one
 //! clock, in one thread, every choice drawn from one seeded generator. A run repeats exactly
 //! for its seed. Faults: lost, delayed and reordered messages; one- and two-way partitions
-//! of a voter; voter crashes (with torn log writes) and restarts; agent crashes; failed
-//! object-store writes; voters' wall clocks off by up to 5 s. After a heal, a quiet period in
+//! of a voter; an agent cut off from the quorum or from the object store; voter crashes
+//! (with torn log writes) and restarts; agent crashes; failed object-store writes; voters'
+//! wall clocks off by up to 5 s. After a heal, a quiet period in
 //! which every batch must be acknowledged.
 
 pub mod check;
@@ -276,7 +277,26 @@ impl World {
             self.log(format!(
                 "voter {v} cut off (both ways: {both}) for {span} ms"
             ));
-        } else if roll < 0.0035 {
+        } else if roll < 0.0035 && !self.net.is_cut() {
+            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
+            self.net.isolate(VOTERS + a, 0..VOTERS, true);
+            let span = 50 + self.rng.next_u64() % 700;
+            self.heal_at = Some(now + span);
+            self.faults += 1;
+            self.log(format!(
+                "agent {} cut off from the quorum for {span} ms",
+                VOTERS + a
+            ));
+        } else if roll < 0.004 {
+            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
+            let span = 50 + self.rng.next_u64() % 700;
+            self.agents[a].store_cut_until = now + span;
+            self.faults += 1;
+            self.log(format!(
+                "agent {} cut off from the object store for {span} ms",
+                VOTERS + a
+            ));
+        } else if roll < 0.0045 {
             let a = (self.rng.next_u64() % AGENTS as u64) as usize;
             if self.agents[a].up {
                 self.agents[a].crash();
