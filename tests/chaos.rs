@@ -697,28 +697,61 @@ fn a_lagging_agent_never_answers_from_its_stale_copy() {
     let offset_out_of_range = ErrorCode::OffsetOutOfRange.code();
     let offset_not_available = ErrorCode::OffsetNotAvailable.code();
     let dir = temp_dir();
-    let (nodes, balancer, _haproxy, proxies) = voters_behind_proxies(dir.path(), &[], |_, _| {});
+    let (nodes, _balancer, _haproxy, proxies) = voters_behind_proxies(dir.path(), &[], |_, _| {});
     let topic = "lagging";
-    let produce_to_partition_0 = |count: usize| {
-        let (producer, acks) = support::kafka::producer(&balancer.to_string(), "none");
-        support::kafka::produce(&producer, topic, 1, count, "lag");
-        support::kafka::flush(&producer);
-        let errors = acks.errors.lock().expect("errors").clone();
-        assert!(errors.is_empty(), "delivery errors: {errors:?}");
-        acks.by_partition.lock().expect("acks")[&0]
-            .iter()
-            .map(|r| r.offset)
-            .max()
-            .expect("acknowledged")
+    // Straight to the leader (not through the balancer, whose connections may land on the
+    // node this test cuts off): `count` records in one batch; the last offset they took.
+    let produce_to_partition_0 = |leader_addr: SocketAddr, count: i32| {
+        use floe::protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+        use floe::protocol::messages::{ProduceRequest, RequestBody, ResponseBody};
+        let request = ProduceRequest {
+            acks: -1,
+            timeout_ms: 10_000,
+            topic_data: vec![TopicProduceData {
+                name: topic.into(),
+                partition_data: vec![PartitionProduceData {
+                    index: 0,
+                    records: Some(floe::protocol::record_batch::build_test_batch(
+                        -1, -1, -1, count, 16,
+                    )),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        match support::kafka_call(&leader_addr.to_string(), 9, RequestBody::Produce(request)) {
+            ResponseBody::Produce(response) => {
+                let answer = &response.responses[0].partition_responses[0];
+                assert_eq!(answer.error_code, 0, "produce: {answer:?}");
+                answer.base_offset + i64::from(count) - 1
+            }
+            other => panic!("not a produce response: {other:?}"),
+        }
     };
-    produce_to_partition_0(50);
-    // Cut off a follower: nothing from the leader reaches it.
     let leader = support::http_json(nodes[0].admin, "/v1/quorum")["leader"]
         .as_u64()
         .expect("a leader") as usize;
+    let leader_addr = nodes[leader - 1].addr;
+    // Created on first use, as a client's Metadata request creates it.
+    {
+        use floe::protocol::messages::metadata_request::MetadataRequestTopic;
+        use floe::protocol::messages::{MetadataRequest, RequestBody};
+        let request = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some(topic.into()),
+                ..Default::default()
+            }]),
+            allow_auto_topic_creation: true,
+            ..Default::default()
+        };
+        support::kafka_call(&leader_addr.to_string(), 9, RequestBody::Metadata(request));
+    }
+    produce_to_partition_0(leader_addr, 50);
+    // Cut off a follower: nothing from the leader reaches it.
     let lagging = (1..=3).find(|&id| id != leader).expect("a follower");
     proxies[lagging - 1].cut();
-    let last = produce_to_partition_0(50);
+    let last = produce_to_partition_0(leader_addr, 50);
     let lagging_addr = nodes[lagging - 1].addr;
     assert_eq!(
         fetch_error_at(lagging_addr, topic, last),

@@ -3,7 +3,7 @@
 //! | path | answer |
 //! | --- | --- |
 //! | `/healthz` | 200 while the process serves |
-//! | `/readyz` | 200 when this agent's copy holds the cluster's id and its own registration, and the object store answered its last probe (at most one per `--ready-probe-interval`); else 503; 503 once draining |
+//! | `/readyz` | 200 when this agent's copy holds the cluster's id and its own live registration, and the object store answered its last probe (at most one per `--ready-probe-interval`); else 503; 503 once draining |
 //! | `/metrics` | Prometheus text format |
 //! | `/v1/cluster`, `/v1/topics`, `/v1/groups` | JSON views (groups with lag) |
 //! | `/v1/cost?profile=s3-standard&retention_hours=168` | requests and bytes so far, projected $/month |

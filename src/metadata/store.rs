@@ -468,7 +468,13 @@ impl MetadataStore {
     /// and waits until it is applied here, so everything committed before the call is in the
     /// copy after it. For the reads that must not trust a lagging copy (`server::fresh_copy`).
     pub async fn catch_up(&self) -> Result<(), MetadataError> {
-        let index = self.quorum.read_index().await?;
+        let index = match self.quorum.read_index().await {
+            Ok(index) => index,
+            // A leader of an older version (a rolling upgrade) has no read-index route: an
+            // entry of no commands, committed through it, marks the same point.
+            Err(WriteError::NotServed(_)) => self.quorum.write(Vec::new()).await?.index,
+            Err(e) => return Err(e.into()),
+        };
         self.quorum.wait_applied(index).await?;
         Ok(())
     }

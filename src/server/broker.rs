@@ -83,7 +83,11 @@ impl Broker {
     }
 
     /// Whether this agent's copy of the state names the cluster and holds a live registration
-    /// of this agent: until then its Metadata answers are its own, not the cluster's.
+    /// of this agent: until then its Metadata answers are its own, not the cluster's; and an
+    /// agent whose copy stopped renewing its lease (cut off from the quorum: its writes
+    /// would time out) is better out of the load balancer. A quorum stalled for longer than
+    /// a lease takes every agent out alike (nothing can be written then; reads of what is
+    /// committed stop too).
     pub fn registered(&self) -> bool {
         let now = self.clock.now_ms();
         let me = self.node_id();

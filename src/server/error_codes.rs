@@ -39,7 +39,10 @@ pub fn failed_write(error: &MetadataError, role: Role) -> ErrorCode {
 pub fn metadata_error(error: &MetadataError, role: Role) -> ErrorCode {
     match error {
         MetadataError::Write(
-            WriteError::Unavailable { .. } | WriteError::NotApplied { .. } | WriteError::Failed(_),
+            WriteError::Unavailable { .. }
+            | WriteError::NotApplied { .. }
+            | WriteError::Failed(_)
+            | WriteError::NotServed(_),
         ) => match role {
             Role::Partition | Role::Controller => ErrorCode::RequestTimedOut,
             Role::Coordinator => ErrorCode::CoordinatorNotAvailable,

@@ -30,20 +30,28 @@ pub struct Checker {
     states: BTreeMap<usize, MetadataState>,
     /// (partition, producer id, base sequence) → base offset, idempotent batches.
     by_sequence: BTreeMap<(TopicPartition, ProducerId, i32), i64>,
-    /// (object, partition, batch) → base offset.
-    by_object: BTreeMap<(ObjectKey, TopicPartition, usize), i64>,
+    /// (partition, base offset) → (producer id, offsets) of every appended batch.
+    by_offset: BTreeMap<(TopicPartition, i64), (ProducerId, i64)>,
     /// The outcomes of each object's first commit.
     by_key: BTreeMap<ObjectKey, Vec<Vec<BatchOutcome>>>,
     /// Offsets appended per partition.
     appended: BTreeMap<TopicPartition, i64>,
     acks: Vec<Ack>,
-    /// Per voter: the commit index and applied count checked so far.
-    seen: BTreeMap<usize, (usize, usize)>,
+    /// Per voter: its life (crashes so far), and the commit index and applied count
+    /// checked so far in it.
+    seen: BTreeMap<usize, (u64, usize, usize)>,
+    /// How often two voters' whole states were compared.
+    pub states_compared: usize,
 }
 
 impl Checker {
     /// Checks the voters after a step.
     pub fn voters(&mut self, voters: &[Voter]) -> Result<(), String> {
+        for v in voters.iter() {
+            if let Some(violation) = &v.violation {
+                return Err(violation.clone());
+            }
+        }
         for v in voters.iter().filter(|v| v.up && v.role == Role::Leader) {
             match self.leaders.insert(v.term, v.id) {
                 Some(other) if other != v.id => {
@@ -52,21 +60,38 @@ impl Checker {
                         v.term, v.id
                     ));
                 }
-                _ => {}
+                Some(_) => {}
+                // A new leader holds every committed entry (leader completeness).
+                None => {
+                    let holds = v.log.len() >= self.committed.len()
+                        && v.log[..self.committed.len()] == self.committed[..];
+                    if !holds {
+                        return Err(format!(
+                            "voter {} leads term {} without every committed entry ({} committed, {} in its log)",
+                            v.id,
+                            v.term,
+                            self.committed.len(),
+                            v.log.len()
+                        ));
+                    }
+                }
             }
         }
         for v in voters.iter().filter(|v| v.up) {
             // A crash forgets the commit index and the applied state: check again from 0.
-            let (mut commit_seen, mut applied_seen) =
+            let (life, mut commit_seen, mut applied_seen) =
                 self.seen.get(&v.id).copied().unwrap_or_default();
-            if v.commit < commit_seen {
-                commit_seen = 0;
-            }
-            if v.outcomes.len() < applied_seen {
-                applied_seen = 0;
+            if life != v.lives {
+                (commit_seen, applied_seen) = (0, 0);
             }
             for index in commit_seen + 1..=v.commit {
-                let entry = &v.log[index - 1];
+                let Some(entry) = v.log.get(index - 1) else {
+                    return Err(format!(
+                        "voter {} has committed index {index} beyond its log of {}",
+                        v.id,
+                        v.log.len()
+                    ));
+                };
                 match self.committed.get(index - 1) {
                     Some(known) if known != entry => {
                         return Err(format!(
@@ -98,7 +123,8 @@ impl Checker {
                     self.same_state(v)?;
                 }
             }
-            self.seen.insert(v.id, (v.commit, v.outcomes.len()));
+            self.seen
+                .insert(v.id, (v.lives, v.commit, v.outcomes.len()));
             if v.outcomes.len() != applied_before {
                 self.partitions(v)?;
             }
@@ -113,7 +139,10 @@ impl Checker {
                 "voter {} differs at applied index {} from another voter there",
                 v.id, v.applied
             )),
-            Some(_) => Ok(()),
+            Some(_) => {
+                self.states_compared += 1;
+                Ok(())
+            }
             None => {
                 self.states.insert(v.applied, v.state.clone());
                 Ok(())
@@ -152,17 +181,13 @@ impl Checker {
             .insert(object_key.clone(), per_partition.clone());
         for (part, outcomes) in partitions.iter().zip(per_partition) {
             for (b, (batch, outcome)) in part.batches.iter().zip(outcomes).enumerate() {
-                let object_batch = (object_key.clone(), part.partition, b);
                 let sequence = (part.partition, batch.producer_id, batch.base_sequence);
                 match *outcome {
                     BatchOutcome::Appended { base_offset } => {
-                        if let Some(first) = self.by_object.insert(object_batch, base_offset.0) {
-                            return Err(format!(
-                                "batch {b} of {object_key} appended twice: at {first} and at {} (index {})",
-                                base_offset.0,
-                                i + 1
-                            ));
-                        }
+                        self.by_offset.insert(
+                            (part.partition, base_offset.0),
+                            (batch.producer_id, batch.offset_count),
+                        );
                         if batch.producer_id.0 >= 0
                             && let Some(first) = self.by_sequence.insert(sequence, base_offset.0)
                         {
@@ -256,15 +281,14 @@ impl Checker {
                     self.by_sequence.get(&key)
                 ));
             }
-        } else if !self
-            .by_object
-            .iter()
-            .any(|((_, tp, _), &base)| *tp == ack.partition && base == ack.base_offset)
-        {
-            return Err(format!(
-                "producer {} acknowledged at {} on partition {}, where no batch was appended",
-                ack.producer, ack.base_offset, ack.partition.partition
-            ));
+        } else {
+            let appended = self.by_offset.get(&(ack.partition, ack.base_offset));
+            if appended != Some(&(ack.producer_id, ack.offset_count)) {
+                return Err(format!(
+                    "producer {} acknowledged {} offsets at {} on partition {}, where {appended:?} was appended",
+                    ack.producer, ack.offset_count, ack.base_offset, ack.partition.partition
+                ));
+            }
         }
         self.acks.push(ack);
         Ok(())

@@ -82,6 +82,10 @@ pub struct Summary {
     pub acknowledged: usize,
     pub committed_entries: usize,
     pub faults: usize,
+    /// Comparisons of two voters' whole states at one index.
+    pub states_compared: usize,
+    /// A digest of every event: equal for two runs of one seed.
+    pub digest: u64,
 }
 
 /// A failed run: its seed, what broke, and the events leading to it.
@@ -128,6 +132,8 @@ struct World {
     trace: VecDeque<String>,
     /// Print every event as it happens (`FLOE_SIM_TRACE`).
     print_trace: bool,
+    /// A digest of every event of the run.
+    digest: u64,
 }
 
 const TRACE_LINES: usize = 40;
@@ -202,10 +208,15 @@ impl World {
             faults: 0,
             trace: VecDeque::new(),
             print_trace: std::env::var_os("FLOE_SIM_TRACE").is_some(),
+            digest: 0xcbf2_9ce4_8422_2325,
         }
     }
 
     fn log(&mut self, line: String) {
+        // FNV-1a over every event: two runs of a seed must agree on all of them.
+        for byte in self.now.to_le_bytes().iter().chain(line.as_bytes()) {
+            self.digest = (self.digest ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
         if self.print_trace {
             eprintln!("{} ms: {line}", self.now);
         }
@@ -267,7 +278,10 @@ impl World {
                 self.faults += 1;
                 self.log(format!("voter {v} crashes for {down} ms"));
             }
-        } else if roll < 0.003 && !self.net.is_cut() {
+        } else if roll < 0.003 {
+            if self.net.is_cut() {
+                return; // one partition at a time
+            }
             let v = (self.rng.next_u64() % VOTERS as u64) as usize;
             let both = self.rng.uniform() < 0.5;
             self.net.isolate(v, 0..VOTERS + AGENTS, both);
@@ -277,7 +291,10 @@ impl World {
             self.log(format!(
                 "voter {v} cut off (both ways: {both}) for {span} ms"
             ));
-        } else if roll < 0.0035 && !self.net.is_cut() {
+        } else if roll < 0.0035 {
+            if self.net.is_cut() {
+                return;
+            }
             let a = (self.rng.next_u64() % AGENTS as u64) as usize;
             self.net.isolate(VOTERS + a, 0..VOTERS, true);
             let span = 50 + self.rng.next_u64() % 700;
@@ -455,5 +472,7 @@ pub fn run(seed: u64, chaos_ms: u64, quiet_ms: u64) -> Result<Summary, Violation
         acknowledged: world.checker.acknowledged(),
         committed_entries: world.checker.committed(),
         faults: world.faults,
+        states_compared: world.checker.states_compared,
+        digest: world.digest,
     })
 }

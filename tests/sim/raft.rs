@@ -59,6 +59,11 @@ pub struct Voter {
     /// Where this voter's wall clock is off (ms): it stamps the `Tick`s it leads with.
     pub clock_skew_ms: i64,
     tick_at: u64,
+    /// Crashes so far: the checker starts over with a voter that crashed.
+    pub lives: u64,
+    /// What this voter saw that Raft rules out (another leader of its term, a committed
+    /// entry overwritten), for the checker.
+    pub violation: Option<String>,
     /// Whether a leader appends `Tick`s (stopped at the end, so voters can agree on a last
     /// index).
     pub ticking: bool,
@@ -95,6 +100,8 @@ impl Voter {
             clock_skew_ms: 0,
             tick_at: 0,
             ticking: true,
+            lives: 0,
+            violation: None,
         };
         voter.reset_election(0, rng);
         voter
@@ -112,6 +119,7 @@ impl Voter {
     /// written and are lost too.
     pub fn crash(&mut self, torn: usize) {
         self.up = false;
+        self.lives += 1;
         let keep = self.log.len().saturating_sub(torn);
         self.log.truncate(keep);
         self.role = Role::Follower;
@@ -131,16 +139,19 @@ impl Voter {
         self.reset_election(now, rng);
     }
 
-    fn step_down(&mut self, term: u64, now: u64, rng: &mut SplitMix64) {
+    /// A higher term, or a leader of this one: follow. (The election timer is reset only by
+    /// a granted vote or the leader's messages, as the paper has it: a candidate with a
+    /// stale log must not hold everyone's elections off.)
+    fn step_down(&mut self, term: u64) {
         if term > self.term {
             self.term = term;
             self.voted_for = None;
+            self.leader_hint = None;
         }
         if self.role != Role::Follower {
             self.role = Role::Follower;
             self.waiting.clear();
         }
-        self.reset_election(now, rng);
     }
 
     /// Timers: elections, heartbeats and the leader's ticks.
@@ -241,7 +252,7 @@ impl Voter {
                 last_term,
             } => {
                 if term > self.term {
-                    self.step_down(term, now, rng);
+                    self.step_down(term);
                 }
                 let up_to_date = (last_term, last_index) >= (self.last_term(), self.log.len());
                 let granted =
@@ -261,7 +272,7 @@ impl Voter {
             }
             Msg::VoteReply { term, granted } => {
                 if term > self.term {
-                    self.step_down(term, now, rng);
+                    self.step_down(term);
                 } else if self.role == Role::Candidate && term == self.term && granted {
                     self.votes.insert(from);
                     if self.votes.len() * 2 > self.peers.len() + 1 {
@@ -288,7 +299,14 @@ impl Voter {
                     ));
                     return 0;
                 }
-                self.step_down(term, now, rng);
+                if self.role == Role::Leader && term == self.term {
+                    self.violation = Some(format!(
+                        "voter {} leads term {term} and hears another leader of it, {from}",
+                        self.id
+                    ));
+                }
+                self.step_down(term);
+                self.reset_election(now, rng);
                 self.leader_hint = Some(from);
                 let matches = prev_index == 0
                     || (prev_index <= self.log.len() && self.log[prev_index - 1].term == prev_term);
@@ -311,15 +329,20 @@ impl Voter {
                             continue;
                         }
                         // A conflict: what follows is not the leader's; never committed.
+                        if index <= self.commit.max(self.applied) {
+                            self.violation = Some(format!(
+                                "voter {} overwrites index {index}, committed or applied here",
+                                self.id
+                            ));
+                        }
                         self.log.truncate(index - 1);
                     }
                     self.log.push(entry.clone());
                     appended += 1;
                 }
                 let match_index = prev_index + entries.len();
-                if commit > self.commit {
-                    self.commit = commit.min(match_index);
-                }
+                // Never back: a late, repeated AppendEntries may cover less than is known.
+                self.commit = self.commit.max(commit.min(match_index));
                 out.push((
                     from,
                     Msg::AppendReply {
@@ -336,7 +359,7 @@ impl Voter {
                 match_index,
             } => {
                 if term > self.term {
-                    self.step_down(term, now, rng);
+                    self.step_down(term);
                     return 0;
                 }
                 if self.role != Role::Leader || term != self.term {
@@ -351,7 +374,9 @@ impl Voter {
                         self.send_append(from, out);
                     }
                 } else {
-                    self.next.insert(from, match_index + 1);
+                    // A late rejection may name less than the follower holds by now.
+                    let matched = self.matched.get(&from).copied().unwrap_or(0);
+                    self.next.insert(from, (match_index + 1).max(matched + 1));
                     self.send_append(from, out);
                 }
                 0

@@ -37,6 +37,9 @@ pub enum PostError {
     /// The peer refused this node's credentials (HTTP 401): not a member of its cluster.
     #[error("{addr} refused this node's cluster credentials: {reason}")]
     Unauthorized { addr: String, reason: String },
+    /// The peer has no such route (HTTP 404): it runs an older version.
+    #[error("{addr} does not serve {path} (an older version)")]
+    NotServed { addr: String, path: String },
 }
 
 /// One HTTP client for all peers (connections are pooled per peer); every request is signed
@@ -102,6 +105,12 @@ impl Peers {
             return Err(PostError::TooLarge {
                 addr: addr.to_string(),
                 bytes: sent,
+            });
+        }
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(PostError::NotServed {
+                addr: addr.to_string(),
+                path: path.to_string(),
             });
         }
         let bytes = response.bytes().await.map_err(unreachable)?;
@@ -173,7 +182,8 @@ impl PeerClient {
                 ),
                 PostError::BadReply { .. }
                 | PostError::TooLarge { .. }
-                | PostError::Unauthorized { .. } => RPCError::Network(NetworkError::new(&e)),
+                | PostError::Unauthorized { .. }
+                | PostError::NotServed { .. } => RPCError::Network(NetworkError::new(&e)),
             })?;
         reply.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
     }

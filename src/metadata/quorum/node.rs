@@ -147,6 +147,9 @@ pub enum WriteError {
     /// The commands are larger than one entry may be: refused, nothing written.
     #[error("a metadata write of {bytes} bytes exceeds the {max}-byte entry limit")]
     TooLarge { bytes: usize, max: usize },
+    /// The leader runs a version without the route (a rolling upgrade): not retried.
+    #[error("the leader does not serve this request")]
+    NotServed(#[source] PostError),
 }
 
 pub struct Quorum {
@@ -452,6 +455,9 @@ impl Quorum {
                     match reply {
                         Ok(Ok(value)) => return Ok(value),
                         Ok(Err(refused)) => NoLeader::Refused(refused),
+                        Err(e @ PostError::NotServed { .. }) => {
+                            return Err(WriteError::NotServed(e));
+                        }
                         Err(e) => NoLeader::Unreachable(e),
                     }
                 }

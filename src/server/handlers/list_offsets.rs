@@ -90,8 +90,14 @@ pub async fn handle(
             };
             match partition {
                 None => answer.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                // As Kafka answers for a leader whose high watermark is not known yet:
+                // OFFSET_NOT_AVAILABLE from v5, LEADER_NOT_AVAILABLE before (older clients
+                // do not know the former).
                 Some(_) if copy == LocalCopy::MayLag => {
-                    answer.error_code = ErrorCode::OffsetNotAvailable.code()
+                    answer.error_code = match version >= 5 {
+                        true => ErrorCode::OffsetNotAvailable.code(),
+                        false => ErrorCode::LeaderNotAvailable.code(),
+                    }
                 }
                 Some((part, latest)) => {
                     match lookup(broker, &objects, &part, latest, p.timestamp).await {

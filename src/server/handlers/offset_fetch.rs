@@ -30,13 +30,16 @@ pub async fn handle(
     request: OffsetFetchRequest,
     version: i16,
 ) -> OffsetFetchResponse {
-    let loading = catch_up(broker).await == LocalCopy::MayLag;
+    // Groups another agent coordinates are refused without waiting for a catch-up.
+    let answers_here = version < 8
+        || request
+            .groups
+            .iter()
+            .any(|g| broker.coordinates(&g.group_id));
+    let loading = answers_here && catch_up(broker).await == LocalCopy::MayLag;
     if version < 8 {
         if loading {
-            return OffsetFetchResponse {
-                error_code: ErrorCode::CoordinatorLoadInProgress.code(),
-                ..Default::default()
-            };
+            return loading_before_v8(&request);
         }
         let wanted = request.topics.map(|ts| {
             ts.into_iter()
@@ -130,6 +133,38 @@ pub async fn handle(
         .collect();
     OffsetFetchResponse {
         groups,
+        ..Default::default()
+    }
+}
+
+/// COORDINATOR_LOAD_IN_PROGRESS before v8: in the top-level error (v2 to v7) and, as Kafka
+/// answers, in each requested partition's (v0 and v1 have no top-level error; an empty
+/// answer there would read as "nothing committed").
+fn loading_before_v8(request: &OffsetFetchRequest) -> OffsetFetchResponse {
+    let code = ErrorCode::CoordinatorLoadInProgress.code();
+    let topics = request
+        .topics
+        .iter()
+        .flatten()
+        .map(|t| OffsetFetchResponseTopic {
+            name: t.name.clone(),
+            partitions: t
+                .partition_indexes
+                .iter()
+                .map(|&p| OffsetFetchResponsePartition {
+                    partition_index: p,
+                    committed_offset: -1,
+                    committed_leader_epoch: -1,
+                    metadata: Some(String::new()),
+                    error_code: code,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+    OffsetFetchResponse {
+        error_code: code,
+        topics: topics.collect(),
         ..Default::default()
     }
 }
