@@ -155,12 +155,14 @@ fn produce_until(
 struct Consuming {
     session: AtomicU64,
     started: Instant,
+    /// Every line the client logs, not only warnings (`FLOE_CHAOS_CLIENT_DEBUG`).
+    debug: bool,
 }
 
 impl ClientContext for Consuming {
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
         let serious = (level as i32) <= RDKafkaLogLevel::Warning as i32;
-        if serious || std::env::var_os("FLOE_CHAOS_CLIENT_DEBUG").is_some() {
+        if serious || self.debug {
             let at_ms = self.started.elapsed().as_millis();
             eprintln!("consumer client at {at_ms} ms: {level:?} {facility}: {message}");
         }
@@ -180,9 +182,10 @@ fn consume_until(
     bootstrap: &str,
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<usize> {
+    let debug = std::env::var_os("FLOE_CHAOS_CLIENT_DEBUG").is_some();
     let mut config = ClientConfig::new();
     config.set_log_level(RDKafkaLogLevel::Warning);
-    if std::env::var_os("FLOE_CHAOS_CLIENT_DEBUG").is_some() {
+    if debug {
         config
             .set("debug", "consumer,cgrp,topic,fetch")
             .set_log_level(RDKafkaLogLevel::Debug);
@@ -198,6 +201,7 @@ fn consume_until(
         .create_with_context(Consuming {
             session: AtomicU64::new(0),
             started: recorder.started,
+            debug,
         })
         .expect("consumer");
     consumer.subscribe(&[TOPIC]).expect("subscribe");

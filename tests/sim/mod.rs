@@ -242,6 +242,16 @@ impl World {
         }
     }
 
+    /// One of `n` nodes, drawn.
+    fn pick(&mut self, n: usize) -> usize {
+        (self.rng.next_u64() % n as u64) as usize
+    }
+
+    /// How long a cut lasts (ms), drawn.
+    fn cut_span(&mut self) -> u64 {
+        50 + self.rng.next_u64() % 700
+    }
+
     /// Draws this millisecond's faults.
     fn faults(&mut self, chaos: bool) {
         let now = self.now;
@@ -270,7 +280,7 @@ impl World {
         }
         let roll = self.rng.uniform();
         if roll < 0.002 {
-            let v = (self.rng.next_u64() % VOTERS as u64) as usize;
+            let v = self.pick(VOTERS);
             if self.voters[v].up {
                 self.voters[v].crash(0);
                 let down = 20 + self.rng.next_u64() % 400;
@@ -282,10 +292,10 @@ impl World {
             if self.net.is_cut() {
                 return; // one partition at a time
             }
-            let v = (self.rng.next_u64() % VOTERS as u64) as usize;
+            let v = self.pick(VOTERS);
             let both = self.rng.uniform() < 0.5;
             self.net.isolate(v, 0..VOTERS + AGENTS, both);
-            let span = 50 + self.rng.next_u64() % 700;
+            let span = self.cut_span();
             self.heal_at = Some(now + span);
             self.faults += 1;
             self.log(format!(
@@ -295,9 +305,9 @@ impl World {
             if self.net.is_cut() {
                 return;
             }
-            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
+            let a = self.pick(AGENTS);
             self.net.isolate(VOTERS + a, 0..VOTERS, true);
-            let span = 50 + self.rng.next_u64() % 700;
+            let span = self.cut_span();
             self.heal_at = Some(now + span);
             self.faults += 1;
             self.log(format!(
@@ -305,8 +315,8 @@ impl World {
                 VOTERS + a
             ));
         } else if roll < 0.004 {
-            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
-            let span = 50 + self.rng.next_u64() % 700;
+            let a = self.pick(AGENTS);
+            let span = self.cut_span();
             self.agents[a].store_cut_until = now + span;
             self.faults += 1;
             self.log(format!(
@@ -314,7 +324,7 @@ impl World {
                 VOTERS + a
             ));
         } else if roll < 0.0045 {
-            let a = (self.rng.next_u64() % AGENTS as u64) as usize;
+            let a = self.pick(AGENTS);
             if self.agents[a].up {
                 self.agents[a].crash();
                 let down = 20 + self.rng.next_u64() % 300;
