@@ -1,7 +1,9 @@
-//! Chaos: three nodes (each a voter and an agent) behind a real haproxy, under a rotating
-//! schedule of faults — kill -9 and restart, SIGSTOP pauses longer than the agent lease and
-//! the election timeout, wall clocks 3 s ahead or behind, one-way partitions of a node's Raft
-//! address, a voter demoted to a learner and promoted again — with object-store faults
+//! Chaos: three nodes (each a voter and an agent) behind a real haproxy, on a SeaweedFS
+//! server, under a rotating schedule of faults — kill -9 and restart, SIGSTOP pauses longer
+//! than the agent lease and the election timeout, wall clocks 3 s ahead or behind, network
+//! partitions (one-way, two-way, and a bridge: two nodes cut from each other while both reach
+//! the third), a node cut off from the object store, a voter demoted to a learner and promoted
+//! again — with object-store faults (5xx, timeouts, resets, lost PUT responses, short reads)
 //! injected all along. An idempotent
 //! producer, a consumer group committing offsets and a high-watermark observer record every
 //! send, acknowledgement, failure, poll, commit and watermark into one history; after a heal
@@ -9,8 +11,8 @@
 //! misplaced record, no skipped or repeated poll, no committed offset or high watermark going
 //! back.
 //!
-//! The schedule puts every kind of fault on every node once (about two and a half minutes, as the README
-//! test command runs it); `FLOE_CHAOS_SECONDS` keeps it cycling at least that long, and
+//! The schedule puts every kind of fault on every node once (about three minutes, as the
+//! README test command runs it); `FLOE_CHAOS_SECONDS` keeps it cycling at least that long, and
 //! `FLOE_CHAOS_HISTORY=path.json` keeps the whole history as JSON.
 
 // These tests drive real processes over real sockets, in real time: the clock and
@@ -357,7 +359,8 @@ fn read_everything(recorder: &Recorder, bootstrap: &str) {
 }
 
 /// Three voters behind haproxy, each advertising the balancer, whose Raft addresses the
-/// others reach through a proxy the test can cut (`proxies[id - 1]`).
+/// others reach through a proxy the test can cut (`proxies[id - 1]`), on a shared `file://`
+/// store unless `flags` name another.
 fn voters_behind_proxies(
     dir: &std::path::Path,
     flags: &[String],
@@ -394,13 +397,28 @@ enum Fault {
     /// The node's wall clock jumps 3 s ahead or behind (libfaketime, reading an offset file
     /// the test rewrites) for as long as a pause, then back.
     Skew,
-    /// Nothing reaches the node's internal listener (Raft from the other voters, writes the
-    /// agents forward) for as long as a pause; what the node itself sends still arrives: a
-    /// one-way partition, the kind that makes a cut-off follower call elections.
+    /// For as long as a pause, by pass over the schedule: nothing reaches the node's internal
+    /// listener (Raft from the other voters, writes the agents forward) while what it sends
+    /// still arrives — a one-way partition, the kind that makes a cut-off follower call
+    /// elections; or nothing reaches it nor leaves it (two-way); or the node and the leader
+    /// (or its neighbour, when it leads) are cut from each other both ways while both reach
+    /// the third — a bridge, where a follower that lost its leader can still win votes.
     Partition,
+    /// Nothing of the node reaches the object store for as long as a pause: its writes and
+    /// uncached reads fail, its readiness with them.
+    StoreCut,
     /// The node stops voting (the leader makes it a learner: a membership change through
     /// the log) for as long as a pause, then votes again.
     Membership,
+}
+
+/// The quorum's leader as the first node that answers /v1/quorum knows it.
+fn current_leader(nodes: &[support::Floe]) -> Option<u64> {
+    nodes.iter().find_map(|n| {
+        let (status, body) = support::http_get(n.admin, "/v1/quorum");
+        let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+        (status == 200).then(|| view["leader"].as_u64()).flatten()
+    })
 }
 
 /// Asks the quorum's leader (found through any node's /v1/quorum) to make `voters` the
@@ -408,11 +426,7 @@ enum Fault {
 fn change_voters(nodes: &[support::Floe], voters: &[u64]) {
     let body = serde_json::json!({ "voters": voters }).to_string();
     support::wait_for("the voters to change", Duration::from_secs(30), || {
-        let leader = nodes.iter().find_map(|n| {
-            let (status, body) = support::http_get(n.admin, "/v1/quorum");
-            let view: serde_json::Value = serde_json::from_str(&body).ok()?;
-            (status == 200).then(|| view["leader"].as_u64()).flatten()
-        })?;
+        let leader = current_leader(nodes)?;
         let (status, _) = support::http_request(
             nodes[leader as usize - 1].admin,
             "PUT",
@@ -456,10 +470,17 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let dir = temp_dir();
-    // behind_haproxy creates topics with 6 partitions (PARTITIONS).
-    let flags: Vec<String> = ["--object-store-faults", "rate=0.02"]
-        .map(String::from)
-        .to_vec();
+    // One S3 server; each node reaches it through a proxy of its own, which the schedule
+    // cuts. behind_haproxy creates topics with 6 partitions (PARTITIONS).
+    let store = support::s3::S3Server::seaweedfs(&dir.path().join("seaweedfs"));
+    let store_addr: SocketAddr = store
+        .endpoint
+        .trim_start_matches("http://")
+        .parse()
+        .expect("store address");
+    let store_proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(store_addr)).collect();
+    let mut flags = support::s3::S3Server::floe_flags_without_endpoint("chaos");
+    flags.extend(["--object-store-faults".into(), "rate=0.02".into()]);
     // Each node's wall clock is libfaketime's, shifted by what its skew file says.
     let skew_file = |id: usize| dir.path().join(format!("node-{id}.skew"));
     // Replaced whole, so libfaketime never reads a half-written file.
@@ -489,7 +510,11 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 // Read the file again each second, and leave monotonic time alone: only the
                 // wall clock is wrong, as on a host whose NTP failed.
                 .env("FAKETIME_CACHE_DURATION", "1")
-                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+                .env(
+                    "AWS_ENDPOINT_URL",
+                    format!("http://{}", store_proxies[id - 1].addr),
+                );
         });
     let bootstrap = balancer.to_string();
     let recorder = Arc::new(Recorder {
@@ -511,6 +536,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
         Fault::Pause,
         Fault::Skew,
         Fault::Partition,
+        Fault::StoreCut,
         Fault::Membership,
     ];
     let every_pair = kinds.len() * nodes.len();
@@ -518,10 +544,12 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
         if round >= every_pair && Instant::now() >= schedule_end {
             break;
         }
-        // Five kinds and three nodes (coprime): the first fifteen rounds meet every
-        // (kind, node) pair.
-        let node = round % nodes.len();
+        // Each pass over the kinds moves every kind one node on: the first three passes
+        // meet every (kind, node) pair.
+        let pass = round / kinds.len();
+        let node = (round + pass) % nodes.len();
         let from = recorder.now_ms();
+        let mut name = format!("{fault:?}");
         match fault {
             Fault::Kill => {
                 nodes[node].kill();
@@ -534,19 +562,54 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 nodes[node].resume();
             }
             Fault::Skew => {
-                let skew = if (round / kinds.len()).is_multiple_of(2) {
-                    "+3"
-                } else {
-                    "-3"
-                };
+                let skew = if pass.is_multiple_of(2) { "+3" } else { "-3" };
                 set_skew(node + 1, skew);
                 std::thread::sleep(Duration::from_secs(6));
                 set_skew(node + 1, "+0");
             }
             Fault::Partition => {
-                proxies[node].cut();
+                let pids: Vec<u32> = nodes.iter().map(support::Floe::pid).collect();
+                let refusals = || proxies.iter().map(Proxy::refusals).sum::<u64>();
+                let refused_before = refusals();
+                let shape = match pass % 3 {
+                    0 => {
+                        proxies[node].cut();
+                        "one-way"
+                    }
+                    1 => {
+                        proxies[node].cut();
+                        for (other, proxy) in proxies.iter().enumerate() {
+                            if other != node {
+                                proxy.refuse_from(&[pids[node]]);
+                            }
+                        }
+                        "two-way"
+                    }
+                    _ => {
+                        let peer = match current_leader(&nodes) {
+                            Some(leader) if leader as usize - 1 != node => leader as usize - 1,
+                            _ => (node + 1) % nodes.len(),
+                        };
+                        proxies[node].refuse_from(&[pids[peer]]);
+                        proxies[peer].refuse_from(&[pids[node]]);
+                        "bridge"
+                    }
+                };
                 std::thread::sleep(Duration::from_secs(6));
-                proxies[node].heal();
+                proxies.iter().for_each(Proxy::heal);
+                // Raft's heartbeats and votes open connections all the time: a partition by
+                // process that refused none did not happen.
+                assert!(
+                    shape == "one-way" || refusals() > refused_before,
+                    "the {shape} partition of node {} refused no connection",
+                    node + 1
+                );
+                name = format!("{fault:?} ({shape})");
+            }
+            Fault::StoreCut => {
+                store_proxies[node].cut();
+                std::thread::sleep(Duration::from_secs(6));
+                store_proxies[node].heal();
             }
             Fault::Membership => {
                 let others: Vec<u64> = (1..=3).filter(|&id| id != node as u64 + 1).collect();
@@ -556,11 +619,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
             }
         }
         std::thread::sleep(Duration::from_secs(4));
-        windows.push((
-            format!("{fault:?} node {}", node + 1),
-            from,
-            recorder.now_ms(),
-        ));
+        windows.push((format!("{name} node {}", node + 1), from, recorder.now_ms()));
     }
 
     // Heal (every fault healed itself) and drain: the producer flushes, the group reads on a

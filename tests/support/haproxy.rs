@@ -29,7 +29,7 @@ pub fn behind_haproxy(
     behind_haproxy_routed(dir, voters, extra, listener, |raft| raft, |_, _| {})
 }
 
-/// `behind_haproxy`, with the other nodes reaching each node's Raft address through
+/// `behind_haproxy`, on a shared `file://` store unless `extra` names one, with the other nodes reaching each node's Raft address through
 /// `route(its Raft address)` (a proxy the test can cut, say; each node still binds its own),
 /// and `configure(node id, command)` changing each node's command (its environment) for its
 /// every start.
@@ -60,11 +60,15 @@ pub fn behind_haproxy_routed(
                 id.to_string(),
                 "--meta-peers".into(),
                 peers.clone(),
-                "--object-store".into(),
-                format!("file://{}", objects.display()),
                 "--default-partitions".into(),
                 "6".into(),
             ];
+            if !extra.iter().any(|flag| flag == "--object-store") {
+                flags.extend([
+                    "--object-store".into(),
+                    format!("file://{}", objects.display()),
+                ]);
+            }
             flags.extend(listener(kafka[id - 1], balancer));
             flags.extend(extra.iter().cloned());
             if id > voters {

@@ -1,12 +1,15 @@
 //! A TCP proxy on loopback that a test can cut: in front of a node's port, it carries every
 //! connection both ways until told to cut, then severs the open connections and refuses new
 //! ones until healed — a network partition of everything that reaches the node through it.
+//! It can also refuse only the connections some processes open (it finds which process
+//! holds the connecting socket in `/proc`): with one such proxy in front of each node, a
+//! test partitions chosen pairs of nodes both ways while each still reaches the others.
 #![allow(dead_code)]
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How often a pump looks at the cut flag while no bytes flow.
@@ -15,6 +18,10 @@ const CHECK_EVERY: Duration = Duration::from_millis(50);
 pub struct Proxy {
     pub addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    /// Processes whose connections are refused while the proxy is not cut.
+    refused: Arc<Mutex<Vec<u32>>>,
+    /// Connections refused for coming from one of `refused`.
+    refusals: Arc<AtomicU64>,
     /// Bumped at every cut: a connection opened before it is severed.
     epoch: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
@@ -28,18 +35,32 @@ impl Proxy {
         let proxy = Proxy {
             addr: listener.local_addr().expect("proxy addr"),
             cut: Arc::new(AtomicBool::new(false)),
+            refused: Arc::new(Mutex::new(Vec::new())),
+            refusals: Arc::new(AtomicU64::new(0)),
             epoch: Arc::new(AtomicU64::new(0)),
             stop: Arc::new(AtomicBool::new(false)),
         };
-        let (cut, epoch, stop) = (proxy.cut.clone(), proxy.epoch.clone(), proxy.stop.clone());
+        let (cut, refused, refusals, epoch, stop) = (
+            proxy.cut.clone(),
+            proxy.refused.clone(),
+            proxy.refusals.clone(),
+            proxy.epoch.clone(),
+            proxy.stop.clone(),
+        );
+        let own = proxy.addr;
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((client, _)) => {
-                        // The epoch before the flag: a cut between the two reads still
-                        // severs this connection.
+                    Ok((client, peer)) => {
+                        // The epoch before the flags: a cut between the reads still severs
+                        // this connection.
                         let born = epoch.load(Ordering::SeqCst);
                         if cut.load(Ordering::SeqCst) {
+                            continue;
+                        }
+                        let refused = refused.lock().expect("refused").clone();
+                        if !refused.is_empty() && opened_by_one_of(peer, own, &refused) {
+                            refusals.fetch_add(1, Ordering::Relaxed);
                             continue;
                         }
                         if let Ok(server) =
@@ -64,8 +85,22 @@ impl Proxy {
         self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// A partition from the processes `pids` only: their open connections are severed (with
+    /// every other, which simply connects again) and new ones refused.
+    pub fn refuse_from(&self, pids: &[u32]) {
+        *self.refused.lock().expect("refused") = pids.to_vec();
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many connections `refuse_from` has refused so far: a test proves with it that
+    /// its partition took effect.
+    pub fn refusals(&self) -> u64 {
+        self.refusals.load(Ordering::Relaxed)
+    }
+
     /// The partition heals.
     pub fn heal(&self) {
+        self.refused.lock().expect("refused").clear();
         self.cut.store(false, Ordering::SeqCst);
     }
 }
@@ -113,4 +148,45 @@ fn pump(mut from: TcpStream, mut to: TcpStream, epoch: &AtomicU64, born: u64) {
     }
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);
+}
+
+/// Whether one of `pids` holds the socket that connected from `peer` to `own` (a loopback
+/// address of this host): the socket's inode from `/proc/net/tcp`, then the process whose
+/// descriptors name it. A connection whose owner cannot be found is let through.
+fn opened_by_one_of(peer: SocketAddr, own: SocketAddr, pids: &[u32]) -> bool {
+    let Some(inode) = socket_inode(peer, own) else {
+        return false;
+    };
+    let socket = format!("socket:[{inode}]");
+    pids.iter().any(|pid| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|target| target.as_os_str() == socket.as_str())
+            })
+    })
+}
+
+/// The inode of the IPv4 socket whose local address is `local` and remote address `remote`.
+fn socket_inode(local: SocketAddr, remote: SocketAddr) -> Option<u64> {
+    // /proc/net/tcp writes an address as the IPv4 word in host order, in hex, and the port.
+    let hex = |addr: SocketAddr| match addr {
+        SocketAddr::V4(v4) => Some(format!(
+            "{:08X}:{:04X}",
+            u32::from_ne_bytes(v4.ip().octets()),
+            v4.port()
+        )),
+        SocketAddr::V6(_) => None,
+    };
+    let (local, remote) = (hex(local)?, hex(remote)?);
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(1) == Some(&local.as_str()) && fields.get(2) == Some(&remote.as_str()))
+            .then(|| fields.get(9)?.parse().ok())
+            .flatten()
+    })
 }

@@ -122,11 +122,17 @@ impl S3Server {
 
     /// The `floe serve` flags that point at this server's `bucket`.
     pub fn floe_flags(&self, bucket: &str) -> Vec<String> {
+        let mut flags = Self::floe_flags_without_endpoint(bucket);
+        flags.extend(["--s3-endpoint".into(), self.endpoint.clone()]);
+        flags
+    }
+
+    /// The `floe serve` flags for `bucket` of an S3 server whose endpoint each node is given
+    /// otherwise (`AWS_ENDPOINT_URL`: a proxy of its own, say).
+    pub fn floe_flags_without_endpoint(bucket: &str) -> Vec<String> {
         vec![
             "--object-store".into(),
             format!("s3://{bucket}/floe"),
-            "--s3-endpoint".into(),
-            self.endpoint.clone(),
             "--s3-path-style".into(),
             "--s3-allow-http".into(),
             "--create-bucket".into(),
