@@ -377,6 +377,105 @@ fn acl(
            "operation": operation, "permission": permission})
 }
 
+/// OffsetFetch at `version` for `groups` (one below v8), as `user` over SASL/PLAIN, straight
+/// on the wire: a client looks the coordinator up first, which the same ACL refuses, so only
+/// a raw request reaches OffsetFetch's own check. Each group's error and each partition's
+/// (partition 0 of `topic`), in order.
+fn offset_fetch_as(
+    addr: SocketAddr,
+    user: &str,
+    version: i16,
+    groups: &[&str],
+    topic: &str,
+) -> Vec<(String, i16, Vec<i16>)> {
+    use floe::protocol::messages::offset_fetch_request::{
+        OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    };
+    use floe::protocol::messages::*;
+    let request = if version < 8 {
+        OffsetFetchRequest {
+            group_id: groups[0].into(),
+            topics: Some(vec![OffsetFetchRequestTopic {
+                name: topic.into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    } else {
+        OffsetFetchRequest {
+            groups: groups
+                .iter()
+                .map(|&group_id| OffsetFetchRequestGroup {
+                    group_id: group_id.into(),
+                    member_epoch: -1,
+                    topics: Some(vec![OffsetFetchRequestTopics {
+                        name: topic.into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let response = runtime.block_on(async {
+        use floe::bench::client::{call, connect};
+        let (mut tx, mut rx) = connect(&addr.to_string()).await.expect("connect");
+        let handshake = SaslHandshakeRequest {
+            mechanism: "PLAIN".into(),
+            ..Default::default()
+        };
+        call(&mut tx, &mut rx, 1, RequestBody::SaslHandshake(handshake))
+            .await
+            .expect("handshake");
+        let authenticate = SaslAuthenticateRequest {
+            auth_bytes: format!("\0{user}\0{user}-secret").into_bytes().into(),
+            ..Default::default()
+        };
+        match call(
+            &mut tx,
+            &mut rx,
+            2,
+            RequestBody::SaslAuthenticate(authenticate),
+        )
+        .await
+        {
+            Ok(ResponseBody::SaslAuthenticate(r)) => assert_eq!(r.error_code, 0, "{r:?}"),
+            other => panic!("authentication: {other:?}"),
+        }
+        // A connection closed here is the failure this checks for.
+        call(&mut tx, &mut rx, version, RequestBody::OffsetFetch(request))
+            .await
+            .expect("an OffsetFetch answer, not a closed connection")
+    });
+    let ResponseBody::OffsetFetch(response) = response else {
+        panic!("not an OffsetFetch response: {response:?}");
+    };
+    if version < 8 {
+        let partitions = response
+            .topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+            .collect();
+        return vec![(groups[0].into(), response.error_code, partitions)];
+    }
+    response
+        .groups
+        .into_iter()
+        .map(|g| {
+            let partitions = g
+                .topics
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+                .collect();
+            (g.group_id, g.error_code, partitions)
+        })
+        .collect()
+}
+
 #[test]
 fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
     let dir = temp_dir();
@@ -453,6 +552,37 @@ fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
         assert_eq!(
             join["error"], "GROUP_AUTHORIZATION_FAILED",
             "{when}: {join}"
+        );
+        // OffsetFetch of a group without DESCRIBE: GROUP_AUTHORIZATION_FAILED where each
+        // version carries it (v0 and v1 in each partition, v2 to v7 on top as well, from v8
+        // in each group refused, beside the groups allowed).
+        let refused =
+            |v| offset_fetch_as(s.sasl_plaintext, "alice", v, &["bob-group"], "payments-eu");
+        assert_eq!(
+            refused(1),
+            [("bob-group".into(), 0, vec![30])],
+            "{when}: v1"
+        );
+        assert_eq!(
+            refused(5),
+            [("bob-group".into(), 30, vec![30])],
+            "{when}: v5"
+        );
+        let mut answers = offset_fetch_as(
+            s.sasl_plaintext,
+            "alice",
+            8,
+            &["alice-1", "bob-group"],
+            "payments-eu",
+        );
+        answers.sort();
+        assert_eq!(
+            answers,
+            [
+                ("alice-1".into(), 0, vec![0]),
+                ("bob-group".into(), 30, vec![])
+            ],
+            "{when}: v8"
         );
         // Deny beats allow.
         let denied = client(with(

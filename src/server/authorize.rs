@@ -53,7 +53,7 @@ pub struct Denied {
     /// Topics asked for by id alone, answered with 29 under their id (their name is not
     /// the client's to learn).
     ids: Vec<Uuid>,
-    /// Groups answered with 30 (DeleteGroups, DescribeGroups).
+    /// Groups answered with 30 (DeleteGroups, DescribeGroups, OffsetFetch from v8).
     groups: Vec<String>,
     /// Metadata/ListGroups: hide what may not be described.
     filter: bool,
@@ -246,29 +246,26 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
                 keep
             });
         }
-        RequestBody::OffsetFetch(r) => {
-            let groups: Vec<String> = if r.groups.is_empty() {
-                vec![r.group_id.clone()]
-            } else {
-                r.groups.iter().map(|g| g.group_id.clone()).collect()
-            };
-            if groups
-                .iter()
-                .any(|g| !broker.group_allowed(client, Operation::Describe, g))
-            {
-                return whole(ResponseBody::OffsetFetch(OffsetFetchResponse {
-                    error_code: GROUP,
-                    groups: groups
-                        .into_iter()
-                        .map(|group_id| offset_fetch_response::OffsetFetchResponseGroup {
-                            group_id,
-                            error_code: GROUP,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }));
+        // Before v8 a request names one group (`group_id`), from v8 on a list.
+        RequestBody::OffsetFetch(r) if r.groups.is_empty() => {
+            if !broker.group_allowed(client, Operation::Describe, &r.group_id) {
+                return whole(ResponseBody::OffsetFetch(
+                    crate::server::handlers::offset_fetch::error_before_v8(
+                        r,
+                        ErrorCode::GroupAuthorizationFailed,
+                    ),
+                ));
             }
+        }
+        // From v8 on, each group is answered on its own, as Kafka does.
+        RequestBody::OffsetFetch(r) => {
+            r.groups.retain(|g| {
+                let keep = broker.group_allowed(client, Operation::Describe, &g.group_id);
+                if !keep {
+                    denied.groups.push(g.group_id.clone());
+                }
+                keep
+            });
         }
         RequestBody::FindCoordinator(r) => {
             let keys: Vec<String> = if r.coordinator_keys.is_empty() {
@@ -958,6 +955,16 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                     group_id,
                     ..Default::default()
                 });
+            }
+        }
+        ResponseBody::OffsetFetch(r) => {
+            for group_id in denied.groups {
+                r.groups
+                    .push(offset_fetch_response::OffsetFetchResponseGroup {
+                        group_id,
+                        error_code: GROUP,
+                        ..Default::default()
+                    });
             }
         }
         ResponseBody::DeleteGroups(r) => {

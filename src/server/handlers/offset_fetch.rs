@@ -39,7 +39,7 @@ pub async fn handle(
     let loading = answers_here && catch_up(broker).await == LocalCopy::MayLag;
     if version < 8 {
         if loading {
-            return loading_before_v8(&request);
+            return error_before_v8(&request, ErrorCode::CoordinatorLoadInProgress);
         }
         let wanted = request.topics.map(|ts| {
             ts.into_iter()
@@ -137,11 +137,11 @@ pub async fn handle(
     }
 }
 
-/// COORDINATOR_LOAD_IN_PROGRESS before v8: in the top-level error (v2 to v7) and, as Kafka
-/// answers, in each requested partition's (v0 and v1 have no top-level error; an empty
-/// answer there would read as "nothing committed").
-fn loading_before_v8(request: &OffsetFetchRequest) -> OffsetFetchResponse {
-    let code = ErrorCode::CoordinatorLoadInProgress.code();
+/// An error for the whole request before v8 (COORDINATOR_LOAD_IN_PROGRESS, say): in the
+/// top-level error (v2 to v7) and, as Kafka answers, in each requested partition's (v0 and
+/// v1 have no top-level error; an empty answer there would read as "nothing committed").
+pub fn error_before_v8(request: &OffsetFetchRequest, error: ErrorCode) -> OffsetFetchResponse {
+    let code = error.code();
     let topics = request
         .topics
         .iter()
