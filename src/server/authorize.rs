@@ -247,15 +247,16 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
             });
         }
         // Before v8 a request names one group (`group_id`), from v8 on a list.
-        RequestBody::OffsetFetch(r) if r.groups.is_empty() => {
-            if !broker.group_allowed(client, Operation::Describe, &r.group_id) {
-                return whole(ResponseBody::OffsetFetch(
-                    crate::server::handlers::offset_fetch::error_before_v8(
-                        r,
-                        ErrorCode::GroupAuthorizationFailed,
-                    ),
-                ));
-            }
+        RequestBody::OffsetFetch(r)
+            if r.groups.is_empty()
+                && !broker.group_allowed(client, Operation::Describe, &r.group_id) =>
+        {
+            return whole(ResponseBody::OffsetFetch(
+                crate::server::handlers::offset_fetch::error_before_v8(
+                    r,
+                    ErrorCode::GroupAuthorizationFailed,
+                ),
+            ));
         }
         // From v8 on, each group is answered on its own, as Kafka does.
         RequestBody::OffsetFetch(r) => {
