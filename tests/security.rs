@@ -426,7 +426,6 @@ fn offset_fetch_as(
         let (mut tx, mut rx) = connect(&addr.to_string()).await.expect("connect");
         let handshake = SaslHandshakeRequest {
             mechanism: "PLAIN".into(),
-            ..Default::default()
         };
         call(&mut tx, &mut rx, 1, RequestBody::SaslHandshake(handshake))
             .await
