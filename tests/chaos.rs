@@ -397,12 +397,14 @@ enum Fault {
     /// The node's wall clock jumps 3 s ahead or behind (libfaketime, reading an offset file
     /// the test rewrites) for as long as a pause, then back.
     Skew,
-    /// For as long as a pause, by pass over the schedule: nothing reaches the node's internal
-    /// listener (Raft from the other voters, writes the agents forward) while what it sends
-    /// still arrives — a one-way partition, the kind that makes a cut-off follower call
-    /// elections; or nothing reaches it nor leaves it (two-way); or the node and the leader
-    /// (or its neighbour, when it leads) are cut from each other both ways while both reach
-    /// the third — a bridge, where a follower that lost its leader can still win votes.
+    /// For as long as a pause, the node's Raft traffic (votes, replication, writes and
+    /// read-index requests forwarded to the leader) is cut, in one of three shapes that
+    /// rotate over passes and nodes: nothing reaches the node while what it sends still
+    /// arrives — one-way, the kind that makes a cut-off follower call elections; nothing
+    /// reaches it nor leaves it — two-way; or the node and the leader (its neighbour, when it
+    /// leads) are cut from each other both ways while both reach the third — a bridge, where a
+    /// follower that lost its leader can still win votes. (Group requests an agent forwards
+    /// to the coordinator go to the node's own address, not through the proxy.)
     Partition,
     /// Nothing of the node reaches the object store for as long as a pause: its writes and
     /// uncached reads fail, its readiness with them.
@@ -418,6 +420,18 @@ fn current_leader(nodes: &[support::Floe]) -> Option<u64> {
         let (status, body) = support::http_get(n.admin, "/v1/quorum");
         let view: serde_json::Value = serde_json::from_str(&body).ok()?;
         (status == 200).then(|| view["leader"].as_u64()).flatten()
+    })
+}
+
+/// The index in `nodes` of the leader, as the node named leader confirms about itself:
+/// waits through elections and stale views.
+fn confirmed_leader(nodes: &[support::Floe]) -> usize {
+    support::wait_for("a leader", Duration::from_secs(30), || {
+        let leader = current_leader(nodes)?;
+        let node = nodes.get(usize::try_from(leader).ok()?.checked_sub(1)?)?;
+        let (status, body) = support::http_get(node.admin, "/v1/quorum");
+        let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+        (status == 200 && view["leader"].as_u64() == Some(leader)).then(|| leader as usize - 1)
     })
 }
 
@@ -569,9 +583,12 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
             }
             Fault::Partition => {
                 let pids: Vec<u32> = nodes.iter().map(support::Floe::pid).collect();
-                let refusals = || proxies.iter().map(Proxy::refusals).sum::<u64>();
-                let refused_before = refusals();
-                let shape = match pass % 3 {
+                let refused_before: Vec<u64> = proxies.iter().map(Proxy::refusals).collect();
+                // The proxies that must refuse connections if the partition took effect.
+                let mut must_refuse = Vec::new();
+                // Partitions are one node in three kinds: the shape moves on by one every
+                // three passes, so each shape meets each node.
+                let shape = match (pass + pass / 3) % 3 {
                     0 => {
                         proxies[node].cut();
                         "one-way"
@@ -581,17 +598,23 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                         for (other, proxy) in proxies.iter().enumerate() {
                             if other != node {
                                 proxy.refuse_from(&[pids[node]]);
+                                // Its heartbeats if it leads, its votes if not.
+                                must_refuse.push(other);
                             }
                         }
                         "two-way"
                     }
                     _ => {
-                        let peer = match current_leader(&nodes) {
-                            Some(leader) if leader as usize - 1 != node => leader as usize - 1,
-                            _ => (node + 1) % nodes.len(),
+                        let leader = confirmed_leader(&nodes);
+                        let peer = if leader != node {
+                            leader
+                        } else {
+                            (node + 1) % nodes.len()
                         };
                         proxies[node].refuse_from(&[pids[peer]]);
                         proxies[peer].refuse_from(&[pids[node]]);
+                        // The leader's heartbeats to the follower.
+                        must_refuse.push(if leader == node { peer } else { node });
                         "bridge"
                     }
                 };
@@ -599,8 +622,9 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 proxies.iter().for_each(Proxy::heal);
                 // Raft's heartbeats and votes open connections all the time: a partition by
                 // process that refused none did not happen.
+                let refused = |i: &usize| proxies[*i].refusals() - refused_before[*i];
                 assert!(
-                    shape == "one-way" || refusals() > refused_before,
+                    must_refuse.is_empty() || must_refuse.iter().map(refused).sum::<u64>() > 0,
                     "the {shape} partition of node {} refused no connection",
                     node + 1
                 );

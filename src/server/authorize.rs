@@ -11,7 +11,7 @@
 //! | ListOffsets | Topic DESCRIBE | 29 per topic |
 //! | Metadata | Topic DESCRIBE (CREATE to auto-create) | hidden when all are listed, 29 when named |
 //! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetDelete, ConsumerGroupHeartbeat | Group READ | 30 |
-//! | OffsetFetch, DescribeGroups, FindCoordinator (group) | Group DESCRIBE | 30 |
+//! | OffsetFetch, DescribeGroups, FindCoordinator (group) | Group DESCRIBE | 30 (OffsetFetch from v8: per group) |
 //! | DeleteGroups | Group DELETE | 30 per group |
 //! | ListGroups | Cluster DESCRIBE, or Group DESCRIBE per group | groups hidden |
 //! | CreateTopics | Cluster CREATE or Topic CREATE | 29 per topic |

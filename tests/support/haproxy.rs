@@ -29,10 +29,11 @@ pub fn behind_haproxy(
     behind_haproxy_routed(dir, voters, extra, listener, |raft| raft, |_, _| {})
 }
 
-/// `behind_haproxy`, on a shared `file://` store unless `extra` names one, with the other nodes reaching each node's Raft address through
-/// `route(its Raft address)` (a proxy the test can cut, say; each node still binds its own),
-/// and `configure(node id, command)` changing each node's command (its environment) for its
-/// every start.
+/// `behind_haproxy`, on a shared `file://` store unless `extra` names one, with the other
+/// nodes reaching each node's Raft address through `route(its Raft address)` (a proxy the
+/// test can cut, say; each node still binds its own, and agents forward group requests to
+/// it directly), and `configure(node id, command)` changing each node's command (its
+/// environment) for its every start.
 pub fn behind_haproxy_routed(
     dir: &std::path::Path,
     voters: usize,

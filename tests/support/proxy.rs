@@ -22,7 +22,7 @@ pub struct Proxy {
     refused: Arc<Mutex<Vec<u32>>>,
     /// Connections refused for coming from one of `refused`.
     refusals: Arc<AtomicU64>,
-    /// Bumped at every cut: a connection opened before it is severed.
+    /// Bumped at every cut and `refuse_from`: a connection opened before it is severed.
     epoch: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
 }
@@ -152,9 +152,12 @@ fn pump(mut from: TcpStream, mut to: TcpStream, epoch: &AtomicU64, born: u64) {
 
 /// Whether one of `pids` holds the socket that connected from `peer` to `own` (a loopback
 /// address of this host): the socket's inode from `/proc/net/tcp`, then the process whose
-/// descriptors name it. A connection whose owner cannot be found is let through.
+/// descriptors name it. A connection whose owner cannot be found is let through (a test
+/// checks with `refusals` that its partition took effect).
 fn opened_by_one_of(peer: SocketAddr, own: SocketAddr, pids: &[u32]) -> bool {
-    let Some(inode) = socket_inode(peer, own) else {
+    // The table is read in pieces, not atomically: a socket can be missed while others
+    // come and go, so look twice.
+    let Some(inode) = socket_inode(peer, own).or_else(|| socket_inode(peer, own)) else {
         return false;
     };
     let socket = format!("socket:[{inode}]");
@@ -170,7 +173,8 @@ fn opened_by_one_of(peer: SocketAddr, own: SocketAddr, pids: &[u32]) -> bool {
     })
 }
 
-/// The inode of the IPv4 socket whose local address is `local` and remote address `remote`.
+/// The inode of the established IPv4 socket whose local address is `local` and remote address
+/// `remote` (the clients under test dial 127.0.0.1 over IPv4, listed in `/proc/net/tcp`).
 fn socket_inode(local: SocketAddr, remote: SocketAddr) -> Option<u64> {
     // /proc/net/tcp writes an address as the IPv4 word in host order, in hex, and the port.
     let hex = |addr: SocketAddr| match addr {
@@ -185,8 +189,11 @@ fn socket_inode(local: SocketAddr, remote: SocketAddr) -> Option<u64> {
     let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
     table.lines().skip(1).find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(1) == Some(&local.as_str()) && fields.get(2) == Some(&remote.as_str()))
-            .then(|| fields.get(9)?.parse().ok())
-            .flatten()
+        // State 01 is ESTABLISHED; a closed socket lingering in TIME_WAIT has inode 0.
+        let matches = fields.get(1) == Some(&local.as_str())
+            && fields.get(2) == Some(&remote.as_str())
+            && fields.get(3) == Some(&"01");
+        let inode: u64 = fields.get(9)?.parse().ok()?;
+        (matches && inode != 0).then_some(inode)
     })
 }

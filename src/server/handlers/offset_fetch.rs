@@ -138,8 +138,10 @@ pub async fn handle(
 }
 
 /// An error for the whole request before v8 (COORDINATOR_LOAD_IN_PROGRESS, say): in the
-/// top-level error (v2 to v7) and, as Kafka answers, in each requested partition's (v0 and
-/// v1 have no top-level error; an empty answer there would read as "nothing committed").
+/// top-level error (v2 to v7) and in each requested partition's. v0 and v1 have no top-level
+/// error, and an empty answer there would read as "nothing committed", so Kafka answers there
+/// per partition; from v2 it leaves the partitions out, where clients read the top-level
+/// error first and ignore them.
 pub fn error_before_v8(request: &OffsetFetchRequest, error: ErrorCode) -> OffsetFetchResponse {
     let code = error.code();
     let topics = request
