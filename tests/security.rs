@@ -377,17 +377,21 @@ fn acl(
            "operation": operation, "permission": permission})
 }
 
-/// OffsetFetch at `version` for `groups` (one below v8), as `user` over SASL/PLAIN, straight
-/// on the wire: a client looks the coordinator up first, which the same ACL refuses, so only
-/// a raw request reaches OffsetFetch's own check. Each group's error and each partition's
-/// (partition 0 of `topic`), in order.
+/// Each group's error and, in order, each topic's partitions with their errors, as an
+/// OffsetFetch answers them.
+type OffsetFetchAnswer = Vec<(String, i16, Vec<(String, i16)>)>;
+
+/// OffsetFetch at `version` for `groups` (one below v8) of partition 0 of each of `topics`
+/// (`None`: all the group committed), as `user` over SASL/PLAIN, straight on the wire: a
+/// client looks the coordinator up first, which the same group ACL refuses, so only a raw
+/// request reaches OffsetFetch's own checks.
 fn offset_fetch_as(
     addr: SocketAddr,
     user: &str,
     version: i16,
     groups: &[&str],
-    topic: &str,
-) -> Vec<(String, i16, Vec<i16>)> {
+    topics: Option<&[&str]>,
+) -> OffsetFetchAnswer {
     use floe::protocol::messages::offset_fetch_request::{
         OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
     };
@@ -395,11 +399,16 @@ fn offset_fetch_as(
     let request = if version < 8 {
         OffsetFetchRequest {
             group_id: groups[0].into(),
-            topics: Some(vec![OffsetFetchRequestTopic {
-                name: topic.into(),
-                partition_indexes: vec![0],
-                ..Default::default()
-            }]),
+            topics: topics.map(|topics| {
+                topics
+                    .iter()
+                    .map(|&name| OffsetFetchRequestTopic {
+                        name: name.into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
             ..Default::default()
         }
     } else {
@@ -409,11 +418,16 @@ fn offset_fetch_as(
                 .map(|&group_id| OffsetFetchRequestGroup {
                     group_id: group_id.into(),
                     member_epoch: -1,
-                    topics: Some(vec![OffsetFetchRequestTopics {
-                        name: topic.into(),
-                        partition_indexes: vec![0],
-                        ..Default::default()
-                    }]),
+                    topics: topics.map(|topics| {
+                        topics
+                            .iter()
+                            .map(|&name| OffsetFetchRequestTopics {
+                                name: name.into(),
+                                partition_indexes: vec![0],
+                                ..Default::default()
+                            })
+                            .collect()
+                    }),
                     ..Default::default()
                 })
                 .collect(),
@@ -457,7 +471,7 @@ fn offset_fetch_as(
         let partitions = response
             .topics
             .iter()
-            .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+            .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), p.error_code)))
             .collect();
         return vec![(groups[0].into(), response.error_code, partitions)];
     }
@@ -468,7 +482,7 @@ fn offset_fetch_as(
             let partitions = g
                 .topics
                 .iter()
-                .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+                .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), p.error_code)))
                 .collect();
             (g.group_id, g.error_code, partitions)
         })
@@ -518,6 +532,12 @@ fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
         let wrote = client(with(&admin, json!({"action": "produce", "topic": topic})));
         assert_ok(&wrote, &format!("the super user writes {topic}"));
     }
+    // The super user reads "hidden" in alice's group: its offsets are the group's.
+    let read = client(with(
+        &admin,
+        json!({"action": "consume", "topic": "hidden", "group": "alice-1"}),
+    ));
+    assert_ok(&read, "the super user reads hidden in alice-1");
 
     let checks = |when: &str| {
         // Metadata shows alice what she may describe (READ and WRITE imply DESCRIBE).
@@ -555,34 +575,56 @@ fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
         // OffsetFetch of a group without DESCRIBE: GROUP_AUTHORIZATION_FAILED where each
         // version carries it (v0 and v1 in each partition, v2 to v7 on top as well, from v8
         // in each group refused, beside the groups allowed).
-        let refused =
-            |v| offset_fetch_as(s.sasl_plaintext, "alice", v, &["bob-group"], "payments-eu");
+        let alice_fetches = |version, groups: &[&str], topics: Option<&[&str]>| {
+            let mut answer = offset_fetch_as(s.sasl_plaintext, "alice", version, groups, topics);
+            answer.sort();
+            answer
+        };
+        let named = Some(&["payments-eu"][..]);
+        let tp = |topic: &str, code| (topic.to_string(), code);
         assert_eq!(
-            refused(1),
-            [("bob-group".into(), 0, vec![30])],
+            alice_fetches(1, &["bob-group"], named),
+            [("bob-group".into(), 0, vec![tp("payments-eu", 30)])],
             "{when}: v1"
         );
         assert_eq!(
-            refused(5),
-            [("bob-group".into(), 30, vec![30])],
+            alice_fetches(5, &["bob-group"], named),
+            [("bob-group".into(), 30, vec![tp("payments-eu", 30)])],
             "{when}: v5"
         );
-        let mut answers = offset_fetch_as(
-            s.sasl_plaintext,
-            "alice",
-            8,
-            &["alice-1", "bob-group"],
-            "payments-eu",
-        );
-        answers.sort();
         assert_eq!(
-            answers,
+            alice_fetches(8, &["alice-1", "bob-group"], named),
             [
-                ("alice-1".into(), 0, vec![0]),
+                ("alice-1".into(), 0, vec![tp("payments-eu", 0)]),
                 ("bob-group".into(), 30, vec![])
             ],
             "{when}: v8"
         );
+        // Offsets of a topic alice may not describe: 29 when she names it, left out when she
+        // asks for all the group committed (the super user committed some on "hidden" for
+        // alice-1), as Kafka does.
+        for version in [5, 8] {
+            assert_eq!(
+                alice_fetches(version, &["alice-1"], Some(&["payments-eu", "hidden"])),
+                [(
+                    "alice-1".into(),
+                    0,
+                    vec![tp("payments-eu", 0), tp("hidden", 29)]
+                )],
+                "{when}: v{version}, named"
+            );
+            assert_eq!(
+                alice_fetches(version, &["alice-1"], None),
+                [("alice-1".into(), 0, vec![tp("payments-eu", 0)])],
+                "{when}: v{version}, all"
+            );
+            let everything =
+                offset_fetch_as(s.sasl_plaintext, "admin", version, &["alice-1"], None);
+            assert!(
+                everything[0].2.contains(&tp("hidden", 0)),
+                "{when}: v{version}, the super user sees every offset: {everything:?}"
+            );
+        }
         // Deny beats allow.
         let denied = client(with(
             &alice,

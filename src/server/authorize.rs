@@ -12,6 +12,7 @@
 //! | Metadata | Topic DESCRIBE (CREATE to auto-create) | hidden when all are listed, 29 when named |
 //! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetDelete, ConsumerGroupHeartbeat | Group READ | 30 |
 //! | OffsetFetch, DescribeGroups, FindCoordinator (group) | Group DESCRIBE | 30 (OffsetFetch from v8: per group) |
+//! | OffsetFetch (topics) | Topic DESCRIBE | 29 per named partition; hidden when all are listed |
 //! | DeleteGroups | Group DELETE | 30 per group |
 //! | ListGroups | Cluster DESCRIBE, or Group DESCRIBE per group | groups hidden |
 //! | CreateTopics | Cluster CREATE or Topic CREATE | 29 per topic |
@@ -55,6 +56,9 @@ pub struct Denied {
     ids: Vec<Uuid>,
     /// Groups answered with 30 (DeleteGroups, DescribeGroups, OffsetFetch from v8).
     groups: Vec<String>,
+    /// OffsetFetch: topics (group, name, id, partitions) answered with 29; the group is the
+    /// request's own below v8.
+    offset_topics: Vec<(String, String, Uuid, Vec<i32>)>,
     /// Metadata/ListGroups: hide what may not be described.
     filter: bool,
 }
@@ -258,7 +262,9 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
                 ),
             ));
         }
-        // From v8 on, each group is answered on its own, as Kafka does.
+        // From v8 on, each group is answered on its own, as Kafka does. In every version a
+        // topic the client may not describe is answered with 29 when named, and left out of
+        // an answer that lists all the group committed (`filter`).
         RequestBody::OffsetFetch(r) => {
             r.groups.retain(|g| {
                 let keep = broker.group_allowed(client, Operation::Describe, &g.group_id);
@@ -267,6 +273,39 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
                 }
                 keep
             });
+            let describable = |name: &str| broker.topic_allowed(client, Operation::Describe, name);
+            match &mut r.topics {
+                None => denied.filter |= r.groups.is_empty(),
+                Some(topics) => topics.retain(|t| {
+                    let keep = describable(&t.name);
+                    if !keep {
+                        denied.offset_topics.push((
+                            r.group_id.clone(),
+                            t.name.clone(),
+                            Uuid::nil(),
+                            t.partition_indexes.clone(),
+                        ));
+                    }
+                    keep
+                }),
+            }
+            for group in &mut r.groups {
+                match &mut group.topics {
+                    None => denied.filter = true,
+                    Some(topics) => topics.retain(|t| {
+                        let keep = describable(&topic_name(broker, &t.name, &t.topic_id));
+                        if !keep {
+                            denied.offset_topics.push((
+                                group.group_id.clone(),
+                                t.name.clone(),
+                                t.topic_id,
+                                t.partition_indexes.clone(),
+                            ));
+                        }
+                        keep
+                    }),
+                }
+            }
         }
         RequestBody::FindCoordinator(r) => {
             let keys: Vec<String> = if r.coordinator_keys.is_empty() {
@@ -959,6 +998,58 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
             }
         }
         ResponseBody::OffsetFetch(r) => {
+            if denied.filter {
+                let describable = |name: &str| broker.topic_allowed_quietly(client, name);
+                r.topics.retain(|t| describable(&t.name));
+                for group in &mut r.groups {
+                    group
+                        .topics
+                        .retain(|t| describable(&topic_name(broker, &t.name, &t.topic_id)));
+                }
+            }
+            for (group_id, name, topic_id, partitions) in denied.offset_topics {
+                if r.groups.is_empty() {
+                    r.topics
+                        .push(offset_fetch_response::OffsetFetchResponseTopic {
+                            name,
+                            partitions: partitions
+                                .into_iter()
+                                .map(|partition_index| {
+                                    offset_fetch_response::OffsetFetchResponsePartition {
+                                        partition_index,
+                                        committed_offset: -1,
+                                        committed_leader_epoch: -1,
+                                        metadata: Some(String::new()),
+                                        error_code: TOPIC,
+                                        ..Default::default()
+                                    }
+                                })
+                                .collect(),
+                            ..Default::default()
+                        });
+                } else if let Some(group) = r.groups.iter_mut().find(|g| g.group_id == group_id) {
+                    group
+                        .topics
+                        .push(offset_fetch_response::OffsetFetchResponseTopics {
+                            name,
+                            topic_id,
+                            partitions: partitions
+                                .into_iter()
+                                .map(|partition_index| {
+                                    offset_fetch_response::OffsetFetchResponsePartitions {
+                                        partition_index,
+                                        committed_offset: -1,
+                                        committed_leader_epoch: -1,
+                                        metadata: Some(String::new()),
+                                        error_code: TOPIC,
+                                        ..Default::default()
+                                    }
+                                })
+                                .collect(),
+                            ..Default::default()
+                        });
+                }
+            }
             for group_id in denied.groups {
                 r.groups
                     .push(offset_fetch_response::OffsetFetchResponseGroup {
