@@ -1007,8 +1007,10 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                         .retain(|t| describable(&topic_name(broker, &t.name, &t.topic_id)));
                 }
             }
+            // As in Kafka, an answer that failed whole (the coordinator is loading, say) stays
+            // as it is: the client asks again.
             for (group_id, name, topic_id, partitions) in denied.offset_topics {
-                if r.groups.is_empty() {
+                if r.groups.is_empty() && r.error_code == 0 {
                     r.topics
                         .push(offset_fetch_response::OffsetFetchResponseTopic {
                             name,
@@ -1027,7 +1029,11 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                                 .collect(),
                             ..Default::default()
                         });
-                } else if let Some(group) = r.groups.iter_mut().find(|g| g.group_id == group_id) {
+                } else if let Some(group) = r
+                    .groups
+                    .iter_mut()
+                    .find(|g| g.group_id == group_id && g.error_code == 0)
+                {
                     group
                         .topics
                         .push(offset_fetch_response::OffsetFetchResponseTopics {
