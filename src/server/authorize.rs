@@ -35,7 +35,7 @@ use crate::protocol::ErrorCode;
 use crate::protocol::messages::*;
 use crate::security::acl::{Operation, ResourceType};
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::handlers::{Client, offset_fetch};
 use uuid::Uuid;
 
 const TOPIC: i16 = ErrorCode::TopicAuthorizationFailed as i16;
@@ -255,12 +255,10 @@ pub fn check(broker: &Broker, client: &Client<'_>, body: &mut RequestBody) -> Ch
             if r.groups.is_empty()
                 && !broker.group_allowed(client, Operation::Describe, &r.group_id) =>
         {
-            return whole(ResponseBody::OffsetFetch(
-                crate::server::handlers::offset_fetch::error_before_v8(
-                    r,
-                    ErrorCode::GroupAuthorizationFailed,
-                ),
-            ));
+            return whole(ResponseBody::OffsetFetch(offset_fetch::error_before_v8(
+                r,
+                ErrorCode::GroupAuthorizationFailed,
+            )));
         }
         // From v8 on, each group is answered on its own, as Kafka does. In every version a
         // topic the client may not describe is answered with 29 when named, and left out of
@@ -1016,16 +1014,7 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                             name,
                             partitions: partitions
                                 .into_iter()
-                                .map(|partition_index| {
-                                    offset_fetch_response::OffsetFetchResponsePartition {
-                                        partition_index,
-                                        committed_offset: -1,
-                                        committed_leader_epoch: -1,
-                                        metadata: Some(String::new()),
-                                        error_code: TOPIC,
-                                        ..Default::default()
-                                    }
-                                })
+                                .map(|p| offset_fetch::refused_partition(p, TOPIC))
                                 .collect(),
                             ..Default::default()
                         });
@@ -1041,16 +1030,7 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                             topic_id,
                             partitions: partitions
                                 .into_iter()
-                                .map(|partition_index| {
-                                    offset_fetch_response::OffsetFetchResponsePartitions {
-                                        partition_index,
-                                        committed_offset: -1,
-                                        committed_leader_epoch: -1,
-                                        metadata: Some(String::new()),
-                                        error_code: TOPIC,
-                                        ..Default::default()
-                                    }
-                                })
+                                .map(|p| offset_fetch::refused_partition_v8(p, TOPIC))
                                 .collect(),
                             ..Default::default()
                         });

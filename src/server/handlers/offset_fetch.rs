@@ -137,6 +137,31 @@ pub async fn handle(
     }
 }
 
+/// A partition answered with `code` alone (below v8): no offset, epoch or metadata, as
+/// Kafka answers a refused or unknown partition.
+pub fn refused_partition(partition_index: i32, code: i16) -> OffsetFetchResponsePartition {
+    OffsetFetchResponsePartition {
+        partition_index,
+        committed_offset: -1,
+        committed_leader_epoch: -1,
+        metadata: Some(String::new()),
+        error_code: code,
+        ..Default::default()
+    }
+}
+
+/// `refused_partition` in a group's answer (v8 and later).
+pub fn refused_partition_v8(partition_index: i32, code: i16) -> OffsetFetchResponsePartitions {
+    OffsetFetchResponsePartitions {
+        partition_index,
+        committed_offset: -1,
+        committed_leader_epoch: -1,
+        metadata: Some(String::new()),
+        error_code: code,
+        ..Default::default()
+    }
+}
+
 /// An error for the whole request before v8 (COORDINATOR_LOAD_IN_PROGRESS, say): in the
 /// top-level error (v2 to v7) and in each requested partition's. v0 and v1 have no top-level
 /// error, and an empty answer there would read as "nothing committed", so Kafka answers there
@@ -153,14 +178,7 @@ pub fn error_before_v8(request: &OffsetFetchRequest, error: ErrorCode) -> Offset
             partitions: t
                 .partition_indexes
                 .iter()
-                .map(|&p| OffsetFetchResponsePartition {
-                    partition_index: p,
-                    committed_offset: -1,
-                    committed_leader_epoch: -1,
-                    metadata: Some(String::new()),
-                    error_code: code,
-                    ..Default::default()
-                })
+                .map(|&p| refused_partition(p, code))
                 .collect(),
             ..Default::default()
         });
