@@ -9,11 +9,18 @@
 //! - over any span, PUTs ≤ 1 + span / flush_interval + bytes / object_bytes_max, whatever the
 //!   number of partitions or connections;
 //! - an object never holds much more than `object_bytes_max` (its own bytes earn its PUT);
-//! - a batch that arrives after a quiet flush interval is sealed at once, and under load an
-//!   object is sealed a flush interval after the previous one, not after its own first batch:
-//!   a producer that waits for each answer before sending again (librdkafka's idempotent
+//! - a batch that arrives after a quiet flush interval is sealed almost at once, and under load
+//!   an object is sealed a flush interval after the previous one, not after its own first
+//!   batch: a producer that waits for each answer before sending again (librdkafka's idempotent
 //!   producer keeps one request in flight per partition) waits for the budget, not for a whole
 //!   interval on top of the previous PUT.
+//!
+//! **Gathering.** A producer answered for several partitions at once sends their next batches
+//! together, but they arrive one after another, up to a few milliseconds apart. Sealing at the
+//! first would put it in an object of its own and leave the rest waiting a whole interval for
+//! the next PUT. So an object the budget allows waits until no batch has arrived for a gather
+//! window (a fiftieth of the flush interval; none below a millisecond, the timer's resolution),
+//! and at most four windows after its first batch. Waiting never adds a PUT.
 //!
 //! Time comes in as an argument; nothing here reads a clock.
 
@@ -56,8 +63,13 @@ pub struct Sealed<T> {
 pub struct Batcher<T> {
     flush_interval: Duration,
     object_bytes_max: usize,
+    /// How long the open object must be quiet before the budget seals it.
+    gather: Duration,
     open: BTreeMap<TopicPartition, Vec<(Bytes, T)>>,
     bytes: usize,
+    /// When the open object got its first and its latest batch.
+    first_at: Option<Instant>,
+    last_at: Option<Instant>,
     /// PUTs the agent may make, as of `credit_at` (`None`: before the first batch, a full
     /// credit).
     credit: f64,
@@ -66,17 +78,26 @@ pub struct Batcher<T> {
 
 impl<T> Batcher<T> {
     pub fn new(flush_interval: Duration, object_bytes_max: usize) -> Self {
+        let gather = flush_interval / 50;
         Batcher {
             flush_interval,
             object_bytes_max: object_bytes_max.max(1),
+            gather: if gather < Duration::from_millis(1) {
+                Duration::ZERO
+            } else {
+                gather
+            },
             open: BTreeMap::new(),
             bytes: 0,
+            first_at: None,
+            last_at: None,
             credit: 1.0,
             credit_at: None,
         }
     }
 
-    /// Adds a batch; returns the sealed object if the budget allows its PUT now.
+    /// Adds a batch; returns the sealed object if it is full, or if the budget allows its PUT
+    /// and no gathering is asked for.
     pub fn push(
         &mut self,
         now: Instant,
@@ -88,7 +109,9 @@ impl<T> Batcher<T> {
         self.credit += batch.len() as f64 / self.object_bytes_max as f64;
         self.bytes += batch.len();
         self.open.entry(partition).or_default().push((batch, tag));
-        self.seal_if_due()
+        self.first_at.get_or_insert(now);
+        self.last_at = Some(now);
+        self.seal_if_due(now)
     }
 
     /// When the open object will be sealed by time alone, if one is open.
@@ -98,13 +121,21 @@ impl<T> Batcher<T> {
         }
         let at = self.credit_at?;
         let missing = (1.0 - self.credit).max(0.0);
-        Some(at + self.flush_interval.mul_f64(missing))
+        let budget = at + self.flush_interval.mul_f64(missing);
+        Some(budget.max(self.gathered_at()?))
+    }
+
+    /// When the open object is done gathering: quiet for a window, or four after its first
+    /// batch (a steady stream of batches is never quiet).
+    fn gathered_at(&self) -> Option<Instant> {
+        let quiet = self.last_at? + self.gather;
+        Some(quiet.min(self.first_at? + self.gather * 4))
     }
 
     /// Seals the open object if the budget allows its PUT by `now`.
     pub fn poll(&mut self, now: Instant) -> Option<Sealed<T>> {
         self.earn(now);
-        self.seal_if_due()
+        self.seal_if_due(now)
     }
 
     /// Seals whatever is open (shutdown).
@@ -132,10 +163,11 @@ impl<T> Batcher<T> {
         self.credit_at = Some(now);
     }
 
-    fn seal_if_due(&mut self) -> Option<Sealed<T>> {
+    fn seal_if_due(&mut self, now: Instant) -> Option<Sealed<T>> {
+        let full = self.bytes >= self.object_bytes_max;
         // The float sum of many byte shares may land a hair below one for a full object.
-        if self.open.is_empty() || (self.credit < 1.0 - 1e-9 && self.bytes < self.object_bytes_max)
-        {
+        let allowed = self.credit >= 1.0 - 1e-9 && self.gathered_at().is_some_and(|at| now >= at);
+        if self.open.is_empty() || !(full || allowed) {
             return None;
         }
         let reason = if self.bytes >= self.object_bytes_max {
@@ -152,6 +184,8 @@ impl<T> Batcher<T> {
             return None;
         }
         let bytes = std::mem::take(&mut self.bytes);
+        self.first_at = None;
+        self.last_at = None;
         Some(Sealed {
             chunks: std::mem::take(&mut self.open).into_iter().collect(),
             bytes,
@@ -180,22 +214,25 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_after_a_quiet_interval_is_sealed_at_once_then_the_budget_waits() {
+    fn a_batch_after_a_quiet_interval_is_sealed_once_gathered_then_the_budget_waits() {
         let t0 = crate::clock::Clock::system().now();
+        // A 100 ms interval gathers for 2 ms.
         let mut b = Batcher::new(ms(100), 1 << 20);
         assert!(b.poll(t0).is_none());
-        let first = b.push(t0, tp(0), bytes(10), 1).expect("a PUT was due");
+        assert!(b.push(t0, tp(0), bytes(10), 1).is_none());
+        assert_eq!(b.deadline(), Some(t0 + ms(2)));
+        let first = b.poll(t0 + ms(2)).expect("a PUT was due");
         assert_eq!(first.reason, SealReason::Time);
         // The credit is spent: the next object waits for the interval to earn it back.
         assert!(b.push(t0 + ms(60), tp(1), bytes(10), 2).is_none());
         assert!(b.push(t0 + ms(70), tp(2), bytes(10), 3).is_none());
         let deadline = b.deadline().expect("an object is open");
         assert!(
-            deadline > t0 + ms(99) && deadline <= t0 + ms(100),
+            deadline > t0 + ms(101) && deadline <= t0 + ms(102),
             "{deadline:?}"
         );
-        assert!(b.poll(t0 + ms(98)).is_none());
-        let sealed = b.poll(t0 + ms(100)).expect("sealed when the budget allows");
+        assert!(b.poll(t0 + ms(100)).is_none());
+        let sealed = b.poll(t0 + ms(102)).expect("sealed when the budget allows");
         assert_eq!(sealed.chunks.len(), 2);
         assert_eq!(sealed.bytes, 20);
         assert_eq!(sealed.reason, SealReason::Time);
@@ -205,16 +242,43 @@ mod tests {
         assert!(b.push(t0 + ms(180), tp(0), bytes(1), 4).is_none());
         let deadline = b.deadline().unwrap();
         assert!(
-            deadline > t0 + ms(199) && deadline <= t0 + ms(200),
+            deadline > t0 + ms(201) && deadline <= t0 + ms(202),
             "{deadline:?}"
         );
+    }
+
+    #[test]
+    fn batches_sent_together_share_one_object() {
+        let t0 = crate::clock::Clock::system().now();
+        // 250 ms gathers for 5 ms: batches a millisecond or two apart join the first.
+        let mut b = Batcher::new(ms(250), 8 << 20);
+        for (p, at) in [(0, 0), (1, 1), (2, 3), (3, 6)] {
+            assert!(b.push(t0 + ms(at), tp(p), bytes(1000), p).is_none());
+        }
+        assert_eq!(b.deadline(), Some(t0 + ms(11)));
+        assert!(b.poll(t0 + ms(10)).is_none());
+        assert_eq!(b.poll(t0 + ms(11)).expect("quiet").chunks.len(), 4);
+        // A steady stream is never quiet: four windows after its first batch are the most
+        // an object the budget allows waits.
+        let mut b = Batcher::new(ms(250), 8 << 20);
+        let mut sealed_at = None;
+        for at in 0..40 {
+            if let Some(s) = b.push(t0 + ms(at), tp(0), bytes(10), at) {
+                sealed_at = Some((at, s.chunks[0].1.len()));
+                break;
+            }
+        }
+        assert_eq!(sealed_at, Some((20, 21)));
     }
 
     #[test]
     fn bytes_earn_their_share_of_a_put() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(ms(100), 1000);
-        assert!(b.push(t0, tp(0), bytes(1), 0).is_some());
+        assert!(b.push(t0, tp(0), bytes(1), 0).is_none());
+        assert!(b.poll(t0).is_none(), "gathering");
+        assert!(b.poll(t0 + ms(2)).is_some());
+        let t0 = t0 + ms(2);
         // Half an object's bytes earn half a PUT: half the interval is left to wait.
         assert!(b.push(t0, tp(0), bytes(500), 1).is_none());
         let deadline = b.deadline().unwrap();
@@ -268,7 +332,8 @@ mod tests {
     fn seals_when_full_regardless_of_time() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_secs(60), 100);
-        assert!(b.push(t0, tp(9), bytes(1), 0).is_some());
+        assert!(b.push(t0, tp(9), bytes(1), 0).is_none());
+        assert!(b.poll(t0 + Duration::from_millis(1200)).is_some());
         assert!(b.push(t0, tp(0), bytes(60), 1).is_none());
         let sealed = b.push(t0, tp(0), bytes(40), 2).expect("full");
         assert_eq!(
