@@ -33,7 +33,7 @@ fn produce_request(version: i16) -> Bytes {
             partition_data: (0..8)
                 .map(|index| produce_request::PartitionProduceData {
                     index,
-                    records: Some(records.clone()),
+                    records: Some(records.clone().into()),
                     ..Default::default()
                 })
                 .collect(),
@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
                     partition_index,
                     high_watermark: 1_000_000,
                     last_stable_offset: 1_000_000,
-                    records: Some(records.clone()),
+                    records: Some(records.clone().into()),
                     ..Default::default()
                 })
                 .collect(),

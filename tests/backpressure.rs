@@ -58,7 +58,7 @@ async fn pipelined_requests_beyond_the_request_budget_are_all_answered() {
                 name: "bp".into(),
                 partition_data: vec![produce_request::PartitionProduceData {
                     index: 0,
-                    records: Some(build_test_batch(-1, -1, -1, 36, 1000)),
+                    records: Some(build_test_batch(-1, -1, -1, 36, 1000).into()),
                     ..Default::default()
                 }],
                 ..Default::default()

@@ -206,7 +206,7 @@ fn produce(stream: &mut TcpStream, topic: &str, records: Bytes) -> i16 {
             name: topic.into(),
             partition_data: vec![produce_request::PartitionProduceData {
                 index: 0,
-                records: Some(records),
+                records: Some(records.into()),
                 ..Default::default()
             }],
             ..Default::default()
@@ -398,7 +398,7 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
     let partition = &response.responses[0].partitions[0];
     assert_eq!(partition.error_code, 0);
     assert_eq!(partition.high_watermark, 5);
-    let records = partition.records.clone().expect("records");
+    let records = partition.records.as_ref().expect("records").to_bytes();
     let batches: Vec<_> = floe::protocol::record_batch::Batches::new(records).collect();
     assert_eq!(batches.len(), 1);
 }

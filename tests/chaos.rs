@@ -798,9 +798,10 @@ fn a_lagging_agent_never_answers_from_its_stale_copy() {
                 name: topic.into(),
                 partition_data: vec![PartitionProduceData {
                     index: 0,
-                    records: Some(floe::protocol::record_batch::build_test_batch(
-                        -1, -1, -1, count, 16,
-                    )),
+                    records: Some(
+                        floe::protocol::record_batch::build_test_batch(-1, -1, -1, count, 16)
+                            .into(),
+                    ),
                     ..Default::default()
                 }],
                 ..Default::default()

@@ -32,7 +32,7 @@ fn captured_client_requests_decode_and_re_encode_identically() {
         if let RequestBody::Produce(produce) = &body {
             for topic in &produce.topic_data {
                 for partition in &topic.partition_data {
-                    let records = partition.records.clone().expect("records");
+                    let records = partition.records.as_ref().expect("records").to_bytes();
                     for batch in Batches::new(records) {
                         let batch = batch.unwrap_or_else(|e| panic!("{name}: {e}"));
                         batch.validate().unwrap_or_else(|e| panic!("{name}: {e}"));

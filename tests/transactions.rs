@@ -311,7 +311,7 @@ fn transaction_version_2_joins_partitions_by_produce_and_moves_the_epoch_per_tra
                     name: "tv2".into(),
                     partition_data: vec![produce_request::PartitionProduceData {
                         index: 0,
-                        records: Some(transactional_batch(producer, sequence, records)),
+                        records: Some(transactional_batch(producer, sequence, records).into()),
                         ..Default::default()
                     }],
                     ..Default::default()

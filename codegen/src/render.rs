@@ -69,7 +69,8 @@ fn base_type(ty: &Type) -> String {
         Type::Float64 => "f64".into(),
         Type::String => "String".into(),
         Type::Uuid => "::uuid::Uuid".into(),
-        Type::Bytes | Type::Records => "::bytes::Bytes".into(),
+        Type::Bytes => "::bytes::Bytes".into(),
+        Type::Records => "crate::protocol::spliced::Records".into(),
         Type::Struct(name) => name.clone(),
         Type::Array(inner) => format!("Vec<{}>", base_type(inner)),
     }
@@ -144,7 +145,7 @@ fn default_expr(f: &Field) -> Result<String, String> {
         Type::Bytes => wrap("::bytes::Bytes::new()".into()),
         // Java's generated code leaves records null unless set.
         Type::Records if nullable => "None".into(),
-        Type::Records => "::bytes::Bytes::new()".into(),
+        Type::Records => "crate::protocol::spliced::Records::default()".into(),
         Type::Struct(name) => wrap(format!("{name}::default()")),
         Type::Array(_) => wrap("Vec::new()".into()),
     })
@@ -164,10 +165,10 @@ fn read_expr(ty: &Type, nullable: bool, compact: &str) -> String {
         Type::Uuid => "wire::read_uuid(buf)".into(),
         Type::String if nullable => format!("wire::read_nullable_string(buf, {compact})"),
         Type::String => format!("wire::read_string(buf, {compact})"),
-        Type::Bytes | Type::Records if nullable => {
-            format!("wire::read_nullable_bytes(buf, {compact})")
-        }
-        Type::Bytes | Type::Records => format!("wire::read_bytes(buf, {compact})"),
+        Type::Bytes if nullable => format!("wire::read_nullable_bytes(buf, {compact})"),
+        Type::Bytes => format!("wire::read_bytes(buf, {compact})"),
+        Type::Records if nullable => format!("wire::read_nullable_records(buf, {compact})"),
+        Type::Records => format!("wire::read_records(buf, {compact})"),
         Type::Struct(name) if nullable => {
             format!("wire::read_nullable_struct::<{name}>(buf, version)")
         }
@@ -205,10 +206,14 @@ fn write_expr(ty: &Type, nullable: bool, compact: &str, v: &str) -> String {
             format!("wire::write_nullable_string(buf, {compact}, ({v}).as_deref())")
         }
         Type::String => format!("wire::write_string(buf, {compact}, {v})"),
-        Type::Bytes | Type::Records if nullable => {
+        Type::Bytes if nullable => {
             format!("wire::write_nullable_bytes(buf, {compact}, ({v}).as_deref())")
         }
-        Type::Bytes | Type::Records => format!("wire::write_bytes(buf, {compact}, {v})"),
+        Type::Bytes => format!("wire::write_bytes(buf, {compact}, {v})"),
+        Type::Records if nullable => {
+            format!("wire::write_nullable_records(buf, {compact}, ({v}).as_ref())")
+        }
+        Type::Records => format!("wire::write_records(buf, {compact}, {v})"),
         Type::Struct(_) if nullable => {
             format!("wire::write_nullable_struct(buf, version, ({v}).as_ref())")
         }
@@ -238,7 +243,8 @@ fn sample_expr(ty: &Type) -> String {
         Type::Float64 => "(rng.next() % 1_000_000) as f64 / 8.0".into(),
         Type::Uuid => "rng.uuid()".into(),
         Type::String => "rng.string()".into(),
-        Type::Bytes | Type::Records => "rng.bytes()".into(),
+        Type::Bytes => "rng.bytes()".into(),
+        Type::Records => "rng.bytes().into()".into(),
         Type::Struct(name) => format!("<{name} as wire::Sample>::sample(rng, version)"),
         Type::Array(inner) => format!("rng.vec(|rng| {})", sample_expr(inner)),
     }

@@ -346,7 +346,7 @@ async fn produce(spec: LoadSpec, index: usize, shared: Arc<Shared>) -> Result<()
                 name: spec.topic.clone(),
                 partition_data: vec![produce_request::PartitionProduceData {
                     index: partition,
-                    records: Some(batch),
+                    records: Some(batch.into()),
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -414,7 +414,7 @@ async fn consume(
             let Some(records) = &partition.records else {
                 continue;
             };
-            for batch in Batches::new(records.clone()).flatten() {
+            for batch in Batches::new(records.to_bytes()).flatten() {
                 let next = batch.base_offset() + batch.offset_count();
                 let slot = &mut offsets[partition.partition_index as usize];
                 if next <= *slot {

@@ -3,14 +3,17 @@
 //! Objects hold batches byte for byte as producers sent them, with whatever base offset the
 //! producer wrote. The reader assigns each batch its committed base offset (walking the run
 //! from its first offset) and the leader epoch, both outside the CRC, so nothing is
-//! decompressed or re-checksummed.
+//! decompressed or re-checksummed. Only a batch's first bytes, where those two fields are,
+//! are copied to be patched; a long batch's rest goes out as the slice the tiers hold.
 
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::markers::Marker;
 use crate::object::ObjectStoreError;
 use crate::protocol::record_batch::{
-    Batches, build_control_batch, set_base_offset, set_partition_leader_epoch,
+    Batches, REWRITTEN_HEADER_BYTES, build_control_batch, set_base_offset,
+    set_partition_leader_epoch,
 };
+use crate::protocol::spliced::{Records, SPLICE_MIN};
 use crate::tiers::Tiers;
 use bytes::{Bytes, BytesMut};
 
@@ -61,7 +64,7 @@ impl Run {
 /// Patched batches for a client, how many records they hold, and the offset after the last.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadBatches {
-    pub bytes: Bytes,
+    pub bytes: Records,
     pub records: u64,
     pub end_offset: Offset,
 }
@@ -77,7 +80,7 @@ pub async fn read_batches(
     max_bytes: usize,
     leader_epoch: i32,
 ) -> Result<ReadBatches, ReadError> {
-    let mut out = BytesMut::new();
+    let mut out = Patched::default();
     let mut records = 0u64;
     let mut end_offset = fetch_offset;
     'runs: for run in runs {
@@ -103,20 +106,56 @@ pub async fn read_batches(
                     break 'runs;
                 }
                 end_offset = next;
-                let start = out.len();
-                out.extend_from_slice(batch.as_bytes());
-                set_base_offset(&mut out[start..], base.0);
-                set_partition_leader_epoch(&mut out[start..], leader_epoch);
+                out.push(batch.as_bytes(), base.0, leader_epoch);
                 records += batch.record_count().max(0) as u64;
             }
             base = next;
         }
     }
     Ok(ReadBatches {
-        bytes: out.freeze(),
+        bytes: out.finish(),
         records,
         end_offset,
     })
+}
+
+/// Batches with their base offset and leader epoch set, as parts: short batches and the
+/// patched heads of long ones are copied together, the rest of a long batch is shared.
+#[derive(Default)]
+struct Patched {
+    parts: Records,
+    copied: BytesMut,
+}
+
+impl Patched {
+    fn len(&self) -> usize {
+        self.parts.len() + self.copied.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push(&mut self, batch: &Bytes, base_offset: i64, leader_epoch: i32) {
+        let head = if batch.len() >= SPLICE_MIN {
+            REWRITTEN_HEADER_BYTES
+        } else {
+            batch.len()
+        };
+        let start = self.copied.len();
+        self.copied.extend_from_slice(&batch[..head]);
+        set_base_offset(&mut self.copied[start..], base_offset);
+        set_partition_leader_epoch(&mut self.copied[start..], leader_epoch);
+        if head < batch.len() {
+            self.parts.push(self.copied.split().freeze());
+            self.parts.push(batch.slice(head..));
+        }
+    }
+
+    fn finish(mut self) -> Records {
+        self.parts.push(self.copied.split().freeze());
+        self.parts
+    }
 }
 
 /// A run's bytes, through the read tiers; a marker's, built.

@@ -79,7 +79,8 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     )
     .await
     .unwrap()
-    .bytes;
+    .bytes
+    .to_bytes();
     let bases: Vec<(i64, i32)> = Batches::new(all)
         .map(|b| {
             let b = b.unwrap();
@@ -92,7 +93,8 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     let tail = read_batches(&tiers(&store, 0), &[run], Offset(104), OPEN, 1 << 20, 7)
         .await
         .unwrap()
-        .bytes;
+        .bytes
+        .to_bytes();
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -116,7 +118,8 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     )
     .await
     .unwrap()
-    .bytes;
+    .bytes
+    .to_bytes();
     assert_eq!(one.len(), sizes[0]);
     let two = read_batches(
         &tiers(&store, 0),
@@ -128,7 +131,8 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     )
     .await
     .unwrap()
-    .bytes;
+    .bytes
+    .to_bytes();
     assert_eq!(two.len(), sizes[0] + sizes[1]);
 }
 
@@ -146,7 +150,8 @@ async fn uploaded_objects_are_read_without_the_store() {
     let all = read_batches(&cached, &[run], Offset(100), OPEN, 1 << 20, 0)
         .await
         .unwrap()
-        .bytes;
+        .bytes
+        .to_bytes();
     assert_eq!(all.len(), sizes.iter().sum::<usize>());
 }
 
@@ -188,7 +193,7 @@ async fn a_marker_run_reads_as_its_control_batch() {
     let read = read_batches(&tiers(&store, 0), &[run], Offset(40), OPEN, 1 << 20, 3)
         .await
         .unwrap();
-    let batch = crate::protocol::record_batch::RecordBatch::new(read.bytes).unwrap();
+    let batch = crate::protocol::record_batch::RecordBatch::new(read.bytes.to_bytes()).unwrap();
     batch.validate().unwrap();
     assert!(batch.is_control());
     assert_eq!(

@@ -6,6 +6,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use super::messages::{ApiKey, RequestBody, RequestHeader, ResponseHeader};
+use super::spliced::{self, Records};
 use super::wire::{self, DecodeError, EncodeError, Message};
 
 /// The default largest request accepted (Kafka's `socket.request.max.bytes`).
@@ -116,14 +117,53 @@ fn header_error(kind: wire::WireError, field: &'static str) -> RequestError {
     RequestError::Header(kind.at(field).finish("RequestHeader", 1))
 }
 
+/// A response frame as the parts it is sent in: the encoded response, with the long record
+/// parts it carries spliced in between (see `spliced`), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    parts: Vec<Bytes>,
+}
+
+impl Frame {
+    pub fn parts(&self) -> &[Bytes] {
+        &self.parts
+    }
+
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Bytes::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The frame in one piece (a copy when it has several parts).
+    pub fn to_bytes(&self) -> Bytes {
+        Records::from_parts(self.parts.iter().cloned()).to_bytes()
+    }
+}
+
+/// A frame already encoded whole (one another agent answered).
+impl From<Bytes> for Frame {
+    fn from(frame: Bytes) -> Frame {
+        let parts = if frame.is_empty() {
+            vec![]
+        } else {
+            vec![frame]
+        };
+        Frame { parts }
+    }
+}
+
 /// Encodes a response frame: size, response header (v0/v1 per API), then the body that
-/// `write_body` writes.
+/// `write_body` writes. Long record parts in the body are not copied: they become parts of
+/// the frame.
 pub fn encode_response(
     api_key: ApiKey,
     api_version: i16,
     correlation_id: i32,
     write_body: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
-) -> Result<Bytes, EncodeError> {
+) -> Result<Frame, EncodeError> {
     let mut buf = BytesMut::with_capacity(256);
     buf.put_i32(0);
     let header = ResponseHeader {
@@ -131,10 +171,22 @@ pub fn encode_response(
         ..Default::default()
     };
     header.encode(&mut buf, api_key.response_header_version(api_version))?;
-    write_body(&mut buf)?;
-    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLong(buf.len()))?;
+    let (written, splices) = spliced::capture(&mut buf, write_body);
+    written?;
+    let total = buf.len() + splices.iter().map(|(_, part)| part.len()).sum::<usize>();
+    let size = i32::try_from(total - 4).map_err(|_| EncodeError::TooLong(total))?;
     buf[..4].copy_from_slice(&size.to_be_bytes());
-    Ok(buf.freeze())
+    let mut encoded = buf.freeze();
+    let mut parts = Vec::with_capacity(2 * splices.len() + 1);
+    let mut taken = 0;
+    for (at, part) in splices {
+        parts.push(encoded.split_to(at - taken));
+        taken = at;
+        parts.push(part);
+    }
+    parts.push(encoded);
+    parts.retain(|part| !part.is_empty());
+    Ok(Frame { parts })
 }
 
 /// Encodes a request frame (clients and tests).
@@ -154,6 +206,66 @@ pub fn encode_request(header: &RequestHeader, body: &RequestBody) -> Result<Byte
 mod tests {
     use super::*;
     use crate::protocol::messages::MetadataRequest;
+
+    #[test]
+    fn long_records_become_parts_of_the_frame_and_it_reads_as_if_copied() {
+        use crate::protocol::messages::FetchResponse;
+        use crate::protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+        let partition = |index: i32, parts: &[usize]| PartitionData {
+            partition_index: index,
+            records: Some(Records::from_parts(
+                parts.iter().map(|&n| Bytes::from(vec![index as u8; n])),
+            )),
+            ..Default::default()
+        };
+        let long = spliced::SPLICE_MIN;
+        let response = FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                topic: "t".into(),
+                partitions: vec![
+                    partition(0, &[16, long, 3]),
+                    partition(1, &[10]),
+                    partition(2, &[long + 1]),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        for version in [4, 12, 16] {
+            let frame = encode_response(ApiKey::Fetch, version, 9, |buf| {
+                response.encode(buf, version)
+            })
+            .unwrap();
+            // The two long parts travel as they are, between copied ones.
+            let long_parts = frame.parts().iter().filter(|p| p.len() >= long).count();
+            assert_eq!(long_parts, 2, "v{version}");
+            assert!(frame.parts().len() >= 4, "v{version}");
+            let mut copied = BytesMut::new();
+            response.encode(&mut copied, version).unwrap();
+            let whole = frame.to_bytes();
+            assert_eq!(whole.len(), frame.len());
+            assert_eq!(
+                i32::from_be_bytes(whole[..4].try_into().unwrap()) as usize,
+                whole.len() - 4
+            );
+            assert!(
+                whole.ends_with(&copied),
+                "v{version}: the body differs from a copy"
+            );
+            let mut body = whole.slice(4..);
+            ResponseHeader::decode(&mut body, ApiKey::Fetch.response_header_version(version))
+                .unwrap();
+            let decoded = FetchResponse::decode(&mut body, version).unwrap();
+            let records = |r: &FetchResponse| -> Vec<_> {
+                r.responses[0]
+                    .partitions
+                    .iter()
+                    .map(|p| p.records.clone())
+                    .collect()
+            };
+            assert_eq!(records(&decoded), records(&response), "v{version}");
+        }
+    }
 
     #[test]
     fn frames_wait_for_all_their_bytes_and_respect_the_maximum() {

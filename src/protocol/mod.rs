@@ -22,6 +22,7 @@ pub mod record_batch;
 pub mod records;
 #[cfg(test)]
 mod sample;
+pub mod spliced;
 pub mod wire;
 
 pub use error_code::ErrorCode;

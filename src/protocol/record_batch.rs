@@ -285,6 +285,9 @@ impl Iterator for Batches {
     }
 }
 
+/// How much of a batch's header [`set_base_offset`] and [`set_partition_leader_epoch`] write.
+pub const REWRITTEN_HEADER_BYTES: usize = 16;
+
 /// Writes the broker-assigned base offset into a batch header (outside the CRC).
 pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());

@@ -9,6 +9,7 @@
 //! version on the way out.
 
 use super::decode_budget;
+use super::spliced::{self, Records};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 #[cfg(test)]
@@ -397,6 +398,32 @@ pub fn write_nullable_bytes(
 
 pub fn write_bytes(buf: &mut BytesMut, compact: bool, v: &[u8]) -> Result<(), EncodeError> {
     write_nullable_bytes(buf, compact, Some(v))
+}
+
+pub fn read_nullable_records(buf: &mut Bytes, compact: bool) -> Result<Option<Records>, WireError> {
+    Ok(read_nullable_bytes(buf, compact)?.map(Records::from))
+}
+
+pub fn read_records(buf: &mut Bytes, compact: bool) -> Result<Records, WireError> {
+    read_bytes(buf, compact).map(Records::from)
+}
+
+/// Record fields are written like bytes, their long parts spliced into a response frame
+/// being captured rather than copied (see `spliced`).
+pub fn write_nullable_records(
+    buf: &mut BytesMut,
+    compact: bool,
+    v: Option<&Records>,
+) -> Result<(), EncodeError> {
+    write_length(buf, compact, true, v.map(Records::len))?;
+    if let Some(records) = v {
+        spliced::put(buf, records);
+    }
+    Ok(())
+}
+
+pub fn write_records(buf: &mut BytesMut, compact: bool, v: &Records) -> Result<(), EncodeError> {
+    write_nullable_records(buf, compact, Some(v))
 }
 
 /// Reads an array whose every element takes at least one byte, so a count larger than the

@@ -880,7 +880,7 @@ pub fn restore(broker: &Broker, client: &Client<'_>, denied: Denied, response: &
                             last_stable_offset: -1,
                             log_start_offset: -1,
                             // Empty, not null: clients read a null record set as corrupt.
-                            records: Some(bytes::Bytes::new()),
+                            records: Some(Default::default()),
                             ..Default::default()
                         })
                         .collect(),

@@ -15,7 +15,7 @@ use super::broker::Broker;
 use super::byte_pool::Reservation;
 use super::handlers::Caller;
 use super::router::{Origin, route};
-use crate::protocol::frame::{declared_frame_size, parse_request, split_frame};
+use crate::protocol::frame::{Frame, declared_frame_size, parse_request, split_frame};
 use crate::telemetry::ErrorChain;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -29,7 +29,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A request being answered: its encoded response, `None` when none is due, or why the
 /// connection must close.
-type InFlight = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RequestFailed>> + Send>>;
+type InFlight = Pin<Box<dyn Future<Output = Result<Option<Frame>, RequestFailed>> + Send>>;
 
 /// Why a request closes its connection (the client sent what it cannot have negotiated).
 #[derive(Debug, thiserror::Error)]
@@ -181,8 +181,8 @@ pub async fn serve_connection<S>(
             Some(reply) = in_flight.next(), if !in_flight.is_empty() => {
                 last_active = broker.clock.now();
                 match reply {
-                    Ok(Some(bytes)) => {
-                        if let Err(e) = writer.write_all(&bytes).await {
+                    Ok(Some(frame)) => {
+                        if let Err(e) = write_frame(&mut writer, &frame).await {
                             tracing::debug!(%peer, error = %e, "connection write failed");
                             return;
                         }
@@ -226,6 +226,35 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
 /// the kernel send a RST, which can discard answers the client has not read yet. So the write
 /// side is shut first (a FIN after the last answer, TLS's close_notify), and what the client
 /// still sends is read and dropped until it closes too, for a moment at most.
+/// Writes a frame's parts in order, several per system call.
+async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, frame: &Frame) -> std::io::Result<()> {
+    let mut parts = frame.parts();
+    let mut sent = 0; // of parts[0]
+    while !parts.is_empty() {
+        let mut slices = [std::io::IoSlice::new(&[]); 64];
+        let count = parts.len().min(slices.len());
+        slices[0] = std::io::IoSlice::new(&parts[0][sent..]);
+        for (slice, part) in slices[1..count].iter_mut().zip(&parts[1..count]) {
+            *slice = std::io::IoSlice::new(part);
+        }
+        let mut written = writer.write_vectored(&slices[..count]).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        while written > 0 {
+            let left = parts[0].len() - sent;
+            if written < left {
+                sent += written;
+                break;
+            }
+            written -= left;
+            parts = &parts[1..];
+            sent = 0;
+        }
+    }
+    Ok(())
+}
+
 async fn close_after_drain<R, W>(reader: &mut R, writer: &mut W, clock: &crate::clock::Clock)
 where
     R: AsyncRead + Unpin,

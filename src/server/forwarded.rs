@@ -61,7 +61,7 @@ async fn serve(
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
     };
     match reply.await {
-        Ok(Some(response)) => response.into_response(),
+        Ok(Some(response)) => response.to_bytes().into_response(),
         Ok(None) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
     }

@@ -7,12 +7,11 @@
 use super::broker::Broker;
 use super::handlers::{self, Caller, Client};
 use super::supported::SUPPORTED;
-use crate::protocol::frame::{RequestFrame, encode_response};
+use crate::protocol::frame::{Frame, RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, ResponseBody};
 use crate::protocol::wire::Message;
 use crate::protocol::{ApiKey, DecodeError, EncodeError};
 use crate::telemetry::ErrorChain;
-use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -58,7 +57,7 @@ fn group_of(body: &RequestBody) -> Option<&str> {
 
 /// The rest of a request's handling, run concurrently with later requests; resolves to the
 /// encoded response, or `None` when no response is due (acks=0 produce).
-pub type PendingResponse = Pin<Box<dyn Future<Output = Result<Option<Bytes>, RouteError>> + Send>>;
+pub type PendingResponse = Pin<Box<dyn Future<Output = Result<Option<Frame>, RouteError>> + Send>>;
 
 /// Starts handling one request. What must happen in request order is done before this
 /// returns: decoding, queueing a produce request's batches, and every request other than
@@ -99,7 +98,7 @@ pub async fn route(
             .map_err(RouteError::Encode)?;
         let timeout = super::forward::FORWARD_TIMEOUT;
         match super::forward::send(&broker, &target, request, caller, timeout).await {
-            Ok(response) => return Ok(Box::pin(async move { Ok(Some(response)) })),
+            Ok(response) => return Ok(Box::pin(async move { Ok(Some(response.into())) })),
             // The coordinator is unreachable (it may have died, its lease not yet lapsed).
             // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this
             // agent does not coordinate the group) and the client looks for the coordinator

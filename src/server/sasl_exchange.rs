@@ -13,7 +13,7 @@
 //! Kafka answers a refused request in its own shape with ILLEGAL_SASL_STATE before closing;
 //! floe closes at once (the client sent something it cannot have meant to).
 
-use crate::protocol::frame::{RequestFrame, encode_response};
+use crate::protocol::frame::{Frame, RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, SaslAuthenticateResponse, SaslHandshakeResponse};
 use crate::protocol::wire::Message;
 use crate::protocol::{ApiKey, ErrorCode};
@@ -23,14 +23,13 @@ use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::server::broker::Broker;
 use crate::server::handlers::Caller;
 use crate::server::router::RouteError;
-use bytes::Bytes;
 
 /// What the connection does with a request.
 pub enum Step {
     /// Route it as usual.
     Route(RequestFrame),
     /// Send this answer; then close the connection when `close`.
-    Answer { response: Bytes, close: bool },
+    Answer { response: Frame, close: bool },
     /// Close the connection without an answer.
     Close(&'static str),
 }

@@ -434,7 +434,7 @@ pub struct PartitionData {
     pub snapshot_id: SnapshotId,
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
     pub preferred_read_replica: i32,
-    pub records: Option<::bytes::Bytes>,
+    pub records: Option<crate::protocol::spliced::Records>,
     /// Tagged fields this version does not know, kept to re-encode them.
     pub unknown_tagged_fields: Vec<wire::RawTaggedField>,
 }
@@ -479,7 +479,7 @@ impl wire::Struct for PartitionData {
             this.preferred_read_replica =
                 wire::Context::ctx(wire::read_i32(buf), "PreferredReadReplica")?;
         }
-        this.records = wire::Context::ctx(wire::read_nullable_bytes(buf, flexible), "Records")?;
+        this.records = wire::Context::ctx(wire::read_nullable_records(buf, flexible), "Records")?;
         if flexible {
             for field in wire::read_tagged_fields(buf)? {
                 match field.tag {
@@ -536,7 +536,7 @@ impl wire::Struct for PartitionData {
                 });
             }
         }
-        wire::write_nullable_bytes(buf, flexible, (&self.records).as_deref())?;
+        wire::write_nullable_records(buf, flexible, (&self.records).as_ref())?;
         if flexible {
             let mut tagged = wire::TaggedFieldsWriter::new(&self.unknown_tagged_fields);
             if version >= 12 && self.diverging_epoch != EpochEndOffset::default() {
@@ -622,7 +622,7 @@ impl wire::Sample for PartitionData {
             this.records = if true && rng.bool() {
                 None
             } else {
-                Some(rng.bytes())
+                Some(rng.bytes().into())
             };
         }
         this

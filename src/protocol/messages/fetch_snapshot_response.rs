@@ -243,7 +243,7 @@ pub struct PartitionSnapshot {
     pub current_leader: LeaderIdAndEpoch,
     pub size: i64,
     pub position: i64,
-    pub unaligned_records: ::bytes::Bytes,
+    pub unaligned_records: crate::protocol::spliced::Records,
     /// Tagged fields this version does not know, kept to re-encode them.
     pub unknown_tagged_fields: Vec<wire::RawTaggedField>,
 }
@@ -257,7 +257,7 @@ impl Default for PartitionSnapshot {
             current_leader: LeaderIdAndEpoch::default(),
             size: 0,
             position: 0,
-            unaligned_records: ::bytes::Bytes::new(),
+            unaligned_records: crate::protocol::spliced::Records::default(),
             unknown_tagged_fields: Vec::new(),
         }
     }
@@ -276,7 +276,7 @@ impl wire::Struct for PartitionSnapshot {
         this.size = wire::Context::ctx(wire::read_i64(buf), "Size")?;
         this.position = wire::Context::ctx(wire::read_i64(buf), "Position")?;
         this.unaligned_records =
-            wire::Context::ctx(wire::read_bytes(buf, flexible), "UnalignedRecords")?;
+            wire::Context::ctx(wire::read_records(buf, flexible), "UnalignedRecords")?;
         if flexible {
             for field in wire::read_tagged_fields(buf)? {
                 match field.tag {
@@ -301,7 +301,7 @@ impl wire::Struct for PartitionSnapshot {
         wire::Struct::write(&self.snapshot_id, buf, version)?;
         wire::write_i64(buf, self.size)?;
         wire::write_i64(buf, self.position)?;
-        wire::write_bytes(buf, flexible, &self.unaligned_records)?;
+        wire::write_records(buf, flexible, &self.unaligned_records)?;
         if flexible {
             let mut tagged = wire::TaggedFieldsWriter::new(&self.unknown_tagged_fields);
             if true && self.current_leader != LeaderIdAndEpoch::default() {
@@ -346,7 +346,7 @@ impl wire::Sample for PartitionSnapshot {
             this.position = rng.next() as i64;
         }
         if true {
-            this.unaligned_records = rng.bytes();
+            this.unaligned_records = rng.bytes().into();
         }
         this
     }

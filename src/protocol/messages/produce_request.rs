@@ -93,7 +93,7 @@ impl wire::Sample for ProduceRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionProduceData {
     pub index: i32,
-    pub records: Option<::bytes::Bytes>,
+    pub records: Option<crate::protocol::spliced::Records>,
     /// Tagged fields this version does not know, kept to re-encode them.
     pub unknown_tagged_fields: Vec<wire::RawTaggedField>,
 }
@@ -113,7 +113,7 @@ impl wire::Struct for PartitionProduceData {
         let flexible = version >= 9;
         let mut this = Self::default();
         this.index = wire::Context::ctx(wire::read_i32(buf), "Index")?;
-        this.records = wire::Context::ctx(wire::read_nullable_bytes(buf, flexible), "Records")?;
+        this.records = wire::Context::ctx(wire::read_nullable_records(buf, flexible), "Records")?;
         if flexible {
             for field in wire::read_tagged_fields(buf)? {
                 match field.tag {
@@ -127,7 +127,7 @@ impl wire::Struct for PartitionProduceData {
     fn write(&self, buf: &mut ::bytes::BytesMut, version: i16) -> Result<(), wire::EncodeError> {
         let flexible = version >= 9;
         wire::write_i32(buf, self.index)?;
-        wire::write_nullable_bytes(buf, flexible, (&self.records).as_deref())?;
+        wire::write_nullable_records(buf, flexible, (&self.records).as_ref())?;
         if flexible {
             let mut tagged = wire::TaggedFieldsWriter::new(&self.unknown_tagged_fields);
             tagged.finish(buf)?;
@@ -147,7 +147,7 @@ impl wire::Sample for PartitionProduceData {
             this.records = if true && rng.bool() {
                 None
             } else {
-                Some(rng.bytes())
+                Some(rng.bytes().into())
             };
         }
         this

@@ -248,7 +248,7 @@ pub struct PartitionData {
     pub acknowledge_error_code: i16,
     pub acknowledge_error_message: Option<String>,
     pub current_leader: LeaderIdAndEpoch,
-    pub records: Option<::bytes::Bytes>,
+    pub records: Option<crate::protocol::spliced::Records>,
     pub acquired_records: Vec<AcquiredRecords>,
     /// Tagged fields this version does not know, kept to re-encode them.
     pub unknown_tagged_fields: Vec<wire::RawTaggedField>,
@@ -288,7 +288,7 @@ impl wire::Struct for PartitionData {
             <LeaderIdAndEpoch as wire::Struct>::read(buf, version),
             "CurrentLeader",
         )?;
-        this.records = wire::Context::ctx(wire::read_bytes(buf, flexible).map(Some), "Records")?;
+        this.records = wire::Context::ctx(wire::read_records(buf, flexible).map(Some), "Records")?;
         this.acquired_records = wire::Context::ctx(
             wire::read_array(buf, flexible, |buf| {
                 <AcquiredRecords as wire::Struct>::read(buf, version)
@@ -314,7 +314,7 @@ impl wire::Struct for PartitionData {
         wire::write_nullable_string(buf, flexible, (&self.acknowledge_error_message).as_deref())?;
         wire::Struct::write(&self.current_leader, buf, version)?;
         match &self.records {
-            Some(v) => wire::write_bytes(buf, flexible, v),
+            Some(v) => wire::write_records(buf, flexible, v),
             None => Err(wire::EncodeError::NullNotAllowed { field: "Records" }),
         }?;
         wire::write_array(buf, flexible, &self.acquired_records, |buf, e| {
@@ -362,7 +362,7 @@ impl wire::Sample for PartitionData {
             this.records = if false && rng.bool() {
                 None
             } else {
-                Some(rng.bytes())
+                Some(rng.bytes().into())
             };
         }
         if true {

@@ -292,7 +292,7 @@ async fn fetch_once(
                 log_start_offset: -1,
                 // Kafka sends empty records, never null, also with an error: librdkafka
                 // refuses a null record set ("invalid MessageSetSize -1").
-                records: Some(bytes::Bytes::new()),
+                records: Some(Default::default()),
                 // Kafka: a list (maybe empty) for read_committed, null otherwise.
                 aborted_transactions: read_committed.then(Vec::new),
                 ..Default::default()

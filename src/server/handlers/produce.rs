@@ -18,6 +18,7 @@ use crate::protocol::record_batch::{
     BatchError, Batches, Compression, RecordBatch, set_log_append_time,
 };
 use crate::protocol::records;
+use crate::protocol::spliced::Records;
 use crate::server::broker::Broker;
 use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
@@ -99,7 +100,11 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                         partition: format!("{}-{}", topic.name, partition.index),
                     };
                     let mut record_errors = Vec::new();
-                    let records = partition.records.clone().unwrap_or_default();
+                    let records = partition
+                        .records
+                        .as_ref()
+                        .map(Records::to_bytes)
+                        .unwrap_or_default();
                     match validate(records, &checks, &mut record_errors) {
                         Ok(batches) => {
                             let mut receivers = Vec::with_capacity(batches.len());
@@ -148,7 +153,7 @@ async fn join_transaction(
         .iter()
         .flat_map(|t| &t.partition_data)
         .filter_map(|p| {
-            let batch = Batches::new(p.records.clone()?).next()?.ok()?;
+            let batch = Batches::new(p.records.as_ref()?.to_bytes()).next()?.ok()?;
             (batch.is_transactional() && batch.producer_id() >= 0).then(|| {
                 (
                     ProducerId(batch.producer_id()),
