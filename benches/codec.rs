@@ -6,8 +6,8 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use floe::protocol::Message;
 use floe::protocol::ApiKey;
+use floe::protocol::Message;
 use floe::protocol::frame::{encode_response, parse_request};
 use floe::protocol::messages::{
     FetchResponse, ProduceRequest, RequestBody, fetch_response, produce_request,
