@@ -137,7 +137,8 @@ impl Patched {
     }
 
     fn push(&mut self, batch: &Bytes, base_offset: i64, leader_epoch: i32) {
-        let head = if batch.len() >= SPLICE_MIN {
+        // What is left after the head must still be long enough to be spliced.
+        let head = if batch.len() >= SPLICE_MIN + REWRITTEN_HEADER_BYTES {
             REWRITTEN_HEADER_BYTES
         } else {
             batch.len()

@@ -111,9 +111,23 @@ pub fn capture<R>(
             splices: Vec::new(),
         })
     });
+    // Restored however `encode` ends, a panic included: a capture left behind would take the
+    // parts of a later write to a buffer that happens to live at the same address.
+    let restore = Restore(previous);
     let result = encode(buf);
-    let captured = CAPTURE.with(|c| std::mem::replace(&mut *c.borrow_mut(), previous));
+    let captured = CAPTURE.with(|c| c.borrow_mut().take());
+    drop(restore);
     (result, captured.map(|c| c.splices).unwrap_or_default())
+}
+
+/// Puts back, when dropped, the capture that was active before [`capture`].
+struct Restore(Option<Capture>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        let _ = CAPTURE.try_with(|c| *c.borrow_mut() = previous);
+    }
 }
 
 /// Writes `records`' bytes at the end of `buf`: splices its long parts when `buf` is the one

@@ -218,15 +218,7 @@ pub async fn serve_connection<S>(
     }
 }
 
-/// How long a drained connection waits for its client to close its side.
-const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Ends a drained connection without a reset. A client that kept sending (requests it
-/// pipelined after the last one read) leaves bytes unread, and closing over unread bytes makes
-/// the kernel send a RST, which can discard answers the client has not read yet. So the write
-/// side is shut first (a FIN after the last answer, TLS's close_notify), and what the client
-/// still sends is read and dropped until it closes too, for a moment at most.
-/// Writes a frame's parts in order, several per system call.
+/// Writes a frame's parts in order, several per system call, and flushes them.
 async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, frame: &Frame) -> std::io::Result<()> {
     let mut parts = frame.parts();
     let mut sent = 0; // of parts[0]
@@ -252,9 +244,18 @@ async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, frame: &Frame) -> st
             sent = 0;
         }
     }
-    Ok(())
+    // A TLS stream may still hold the end of the frame as records it could not send yet.
+    writer.flush().await
 }
 
+/// How long a drained connection waits for its client to close its side.
+const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Ends a drained connection without a reset. A client that kept sending (requests it
+/// pipelined after the last one read) leaves bytes unread, and closing over unread bytes makes
+/// the kernel send a RST, which can discard answers the client has not read yet. So the write
+/// side is shut first (a FIN after the last answer, TLS's close_notify), and what the client
+/// still sends is read and dropped until it closes too, for a moment at most.
 async fn close_after_drain<R, W>(reader: &mut R, writer: &mut W, clock: &crate::clock::Clock)
 where
     R: AsyncRead + Unpin,

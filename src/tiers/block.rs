@@ -54,6 +54,11 @@ pub fn read_ahead(range: &Range<u64>, block_bytes: u64, object_size: u64) -> Opt
         .then_some(next)
 }
 
+/// A read this many times smaller than its block gets a copy of its own: whoever keeps it (a
+/// fetch response sends its batches as slices of what it read) should not keep the whole block
+/// after the memory tier has let it go.
+const SHARED_BLOCK_SHARE_MIN: usize = 8;
+
 /// Bytes `range` out of consecutive blocks starting at block `first`; `None` if the blocks do
 /// not hold the whole range (the object is shorter than the read).
 pub fn slice_blocks(
@@ -72,7 +77,11 @@ pub fn slice_blocks(
     let local = |i: usize, at: u64| (at - start_of(i)) as usize;
     if let [only] = blocks {
         // The common case, without a copy: the read lies in one block.
-        return Some(only.bytes.slice(local(0, range.start)..local(0, range.end)));
+        let read = only.bytes.slice(local(0, range.start)..local(0, range.end));
+        if read.len() * SHARED_BLOCK_SHARE_MIN < only.bytes.len() {
+            return Some(Bytes::copy_from_slice(&read));
+        }
+        return Some(read);
     }
     let mut out = BytesMut::with_capacity((range.end - range.start) as usize);
     for (i, block) in blocks.iter().enumerate() {
@@ -120,6 +129,19 @@ mod tests {
         // The object ends with block 0.
         assert_eq!(read_ahead(&(0..3), 4, 4), None);
         assert_eq!(read_ahead(&(0..3), 4, 5), Some(1));
+    }
+
+    #[test]
+    fn a_small_read_does_not_hold_its_block() {
+        let object = Bytes::from(vec![5u8; 800]);
+        let blocks: Vec<_> = split_into_blocks(&object, 1000).map(|(_, b)| b).collect();
+        let inside = |b: &Bytes| object.as_ptr_range().contains(&b.as_ptr());
+        // Eighty bytes of 800: a copy. A quarter: a slice of the block.
+        let small = slice_blocks(&blocks, 0, &(10..90), 1000).unwrap();
+        assert_eq!(small, object.slice(10..90));
+        assert!(!inside(&small));
+        let large = slice_blocks(&blocks, 0, &(0..200), 1000).unwrap();
+        assert!(inside(&large));
     }
 
     proptest! {
