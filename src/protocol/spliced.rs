@@ -74,9 +74,7 @@ impl Records {
 
 impl From<Bytes> for Records {
     fn from(bytes: Bytes) -> Records {
-        let mut records = Records::default();
-        records.push(bytes);
-        records
+        Records::from_parts([bytes])
     }
 }
 
@@ -153,11 +151,7 @@ mod tests {
     use super::*;
 
     fn records(parts: &[&[u8]]) -> Records {
-        let mut r = Records::default();
-        for p in parts {
-            r.push(Bytes::copy_from_slice(p));
-        }
-        r
+        Records::from_parts(parts.iter().map(|p| Bytes::copy_from_slice(p)))
     }
 
     #[test]
