@@ -162,7 +162,8 @@ struct ServeArgs {
     #[arg(long, env = "FLOE_ADVERTISED_ADDR", default_value = "")]
     advertised_addr: String,
     /// Object store: file:///dir, memory://, s3://bucket[/prefix], gs://bucket[/prefix],
-    /// az://container[/prefix] (default: <data-dir>/objects).
+    /// az://container[/prefix] (default: objects packed into a few files in <data-dir>/packs;
+    /// file:// keeps a file per object).
     #[arg(long, env = "FLOE_OBJECT_STORE", default_value = "")]
     object_store: String,
     /// S3 endpoint for S3-compatible stores, e.g. http://127.0.0.1:9000 (MinIO); default: the

@@ -15,6 +15,7 @@ pub mod format;
 pub mod key;
 pub mod latency_model_file;
 pub mod metrics;
+pub mod pack;
 pub mod retry;
 pub mod segment;
 pub mod store;

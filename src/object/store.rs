@@ -63,6 +63,11 @@ impl ObjectStoreConfig {
     }
 }
 
+/// A directory holding files: a data directory from before packs, with a file per object.
+fn has_object_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
+}
+
 /// Splits `scheme://bucket/prefix` into bucket and prefix.
 fn bucket_and_prefix(rest: &str) -> (String, String) {
     match rest.split_once('/') {
@@ -101,6 +106,13 @@ pub async fn open(
             Arc::new(object_store::memory::InMemory::new()),
             url.to_string(),
         )
+    } else if url.is_empty() && !has_object_files(&data_dir.join("objects")) {
+        // The embedded default packs objects into a few files (`pack`). A data directory
+        // written before packs, with a file per object, keeps being read that way (below).
+        let dir = data_dir.join("packs");
+        let store = super::pack::PackStore::open(dir.clone(), clock.clone())
+            .map_err(|e| invalid(e.to_string()))?;
+        (Arc::new(store), format!("packs in {}", dir.display()))
     } else if url.is_empty() || url.starts_with("file://") {
         let dir = match url.strip_prefix("file://") {
             Some(path) if path.starts_with('/') => std::path::PathBuf::from(path),
