@@ -149,7 +149,10 @@ fn compaction_rewrites_many_small_objects_into_segments_and_loses_nothing() {
     let dir = temp_dir();
     let data = dir.path().join("data");
     let objects = data.join("objects");
-    let flags = ["--default-partitions", "50"];
+    // A file per object (file://), so the test can count them on disk.
+    let store = format!("file://{}", objects.display());
+    std::fs::create_dir_all(&objects).unwrap();
+    let flags = ["--default-partitions", "50", "--object-store", &store];
     // First life: compaction waits ten minutes by default, so the objects stay small.
     let mut floe = Floe::start(&data, &flags);
     produce_rounds(&floe.bootstrap(), "many", PARTITIONS, 12, 2_000);
@@ -292,8 +295,18 @@ fn orphans_and_deleted_topics_are_removed_after_their_grace_period() {
     let dir = temp_dir();
     let data = dir.path().join("data");
     let objects = data.join("objects");
+    // A file per object (file://), so the test can plant and count them on disk.
+    let store = format!("file://{}", objects.display());
+    std::fs::create_dir_all(&objects).unwrap();
     // No compaction here: every object committed stays the one it was.
-    let mut args = vec!["--default-partitions", "3", "--compaction-lag", "1h"];
+    let mut args = vec![
+        "--default-partitions",
+        "3",
+        "--compaction-lag",
+        "1h",
+        "--object-store",
+        &store,
+    ];
     args.extend(
         FAST_JOBS
             .chunks(2)

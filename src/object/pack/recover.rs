@@ -25,10 +25,12 @@ pub fn packs_in(dir: &Path) -> io::Result<Vec<u64>> {
     let mut packs = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let name = entry?.file_name();
-        if let Some(n) = name.to_str().and_then(|n| n.strip_suffix(".pack")) {
-            if let Ok(n) = n.parse::<u64>() {
-                packs.push(n);
-            }
+        if let Some(Ok(n)) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".pack"))
+            .map(str::parse::<u64>)
+        {
+            packs.push(n);
         }
     }
     packs.sort_unstable();
