@@ -17,8 +17,9 @@ pub fn agent_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Core-seconds spent so far by this process's threads named `name`; `None` where the kernel
-/// does not say (not Linux, or no scheduler statistics).
+/// Core-seconds spent so far by this process's threads whose names begin with `name` (the
+/// agent's own threads, such as the pack writer, are named `floe-agent-…`); `None` where the
+/// kernel does not say (not Linux, or no scheduler statistics).
 pub fn thread_cpu_seconds(name: &str) -> Option<f64> {
     let mut nanos = 0u64;
     let mut seen = false;
@@ -27,7 +28,7 @@ pub fn thread_cpu_seconds(name: &str) -> Option<f64> {
         let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
             continue; // the thread exited while we looked
         };
-        if comm.trim_end() != name {
+        if !comm.trim_end().starts_with(name) {
             continue;
         }
         let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) else {
