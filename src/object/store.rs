@@ -63,8 +63,9 @@ impl ObjectStoreConfig {
     }
 }
 
-/// A directory holding files: a data directory from before packs, with a file per object.
-fn has_object_files(dir: &Path) -> bool {
+/// A directory with something in it: packs already written, or a data directory from before
+/// packs, with a file per object.
+fn has_files(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
 }
 
@@ -106,7 +107,9 @@ pub async fn open(
             Arc::new(object_store::memory::InMemory::new()),
             url.to_string(),
         )
-    } else if url.is_empty() && !has_object_files(&data_dir.join("objects")) {
+    } else if url.is_empty()
+        && (has_files(&data_dir.join("packs")) || !has_files(&data_dir.join("objects")))
+    {
         // The embedded default packs objects into a few files (`pack`). A data directory
         // written before packs, with a file per object, keeps being read that way (below).
         let dir = data_dir.join("packs");

@@ -17,8 +17,8 @@
 //! the zeros of a punched hole); recovery keeps every acknowledged record (`recover.rs`).
 
 mod index;
-mod record;
-mod recover;
+pub mod record;
+pub mod recover;
 mod writer;
 
 use crate::clock::Clock;
@@ -37,7 +37,8 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::sync::oneshot;
-use writer::{AlignedBuffer, Command, Writer, open_for_append, pack_path};
+pub use writer::pack_path;
+use writer::{AlignedBuffer, Command, Writer, open_for_append};
 
 const STORE: &str = "PackStore";
 
@@ -77,6 +78,9 @@ impl PackStore {
             source,
         };
         std::fs::create_dir_all(&dir).map_err(io)?;
+        if let Some(parent) = dir.parent() {
+            File::open(parent).and_then(|d| d.sync_all()).map_err(io)?;
+        }
         let lock = File::create(dir.join("LOCK")).map_err(io)?;
         match lock.try_lock() {
             Ok(()) => {}
@@ -95,7 +99,9 @@ impl PackStore {
             Err(_) => (open_for_append(&path, true).map_err(io)?, true),
         };
         // What a torn last write left after the last whole record is cut off.
-        file.set_len(end).map_err(io)?;
+        file.set_len(end)
+            .and_then(|()| file.sync_all())
+            .map_err(io)?;
         File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
         tracing::info!(dir = %dir.display(), objects = index.len(), packs = index.packs().count(), "object packs opened");
         let index = Arc::new(Mutex::new(index));
@@ -109,6 +115,7 @@ impl PackStore {
             punch_refused: false,
             buffer: AlignedBuffer::default(),
             pack_bytes_target,
+            broken: None,
         };
         writer.reclaim(reclaims);
         let (commands, receive) = mpsc::channel();
@@ -141,6 +148,24 @@ impl PackStore {
             .ok_or_else(|| not_found(path))
     }
 
+    /// Bytes `range` of the payload at `at`.
+    async fn read(
+        &self,
+        at: Location,
+        range: std::ops::Range<u64>,
+    ) -> object_store::Result<std::io::Result<Bytes>> {
+        let path = pack_path(&self.dir, at.pack);
+        let start = at.payload_offset + range.start;
+        let len = (range.end - range.start) as usize;
+        let read = tokio::task::spawn_blocking(move || {
+            let mut bytes = vec![0u8; len];
+            File::open(path)?.read_exact_at(&mut bytes, start)?;
+            Ok::<_, std::io::Error>(Bytes::from(bytes))
+        })
+        .await?;
+        Ok(read)
+    }
+
     fn meta(path: &Path, at: &Location) -> ObjectMeta {
         ObjectMeta {
             location: path.clone(),
@@ -151,6 +176,11 @@ impl PackStore {
             version: None,
         }
     }
+}
+
+/// A key as it was put (`Path::from` would encode its `%` a second time).
+fn stored_path(key: String) -> Path {
+    Path::parse(&key).unwrap_or_else(|_| Path::from(key))
 }
 
 fn generic(message: &str) -> object_store::Error {
@@ -255,40 +285,36 @@ impl ObjectStore for PackStore {
         {
             return Err(not_implemented("get with preconditions or versions"));
         }
-        let at = self.location(location)?;
-        let meta = PackStore::meta(location, &at);
-        let range = match &options.range {
-            Some(r) => r
-                .as_range(at.payload_len)
-                .map_err(|e| generic(&e.to_string()))?,
-            None => 0..at.payload_len,
-        };
-        let bytes = if options.head || range.is_empty() {
-            Bytes::new()
-        } else {
-            let path = pack_path(&self.dir, at.pack);
-            let start = at.payload_offset + range.start;
-            let len = (range.end - range.start) as usize;
-            let read = tokio::task::spawn_blocking(move || {
-                let mut bytes = vec![0u8; len];
-                File::open(path)?.read_exact_at(&mut bytes, start)?;
-                Ok::<_, std::io::Error>(bytes)
-            })
-            .await?;
+        // A delete or an overwrite that raced the read may have punched the record out (or
+        // removed its pack): its bytes count only if the index still names the record once
+        // they are read. An overwrite is read again at its new place; a few such races in a
+        // row cannot happen with floe's keys, which are written once.
+        let mut attempts = 0;
+        let (at, range, bytes) = loop {
+            attempts += 1;
+            let at = self.location(location)?;
+            let range = match &options.range {
+                Some(r) => r
+                    .as_range(at.payload_len)
+                    .map_err(|e| generic(&e.to_string()))?,
+                None => 0..at.payload_len,
+            };
+            let read = if options.head || range.is_empty() {
+                Ok(Bytes::new())
+            } else {
+                self.read(at, range.clone()).await?
+            };
+            let still = self.location(location).ok() == Some(at);
             match read {
-                Ok(bytes) => Bytes::from(bytes),
-                // The pack was removed after its last object was deleted.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(not_found(location));
+                Ok(bytes) if still => break (at, range, bytes),
+                Err(e) if still && e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io_error(e));
                 }
-                Err(e) => return Err(io_error(e)),
+                _ if attempts < 3 => continue,
+                _ => return Err(not_found(location)),
             }
         };
-        // A delete that raced the read may have punched the record out: its bytes count only
-        // if the index still names this record once they are read.
-        if self.location(location).ok() != Some(at) {
-            return Err(not_found(location));
-        }
+        let meta = PackStore::meta(location, &at);
         Ok(GetResult {
             payload: GetResultPayload::Stream(futures::stream::once(async { Ok(bytes) }).boxed()),
             meta,
@@ -337,7 +363,7 @@ impl ObjectStore for PackStore {
             .under(prefix.map(|p| p.as_ref()));
         let metas: Vec<object_store::Result<ObjectMeta>> = found
             .into_iter()
-            .map(|(key, at)| Ok(PackStore::meta(&Path::from(key), &at)))
+            .map(|(key, at)| Ok(PackStore::meta(&stored_path(key), &at)))
             .collect();
         futures::stream::iter(metas).boxed()
     }
@@ -353,7 +379,7 @@ impl ObjectStore for PackStore {
         let mut common_prefixes = std::collections::BTreeSet::new();
         let mut objects = Vec::new();
         for (key, at) in found {
-            let path = Path::from(key);
+            let path = stored_path(key);
             let Some(mut parts) = path.prefix_match(prefix) else {
                 continue;
             };

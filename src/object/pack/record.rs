@@ -18,6 +18,9 @@ pub const ALIGN: u64 = 4096;
 pub const HEADER_BYTES: usize = 32;
 /// Keys are object-store paths; floe's own are under a hundred bytes.
 pub const KEY_BYTES_MAX: usize = 1024;
+/// No object is larger (S3's own limit is 5 TiB); a header claiming more is not a record, and
+/// the offsets computed from one that is cannot overflow.
+pub const PAYLOAD_BYTES_MAX: u64 = 1 << 42;
 const MAGIC: &[u8; 4] = b"FLPK";
 const VERSION: u8 = 1;
 
@@ -44,6 +47,8 @@ pub enum NotARecord {
     BadChecksum,
     #[error("the key is not UTF-8")]
     BadKey,
+    #[error("the payload length is absurd")]
+    BadLength,
 }
 
 impl RecordHeader {
@@ -115,6 +120,9 @@ impl RecordHeader {
             return Err(NotARecord::BadChecksum);
         }
         let key = std::str::from_utf8(key).map_err(|_| NotARecord::BadKey)?;
+        if be_u64(8) > PAYLOAD_BYTES_MAX {
+            return Err(NotARecord::BadLength);
+        }
         Ok(RecordHeader {
             key: key.to_string(),
             payload_len: be_u64(8),
@@ -159,6 +167,13 @@ mod tests {
         assert_eq!(
             RecordHeader::decode(&bytes[..bytes.len() - 1]),
             Err(NotARecord::Short)
+        );
+        // A checksum-correct header claiming an absurd length (a bug, or a disk's) is refused.
+        let mut absurd = RecordHeader::new("objects/k", &[b"x"], 5);
+        absurd.payload_len = u64::MAX;
+        assert_eq!(
+            RecordHeader::decode(&absurd.encode()),
+            Err(NotARecord::BadLength)
         );
     }
 }

@@ -228,3 +228,20 @@ async fn many_writers_at_once_each_get_their_own_bytes() {
         assert_eq!(got, payload(i, 30_000 + 97 * i as usize));
     }
 }
+
+#[tokio::test]
+async fn keys_list_as_they_were_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let packs = store(dir.path(), writer::PACK_BYTES_TARGET);
+    let odd = Path::from_iter(["objects", "a%b c"]);
+    packs.put(&odd, payload(1, 10).into()).await.unwrap();
+    let listed: Vec<ObjectMeta> = packs
+        .list(Some(&Path::from("objects")))
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].location, odd);
+    let read = packs.get(&listed[0].location).await.unwrap();
+    assert_eq!(read.bytes().await.unwrap(), payload(1, 10));
+}

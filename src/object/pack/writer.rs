@@ -66,6 +66,9 @@ pub struct Writer {
     pub buffer: AlignedBuffer,
     /// `PACK_BYTES_TARGET`, smaller in tests.
     pub pack_bytes_target: u64,
+    /// A failed write could not be cut off the pack: what lies after `end` cannot be trusted,
+    /// so nothing more is written until a restart recovers the packs.
+    pub broken: Option<String>,
 }
 
 struct Pending {
@@ -165,12 +168,16 @@ impl Writer {
         if pending.is_empty() {
             return Ok(());
         }
-        let written = self.write_staged(staged);
+        let written = match &self.broken {
+            Some(why) => Err(io::Error::other(why.clone())),
+            None => self.write_staged(staged),
+        };
         if self.buffer.capacity() > BUFFER_BYTES_KEPT {
             self.buffer = AlignedBuffer::default();
         }
         if let Err(e) = written {
             tracing::warn!(error = %e, dir = %self.dir.display(), "a pack write failed");
+            self.cut_off_failed_write();
             for p in pending {
                 let _ = p.reply.send(Err(copy_error(&e)));
             }
@@ -189,6 +196,26 @@ impl Writer {
         }
         self.reclaim(reclaims);
         Ok(())
+    }
+
+    /// Removes whatever a failed write left after `end`: records answered with an error must
+    /// not come back at the next start, nor shadow a retry of the same key written after them.
+    fn cut_off_failed_write(&mut self) {
+        if self.broken.is_some() {
+            return;
+        }
+        let cut = self
+            .file
+            .set_len(self.end)
+            .and_then(|()| self.file.sync_all());
+        if let Err(e) = cut {
+            let why = format!(
+                "the pack store in {} cannot write after a failed write ({e}); restart floe",
+                self.dir.display()
+            );
+            tracing::error!("{why}");
+            self.broken = Some(why);
+        }
     }
 
     fn write_staged(&mut self, staged: u64) -> io::Result<()> {
