@@ -96,8 +96,8 @@ def floe_command(binary, port, admin_port, data_dir, extra):
 
 
 SETUPS = {
-    "embedded": dict(extra=[], flush_s=0.005),
-    "memory": dict(extra=["--object-store", "memory://"], flush_s=0.005),
+    "embedded": dict(extra=[], flush_s=0.002),
+    "memory": dict(extra=["--object-store", "memory://"], flush_s=0.002),
     "s3-standard": dict(extra=["--object-store", "memory://", "--object-store-latency",
                                "s3-standard", "--flush-interval", "250ms"], flush_s=0.25),
     "s3-standard-ids": dict(extra=["--object-store", "memory://", "--object-store-latency",

@@ -505,13 +505,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         chaos_seed: args.object_store_seed,
     };
-    // The local filesystem answers in microseconds and costs nothing per request, so a short
-    // interval costs nothing there; remote stores bill per PUT, so they default to 250 ms.
+    // The local filesystem answers in about a millisecond and costs nothing per request, so a
+    // short interval costs nothing there; remote stores bill per PUT, so they default to 250 ms.
     let remote = config.object_store.is_remote() || config.object_store.latency.is_some();
     config.flush_interval = args.flush_interval.unwrap_or(if remote {
         Duration::from_millis(250)
     } else {
-        Duration::from_millis(5)
+        Config::LOCAL_FLUSH_INTERVAL
     });
     config.object_bytes_max = args.object_bytes_max;
     config.auto_create_topics = args.auto_create_topics;
