@@ -4,6 +4,7 @@
 //! blocks given back (a hole punched), and a pack with nothing live left, once it is no
 //! longer the one being appended to, is removed whole.
 
+use super::record::{RecordHeader, padded};
 use std::collections::{BTreeMap, HashMap};
 
 /// One live object: its record's place in a pack.
@@ -15,9 +16,25 @@ pub struct Location {
     /// Where its payload starts, from the pack's start.
     pub payload_offset: u64,
     pub payload_len: u64,
-    /// The record with its padding.
-    pub padded_len: u64,
     pub written_ms: i64,
+}
+
+impl Location {
+    /// The record `header` describes, starting at `offset` in `pack`.
+    pub fn of(pack: u64, offset: u64, header: &RecordHeader) -> Location {
+        Location {
+            pack,
+            offset,
+            payload_offset: offset + header.prefix_len(),
+            payload_len: header.payload_len,
+            written_ms: header.written_ms,
+        }
+    }
+
+    /// The record with its padding: the bytes a delete gives back.
+    pub fn padded_len(&self) -> u64 {
+        padded(self.payload_offset - self.offset + self.payload_len)
+    }
 }
 
 /// What to give back to the filesystem.
@@ -153,7 +170,6 @@ mod tests {
             offset,
             payload_offset: offset + 40,
             payload_len: 10,
-            padded_len: 4096,
             written_ms: 0,
         }
     }

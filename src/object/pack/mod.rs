@@ -45,7 +45,7 @@ const STORE: &str = "PackStore";
 pub struct PackStore {
     dir: PathBuf,
     index: Arc<Mutex<Index>>,
-    commands: Mutex<mpsc::Sender<Command>>,
+    commands: mpsc::Sender<Command>,
     /// Held for the store's life: a second process on the same directory is refused.
     _lock: File,
 }
@@ -127,15 +127,13 @@ impl PackStore {
         Ok(PackStore {
             dir,
             index,
-            commands: Mutex::new(commands),
+            commands,
             _lock: lock,
         })
     }
 
     fn send(&self, command: Command) -> object_store::Result<()> {
         self.commands
-            .lock()
-            .expect("command lock")
             .send(command)
             .map_err(|_| generic("the pack writer has stopped"))
     }
@@ -247,11 +245,11 @@ impl ObjectStore for PackStore {
             return Err(generic("the key is longer than a pack record allows"));
         }
         let (reply, answer) = oneshot::channel();
-        self.send(Command::Put {
+        self.send(Command::Put(writer::Put {
             key: location.to_string(),
             payload: payload.iter().cloned().collect(),
             reply,
-        })?;
+        }))?;
         answer
             .await
             .map_err(|_| generic("the pack writer has stopped"))?
@@ -328,7 +326,7 @@ impl ObjectStore for PackStore {
         &self,
         locations: BoxStream<'static, object_store::Result<Path>>,
     ) -> BoxStream<'static, object_store::Result<Path>> {
-        let commands = self.commands.lock().expect("command lock").clone();
+        let commands = self.commands.clone();
         locations
             .then(move |location| {
                 let commands = commands.clone();

@@ -54,38 +54,17 @@ pub fn scan(dir: &Path, pack: u64, newest: bool) -> io::Result<(Vec<Found>, u64)
             None => break,
         };
         let n = read_at_most(&file, &mut header, position)?;
-        let record = RecordHeader::decode(&header[..n])
-            .map_err(Some)
-            .and_then(|h| {
-                let whole = position
-                    .checked_add(h.padded_len())
-                    .filter(|e| *e <= size)
-                    .ok_or(None)?;
-                if newest && !payload_matches(&file, position + h.prefix_len(), &h) {
-                    return Err(None);
-                }
-                Ok((h, whole))
-            });
-        match record {
-            Ok((h, next)) => {
+        match record_at(&file, &header[..n], position, size, newest) {
+            Ok(h) => {
                 if let Some(from) = skipped_from.take() {
                     tracing::warn!(pack = %path.display(), from, to = position, "bytes that are not records were skipped");
                 }
-                found.push(Found {
-                    at: Location {
-                        pack,
-                        offset: position,
-                        payload_offset: position + h.prefix_len(),
-                        payload_len: h.payload_len,
-                        padded_len: h.padded_len(),
-                        written_ms: h.written_ms,
-                    },
-                    key: h.key,
-                });
-                position = next;
-                end = next;
+                let at = Location::of(pack, position, &h);
+                position += at.padded_len();
+                end = position;
+                found.push(Found { key: h.key, at });
             }
-            Err(Some(NotARecord::Zeros)) => position += ALIGN,
+            Err(NotARecord::Zeros) => position += ALIGN,
             Err(_) => {
                 skipped_from.get_or_insert(position);
                 position += ALIGN;
@@ -98,6 +77,25 @@ pub fn scan(dir: &Path, pack: u64, newest: bool) -> io::Result<(Vec<Found>, u64)
         tracing::warn!(pack = %path.display(), from, "bytes at the end are not records");
     }
     Ok((found, end))
+}
+
+/// The record whose header is in `header`, read at `position`: whole within the pack's `size`
+/// and, when `check_payload`, with the payload its checksum says.
+fn record_at(
+    file: &File,
+    header: &[u8],
+    position: u64,
+    size: u64,
+    check_payload: bool,
+) -> Result<RecordHeader, NotARecord> {
+    let h = RecordHeader::decode(header)?;
+    if position + h.padded_len() > size {
+        return Err(NotARecord::Short);
+    }
+    if check_payload && !payload_matches(file, position + h.prefix_len(), &h) {
+        return Err(NotARecord::BadChecksum);
+    }
+    Ok(h)
 }
 
 fn payload_matches(file: &File, at: u64, header: &RecordHeader) -> bool {

@@ -28,6 +28,14 @@ async fn keys(store: &PackStore, prefix: &str) -> Vec<String> {
     listed.into_iter().map(|m| m.location.to_string()).collect()
 }
 
+/// Writes `objects/00` … `objects/{count - 1}`, object `i` with `len(i)` bytes of seed `i`.
+async fn put_numbered(packs: &PackStore, count: u8, len: impl Fn(u8) -> usize) {
+    for i in 0..count {
+        let key = Path::from(format!("objects/{i:02}"));
+        packs.put(&key, payload(i, len(i)).into()).await.unwrap();
+    }
+}
+
 fn pack_files(dir: &std::path::Path) -> Vec<u64> {
     recover::packs_in(dir).unwrap()
 }
@@ -85,13 +93,7 @@ async fn a_reopened_store_has_what_was_written_and_not_what_was_deleted() {
     let dir = tempfile::tempdir().unwrap();
     {
         let packs = store(dir.path(), 64 << 10);
-        for i in 0..40u8 {
-            let key = Path::from(format!("objects/{i:02}"));
-            packs
-                .put(&key, payload(i, 10_000 + i as usize).into())
-                .await
-                .unwrap();
-        }
+        put_numbered(&packs, 40, |i| 10_000 + i as usize).await;
         // Overwritten: the second record counts, the first is freed.
         packs
             .put(&Path::from("objects/05"), payload(99, 7).into())
@@ -179,10 +181,7 @@ async fn bytes_corrupted_inside_an_older_pack_cost_only_their_record() {
     let dir = tempfile::tempdir().unwrap();
     {
         let packs = store(dir.path(), 64 << 10);
-        for i in 0..20u8 {
-            let key = Path::from(format!("objects/{i:02}"));
-            packs.put(&key, payload(i, 20_000).into()).await.unwrap();
-        }
+        put_numbered(&packs, 20, |_| 20_000).await;
     }
     let first = pack_path(dir.path(), pack_files(dir.path())[0]);
     let file = std::fs::OpenOptions::new()

@@ -26,12 +26,20 @@ const GROUP_BYTES_MAX: u64 = 16 << 20;
 /// A buffer grown past this by one huge object is let go after its write.
 const BUFFER_BYTES_KEPT: usize = 64 << 20;
 
+pub struct Put {
+    pub key: String,
+    pub payload: Vec<Bytes>,
+    pub reply: oneshot::Sender<io::Result<()>>,
+}
+
+impl Put {
+    fn len(&self) -> u64 {
+        self.payload.iter().map(|b| b.len() as u64).sum()
+    }
+}
+
 pub enum Command {
-    Put {
-        key: String,
-        payload: Vec<Bytes>,
-        reply: oneshot::Sender<io::Result<()>>,
-    },
+    Put(Put),
     /// Answers whether the object existed.
     Delete {
         key: String,
@@ -90,30 +98,9 @@ impl Writer {
                 },
             };
             match command {
-                Command::Put {
-                    key,
-                    payload,
-                    reply,
-                } => {
-                    let mut bytes = payload_len(&payload);
-                    let mut group = vec![(key, payload, reply)];
-                    while bytes < GROUP_BYTES_MAX {
-                        match commands.try_recv() {
-                            Ok(Command::Put {
-                                key,
-                                payload,
-                                reply,
-                            }) => {
-                                bytes += payload_len(&payload);
-                                group.push((key, payload, reply));
-                            }
-                            Ok(other) => {
-                                carried = Some(other);
-                                break;
-                            }
-                            Err(_) => break,
-                        }
-                    }
+                Command::Put(first) => {
+                    let (group, next) = gather(first, &commands);
+                    carried = next;
                     self.append(group);
                 }
                 Command::Delete { key, reply } => {
@@ -126,11 +113,16 @@ impl Writer {
         }
     }
 
-    fn append(&mut self, group: Vec<(String, Vec<Bytes>, oneshot::Sender<io::Result<()>>)>) {
+    fn append(&mut self, group: Vec<Put>) {
         let now_ms = self.clock.now_ms();
         let mut pending: Vec<Pending> = Vec::new();
         let mut staged = 0u64;
-        for (key, payload, reply) in group {
+        for Put {
+            key,
+            payload,
+            reply,
+        } in group
+        {
             let parts: Vec<&[u8]> = payload.iter().map(|b| b.as_ref()).collect();
             let header = RecordHeader::new(&key, &parts, now_ms);
             let len = header.padded_len();
@@ -142,14 +134,8 @@ impl Writer {
                     continue;
                 }
             }
-            let at = Location {
-                pack: self.index.lock().expect("index lock").active(),
-                offset: self.end + staged,
-                payload_offset: self.end + staged + header.prefix_len(),
-                payload_len: header.payload_len,
-                padded_len: len,
-                written_ms: now_ms,
-            };
+            let pack = self.index.lock().expect("index lock").active();
+            let at = Location::of(pack, self.end + staged, &header);
             let into = self.buffer.grow_to((staged + len) as usize);
             let mut at_byte = staged as usize;
             for piece in std::iter::once(header.encode().as_slice()).chain(parts) {
@@ -271,7 +257,7 @@ impl Writer {
         let file = OpenOptions::new()
             .write(true)
             .open(pack_path(&self.dir, at.pack))?;
-        if let Err(e) = punch_hole(&file, at.offset, at.padded_len) {
+        if let Err(e) = punch_hole(&file, at.offset, at.padded_len()) {
             if e.raw_os_error() == Some(rustix::io::Errno::OPNOTSUPP.raw_os_error()) {
                 tracing::info!(dir = %self.dir.display(), "the filesystem cannot punch holes; a pack's space comes back when all of it is deleted");
                 self.punch_refused = true;
@@ -290,8 +276,22 @@ pub fn punch_hole(file: &File, offset: u64, len: u64) -> io::Result<()> {
     rustix::fs::fallocate(file, mode, offset, len).map_err(io::Error::from)
 }
 
-fn payload_len(payload: &[Bytes]) -> u64 {
-    payload.iter().map(|b| b.len() as u64).sum()
+/// `first` and the PUTs queued behind it, up to `GROUP_BYTES_MAX`: one write and one sync for
+/// them all. A delete met on the way is handed back, to run after the group.
+fn gather(first: Put, commands: &mpsc::Receiver<Command>) -> (Vec<Put>, Option<Command>) {
+    let mut bytes = first.len();
+    let mut group = vec![first];
+    while bytes < GROUP_BYTES_MAX {
+        match commands.try_recv() {
+            Ok(Command::Put(put)) => {
+                bytes += put.len();
+                group.push(put);
+            }
+            Ok(other) => return (group, Some(other)),
+            Err(_) => break,
+        }
+    }
+    (group, None)
 }
 
 /// An `io::Error` for each waiter of a failed group (`io::Error` is not `Clone`).
