@@ -264,7 +264,6 @@ impl SecurityConfig {
 }
 
 impl Config {
-    /// The embedded default: everything under `data_dir`, local filesystem objects.
     /// The flush interval of stores that do not bill per request (local files, memory): a
     /// PUT into the embedded store's packs costs about a millisecond and shares one
     /// `fdatasync` with the PUTs beside it, so sealing sooner costs nothing and answers the
@@ -272,6 +271,7 @@ impl Config {
     /// CPU per GB (`scripts/produce_bench.py`).
     pub const LOCAL_FLUSH_INTERVAL: Duration = Duration::from_millis(2);
 
+    /// The embedded default: everything under `data_dir`, objects packed in local files.
     pub fn local(data_dir: PathBuf) -> Config {
         Config {
             kafka_addr: "127.0.0.1:9092".into(),
