@@ -86,13 +86,24 @@ pub enum Event {
     },
     /// A consumer poll returned these `(offset, value)` records of one partition, in the
     /// order returned. `session` identifies one consumer's continuous reading of a partition:
-    /// a new session starts at each assignment or seek.
+    /// a new session starts at each assignment or seek. `group`: the consumer group it reads
+    /// for, whose committed offsets a new session must start from.
     Poll {
         at_ms: i64,
         consumer: u32,
         session: u64,
         partition: TopicPartition,
         records: Vec<(i64, u64)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
+    },
+    /// A group offset commit a member sent, before its answer: it may be in force even if
+    /// the answer never came (a timeout), so a session may start from it.
+    CommitSent {
+        at_ms: i64,
+        group: String,
+        partition: TopicPartition,
+        offset: i64,
     },
     /// A group offset commit that the broker acknowledged.
     Commit {
@@ -169,10 +180,15 @@ pub struct Report {
     /// A value read, but never at the position its acknowledgement gave. Such a value is at
     /// two positions, so it is also a `duplicate`; this is the more specific finding.
     pub ack_mismatch: Finding,
-    /// A consumer session stepped over an offset known to hold a record.
+    /// A consumer session stepped over an offset known to hold a record; or a group member's
+    /// session started beyond every offset its group committed at or below its start,
+    /// stepping over records between (an offset reset to `latest`).
     pub poll_skip: Finding,
     /// A consumer session read an offset at or before the one it read last.
     pub nonmonotonic_poll: Finding,
+    /// A group member's session started below an offset its group had committed (and had
+    /// been told so) before: records the group had processed are read again.
+    pub read_below_committed: Finding,
     /// A group committed an offset lower than one it had committed before.
     pub commit_regression: Finding,
     /// A high watermark lower than one observed before.
@@ -200,7 +216,7 @@ impl Report {
     }
 
     /// The findings that are anomalies, by name, in the order the summary prints them.
-    fn anomaly_findings(&self) -> [(&'static str, &Finding); 9] {
+    fn anomaly_findings(&self) -> [(&'static str, &Finding); 10] {
         [
             ("lost_write", &self.lost_write),
             ("duplicate", &self.duplicate),
@@ -208,6 +224,7 @@ impl Report {
             ("ack_mismatch", &self.ack_mismatch),
             ("poll_skip", &self.poll_skip),
             ("nonmonotonic_poll", &self.nonmonotonic_poll),
+            ("read_below_committed", &self.read_below_committed),
             ("commit_regression", &self.commit_regression),
             ("high_watermark_regression", &self.high_watermark_regression),
             ("phantom_read", &self.phantom_read),
@@ -271,6 +288,7 @@ pub fn check(history: &History) -> Report {
     check_unacknowledged_reads(&seen, &mut report);
     check_positions(&seen, &mut report);
     check_sessions(&seen, &mut report);
+    check_session_starts(&history.events, &seen, &mut report);
     check_regressions(&history.events, &mut report);
     report
 }
@@ -350,6 +368,7 @@ impl Observations {
                     session,
                     partition,
                     records,
+                    group: _,
                 } => {
                     seen.polls += 1;
                     for &(offset, value) in records {
@@ -377,7 +396,7 @@ impl Observations {
                     }
                 }
                 Event::Commit { .. } => seen.commits += 1,
-                Event::HighWatermark { .. } => {}
+                Event::CommitSent { .. } | Event::HighWatermark { .. } => {}
             }
         }
         seen
@@ -540,6 +559,94 @@ fn check_sessions(seen: &Observations, report: &mut Report) {
     }
 }
 
+/// A group member's session starts where its group's committed offset stands: never below an
+/// offset the group was told it had committed before the session's first read (the group
+/// would process records again), and never beyond the committed offsets at or below its
+/// start with records between (the group would skip records it never processed, as a reset
+/// to `latest` does). Commits sent count for the second check even if their answer never
+/// came: the broker may have applied them. A session of a group that has committed nothing
+/// for the partition starts where the client's reset policy says, so it is not judged.
+fn check_session_starts(events: &[Event], seen: &Observations, report: &mut Report) {
+    let mut sent: BTreeMap<(&str, &TopicPartition), BTreeSet<i64>> = BTreeMap::new();
+    for event in events {
+        if let Event::Commit {
+            group,
+            partition,
+            offset,
+            ..
+        }
+        | Event::CommitSent {
+            group,
+            partition,
+            offset,
+            ..
+        } = event
+        {
+            sent.entry((group, partition)).or_default().insert(*offset);
+        }
+    }
+    let mut acknowledged: BTreeMap<(&str, &TopicPartition), i64> = BTreeMap::new();
+    let mut started = BTreeSet::new();
+    for event in events {
+        match event {
+            Event::Commit {
+                group,
+                partition,
+                offset,
+                ..
+            } => {
+                let highest = acknowledged.entry((group, partition)).or_insert(*offset);
+                *highest = (*highest).max(*offset);
+            }
+            Event::Poll {
+                at_ms,
+                consumer,
+                session,
+                partition,
+                records,
+                group: Some(group),
+            } => {
+                let Some(&(first, _)) = records.first() else {
+                    continue;
+                };
+                if !started.insert((*consumer, *session, partition)) {
+                    continue;
+                }
+                let key = (group.as_str(), partition);
+                if let Some(&committed) = acknowledged.get(&key)
+                    && first < committed
+                {
+                    report.read_below_committed.record(|| {
+                        format!("consumer {consumer} session {session} of group {group} started {partition} at offset {first} at {at_ms} ms, after the group committed offset {committed}")
+                    });
+                    continue;
+                }
+                let nearest = sent
+                    .get(&key)
+                    .and_then(|offsets| offsets.range(..=first).next_back());
+                let skipped = nearest.and_then(|&nearest| {
+                    seen.values_at
+                        .get(partition)?
+                        .range(nearest..first)
+                        .next()
+                        .map(|(offset, values)| (nearest, *offset, values))
+                });
+                if let Some((nearest, offset, values)) = skipped {
+                    report.poll_skip.record(|| {
+                        format!("consumer {consumer} session {session} of group {group} started {partition} at offset {first} at {at_ms} ms, beyond the group's committed offset {nearest}, skipping offset {offset} (value {})", list(values))
+                    });
+                }
+            }
+            Event::Poll { group: None, .. }
+            | Event::Send { .. }
+            | Event::Ack { .. }
+            | Event::SendFailed { .. }
+            | Event::CommitSent { .. }
+            | Event::HighWatermark { .. } => {}
+        }
+    }
+}
+
 /// Committed offsets and high watermarks only move forward. Both are judged against the
 /// highest seen before in history order, not just the previous one, so one low outlier
 /// between two high values is still caught.
@@ -575,7 +682,8 @@ fn check_regressions(events: &[Event], report: &mut Report) {
             Event::Send { .. }
             | Event::Ack { .. }
             | Event::SendFailed { .. }
-            | Event::Poll { .. } => {}
+            | Event::Poll { .. }
+            | Event::CommitSent { .. } => {}
         }
     }
 }
@@ -642,6 +750,28 @@ mod tests {
             session,
             partition: orders(),
             records: records.to_vec(),
+            group: None,
+        }
+    }
+
+    /// A poll by consumer 1, a member of group `g`.
+    fn member_poll(session: u64, records: &[(i64, u64)]) -> Event {
+        Event::Poll {
+            at_ms: 2,
+            consumer: 1,
+            session,
+            partition: orders(),
+            records: records.to_vec(),
+            group: Some("g".to_string()),
+        }
+    }
+
+    fn commit_sent(group: &str, offset: i64) -> Event {
+        Event::CommitSent {
+            at_ms: 3,
+            group: group.to_string(),
+            partition: orders(),
+            offset,
         }
     }
 
@@ -795,6 +925,52 @@ mod tests {
     }
 
     #[test]
+    fn a_member_session_starting_at_the_committed_offset_is_clean() {
+        let mut events = written(6);
+        events.extend([
+            // Nothing committed yet: the reset policy decides where the first session starts.
+            member_poll(1, &[(2, 2), (3, 3)]),
+            commit_sent("g", 4),
+            commit("g", 4),
+            member_poll(2, &[(4, 4)]),
+            // A commit whose answer was lost may still be where the next session starts.
+            commit_sent("g", 5),
+            member_poll(3, &[(5, 5)]),
+        ]);
+        let report = check_events(events);
+        assert!(report.is_clean(), "{report}");
+    }
+
+    #[test]
+    fn a_member_session_starting_below_an_acknowledged_commit_reads_below_committed() {
+        let mut events = written(4);
+        events.extend([
+            member_poll(1, &[(0, 0), (1, 1), (2, 2)]),
+            commit("g", 3),
+            // Reset to the log start after the group had committed 3.
+            member_poll(2, &[(0, 0)]),
+        ]);
+        let report = check_events(events);
+        assert_eq!(report.read_below_committed.count, 1, "{report}");
+        assert_eq!(report.anomalies(), 1);
+    }
+
+    #[test]
+    fn a_member_session_starting_beyond_the_committed_offset_skips() {
+        let mut events = written(6);
+        events.extend([
+            member_poll(1, &[(0, 0), (1, 1)]),
+            commit("g", 2),
+            // Reset to the end: offsets 2 to 4 were never processed by the group.
+            member_poll(2, &[(5, 5)]),
+            poll(3, &[(2, 2), (3, 3), (4, 4)]),
+        ]);
+        let report = check_events(events);
+        assert_eq!(report.poll_skip.count, 1, "{report}");
+        assert_eq!(report.anomalies(), 1);
+    }
+
+    #[test]
     fn a_lower_commit_by_the_same_group_regresses() {
         let report = check_events(vec![
             commit("a", 5),
@@ -859,6 +1035,8 @@ mod tests {
         }
         history.push(send_failed(1));
         history.push(poll(1, &[(0, 0)]));
+        history.push(member_poll(2, &[(0, 0)]));
+        history.push(commit_sent("g", 1));
         history.push(commit("g", 1));
         history.push(high_watermark(1));
         let json = serde_json::to_string(&history).expect("a history serializes");

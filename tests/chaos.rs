@@ -20,343 +20,21 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use floe::history::{self, Event, History, TopicPartition};
+use floe::history::{self, Event, History};
 use floe::protocol::ErrorCode;
-use rdkafka::ClientConfig;
-use rdkafka::ClientContext;
-use rdkafka::config::RDKafkaLogLevel;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
-use rdkafka::message::Message;
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::{Offset, TopicPartitionList};
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::haproxy::behind_haproxy_routed;
 use support::proxy::Proxy;
 use support::temp_dir;
+use support::wall_clocks::WallClocks;
+use support::workload::{self, Member, Recorder};
 
 const TOPIC: &str = "chaos";
+/// behind_haproxy creates topics with 6 partitions.
 const PARTITIONS: i32 = 6;
-const GROUP: &str = "chaos-group";
-
-/// Every event of the run, with the milliseconds since the run started.
-struct Recorder {
-    started: Instant,
-    history: Mutex<History>,
-}
-
-impl Recorder {
-    fn now_ms(&self) -> i64 {
-        self.started.elapsed().as_millis() as i64
-    }
-
-    fn push(&self, event: Event) {
-        self.history.lock().expect("history").push(event);
-    }
-
-    fn history(&self) -> History {
-        self.history.lock().expect("history").clone()
-    }
-}
-
-fn partition(p: i32) -> TopicPartition {
-    TopicPartition::new(TOPIC, p)
-}
-
-/// The value a record carries: its payload, the decimal number the producer sent.
-fn value_of<M: Message>(m: &M) -> u64 {
-    m.payload()
-        .and_then(|p| std::str::from_utf8(p).ok())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("a record this test did not write at offset {}", m.offset()))
-}
-
-/// Records each acknowledgement and each send the client gave up on.
-struct Producing(Arc<Recorder>);
-
-impl ClientContext for Producing {}
-
-impl ProducerContext for Producing {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        let at_ms = self.0.now_ms();
-        self.0.push(match result {
-            // Delivered without an offset (librdkafka's answer to a duplicate sequence
-            // number): nothing to check it against.
-            Ok(m) if m.offset() < 0 => return,
-            Ok(m) => Event::Ack {
-                at_ms,
-                producer: 1,
-                partition: partition(m.partition()),
-                value: value_of(m),
-                offset: m.offset(),
-            },
-            Err((e, m)) => Event::SendFailed {
-                at_ms,
-                producer: 1,
-                partition: partition(m.partition()),
-                value: value_of(m),
-                error: e.to_string(),
-            },
-        });
-    }
-}
-
-/// Sends distinct values round robin over the partitions until `stop`, then flushes.
-fn produce_until(
-    recorder: Arc<Recorder>,
-    bootstrap: &str,
-    stop: Arc<AtomicBool>,
-) -> JoinHandle<()> {
-    let producer: ThreadedProducer<Producing> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("enable.idempotence", "true")
-        .set("linger.ms", "5")
-        // A paused agent holds its connections silent: give up on them before the pause ends
-        // only if it is much longer than the schedule's.
-        .set("socket.timeout.ms", "10000")
-        .set("message.timeout.ms", "60000")
-        .create_with_context(Producing(recorder.clone()))
-        .expect("producer");
-    std::thread::spawn(move || {
-        let mut value: u64 = 0;
-        while !stop.load(Ordering::Relaxed) {
-            for _ in 0..20 {
-                value += 1;
-                let p = (value % PARTITIONS as u64) as i32;
-                let payload = value.to_string();
-                recorder.push(Event::Send {
-                    at_ms: recorder.now_ms(),
-                    producer: 1,
-                    partition: partition(p),
-                    value,
-                });
-                let mut record = BaseRecord::<str, str>::to(TOPIC)
-                    .payload(payload.as_str())
-                    .partition(p);
-                while let Err((e, r)) = producer.send(record) {
-                    assert!(format!("{e}").contains("Queue full"), "send failed: {e}");
-                    record = r;
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = producer.flush(Duration::from_secs(90));
-    })
-}
-
-/// Starts a new reading session (in the history's sense) at every rebalance: after one, a
-/// partition is read again from its committed offset. Prints what the client logs at warning
-/// level or above (an offset reset, say), with the run's time, beside the report.
-struct Consuming {
-    session: AtomicU64,
-    started: Instant,
-    /// Every line the client logs, not only warnings (`FLOE_CHAOS_CLIENT_DEBUG`).
-    debug: bool,
-}
-
-impl ClientContext for Consuming {
-    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
-        let serious = (level as i32) <= RDKafkaLogLevel::Warning as i32;
-        if serious || self.debug {
-            let at_ms = self.started.elapsed().as_millis();
-            eprintln!("consumer client at {at_ms} ms: {level:?} {facility}: {message}");
-        }
-    }
-}
-
-impl ConsumerContext for Consuming {
-    fn post_rebalance(&self, _: &BaseConsumer<Self>, _: &Rebalance<'_>) {
-        self.session.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// A member of `GROUP` reading until `stop`, committing its position every 100 records;
-/// returns how many errors its client reported (retriable ones included).
-fn consume_until(
-    recorder: Arc<Recorder>,
-    bootstrap: &str,
-    stop: Arc<AtomicBool>,
-) -> JoinHandle<usize> {
-    let debug = std::env::var_os("FLOE_CHAOS_CLIENT_DEBUG").is_some();
-    let mut config = ClientConfig::new();
-    config.set_log_level(RDKafkaLogLevel::Warning);
-    if debug {
-        config
-            .set("debug", "consumer,cgrp,topic,fetch")
-            .set_log_level(RDKafkaLogLevel::Debug);
-    }
-    let consumer: BaseConsumer<Consuming> = config
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", GROUP)
-        .set("auto.offset.reset", "earliest")
-        .set("enable.auto.commit", "false")
-        .set("session.timeout.ms", "10000")
-        .set("heartbeat.interval.ms", "500")
-        .set("socket.timeout.ms", "10000")
-        .create_with_context(Consuming {
-            session: AtomicU64::new(0),
-            started: recorder.started,
-            debug,
-        })
-        .expect("consumer");
-    consumer.subscribe(&[TOPIC]).expect("subscribe");
-    std::thread::spawn(move || {
-        let mut errors = 0;
-        let mut since_commit = 0;
-        while !stop.load(Ordering::Relaxed) {
-            match consumer.poll(Duration::from_millis(100)) {
-                Some(Ok(m)) => {
-                    recorder.push(Event::Poll {
-                        at_ms: recorder.now_ms(),
-                        consumer: 1,
-                        session: consumer.context().session.load(Ordering::Relaxed),
-                        partition: partition(m.partition()),
-                        records: vec![(m.offset(), value_of(&m))],
-                    });
-                    since_commit += 1;
-                }
-                Some(Err(_)) => errors += 1,
-                None => {}
-            }
-            if since_commit >= 100 {
-                since_commit = 0;
-                if commit_position(&recorder, &consumer).is_err() {
-                    errors += 1;
-                }
-            }
-        }
-        errors
-    })
-}
-
-/// Commits the consumer's position in every assigned partition and records what the
-/// coordinator acknowledged.
-fn commit_position(
-    recorder: &Recorder,
-    consumer: &BaseConsumer<Consuming>,
-) -> rdkafka::error::KafkaResult<()> {
-    let position = consumer.position()?;
-    let mut offsets = TopicPartitionList::new();
-    for element in position.elements() {
-        if let Offset::Offset(o) = element.offset() {
-            offsets.add_partition_offset(TOPIC, element.partition(), Offset::Offset(o))?;
-        }
-    }
-    if offsets.count() == 0 {
-        return Ok(());
-    }
-    consumer.commit(&offsets, CommitMode::Sync)?;
-    let at_ms = recorder.now_ms();
-    for element in offsets.elements() {
-        if let Offset::Offset(offset) = element.offset() {
-            recorder.push(Event::Commit {
-                at_ms,
-                group: GROUP.into(),
-                partition: partition(element.partition()),
-                offset,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Asks for every partition's high watermark once a second until `stop`.
-fn watch_watermarks(
-    recorder: Arc<Recorder>,
-    bootstrap: &str,
-    stop: Arc<AtomicBool>,
-) -> JoinHandle<()> {
-    let client: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("socket.timeout.ms", "10000")
-        .create()
-        .expect("watermark client");
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            for p in 0..PARTITIONS {
-                if let Ok((_, high)) = client.fetch_watermarks(TOPIC, p, Duration::from_secs(3)) {
-                    recorder.push(Event::HighWatermark {
-                        at_ms: recorder.now_ms(),
-                        partition: partition(p),
-                        offset: high,
-                    });
-                }
-            }
-            std::thread::sleep(Duration::from_secs(1));
-        }
-    })
-}
-
-/// Reads every partition from its start past its high watermark and every acknowledged
-/// offset, as a last consumer session: every acknowledged record must be there.
-fn read_everything(recorder: &Recorder, bootstrap: &str) {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "chaos-final-reader")
-        .set("enable.auto.commit", "false")
-        // An offset called out of range is an error here, never a silent jump.
-        .set("auto.offset.reset", "error")
-        .create()
-        .expect("reader");
-    let mut acked_end: BTreeMap<i32, i64> = BTreeMap::new();
-    for event in &recorder.history().events {
-        if let Event::Ack {
-            partition, offset, ..
-        } = event
-        {
-            let end = acked_end.entry(partition.partition).or_default();
-            *end = (*end).max(offset + 1);
-        }
-    }
-    let mut assignment = TopicPartitionList::new();
-    let mut high = BTreeMap::new();
-    for p in 0..PARTITIONS {
-        let (_, h) = consumer
-            .fetch_watermarks(TOPIC, p, Duration::from_secs(30))
-            .expect("watermarks");
-        recorder.push(Event::HighWatermark {
-            at_ms: recorder.now_ms(),
-            partition: partition(p),
-            offset: h,
-        });
-        high.insert(p, h.max(acked_end.get(&p).copied().unwrap_or(0)));
-        assignment
-            .add_partition_offset(TOPIC, p, Offset::Beginning)
-            .expect("assign");
-    }
-    consumer.assign(&assignment).expect("assign");
-    let mut next: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, 0)).collect();
-    let mut errors = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while next.iter().any(|(p, n)| n < &high[p]) {
-        assert!(
-            Instant::now() < deadline,
-            "the final read did not reach {high:?}: {next:?}; client errors: {errors:?}"
-        );
-        match consumer.poll(Duration::from_millis(500)) {
-            Some(Ok(m)) => {
-                recorder.push(Event::Poll {
-                    at_ms: recorder.now_ms(),
-                    consumer: 2,
-                    session: 0,
-                    partition: partition(m.partition()),
-                    records: vec![(m.offset(), value_of(&m))],
-                });
-                next.insert(m.partition(), m.offset() + 1);
-            }
-            // Transient (a node restarting behind the balancer): the deadline bounds them.
-            Some(Err(e)) => errors.push(e.to_string()),
-            None => {}
-        }
-    }
-}
 
 /// Three voters behind haproxy, each advertising the balancer, whose Raft addresses the
 /// others reach through a proxy the test can cut (`proxies[id - 1]`), on a shared `file://`
@@ -495,50 +173,29 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     let store_proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(store_addr)).collect();
     let mut flags = support::s3::S3Server::floe_flags_without_endpoint("chaos");
     flags.extend(["--object-store-faults".into(), "rate=0.02".into()]);
-    // Each node's wall clock is libfaketime's, shifted by what its skew file says.
-    let skew_file = |id: usize| dir.path().join(format!("node-{id}.skew"));
-    // Replaced whole, so libfaketime never reads a half-written file.
-    let set_skew = |id: usize, skew: &str| {
-        let next = skew_file(id).with_extension("next");
-        std::fs::write(&next, skew).expect("skew file");
-        std::fs::rename(&next, skew_file(id)).expect("skew file");
-    };
-    for id in 1..=3 {
-        set_skew(id, "+0");
-    }
-    let faketime = std::path::PathBuf::from(format!(
-        "/usr/lib/{}-linux-gnu/faketime/libfaketimeMT.so.1",
-        std::env::consts::ARCH
-    ));
-    assert!(
-        faketime.exists(),
-        "{} is missing: install libfaketime (the README test command does)",
-        faketime.display()
-    );
+    // Each node's wall clock is libfaketime's, shifted by what the schedule says.
+    let clocks = WallClocks::new(dir.path(), 3);
     // The voters reach one another through proxies the schedule cuts.
     let (mut nodes, balancer, _haproxy, proxies) =
         voters_behind_proxies(dir.path(), &flags, |id, command| {
-            command
-                .env("LD_PRELOAD", &faketime)
-                .env("FAKETIME_TIMESTAMP_FILE", skew_file(id))
-                // Read the file again each second, and leave monotonic time alone: only the
-                // wall clock is wrong, as on a host whose NTP failed.
-                .env("FAKETIME_CACHE_DURATION", "1")
-                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-                .env(
-                    "AWS_ENDPOINT_URL",
-                    format!("http://{}", store_proxies[id - 1].addr),
-                );
+            clocks.configure(id, command);
+            command.env(
+                "AWS_ENDPOINT_URL",
+                format!("http://{}", store_proxies[id - 1].addr),
+            );
         });
     let bootstrap = balancer.to_string();
-    let recorder = Arc::new(Recorder {
-        started: Instant::now(),
-        history: Mutex::new(History::new()),
-    });
+    let recorder = Recorder::new(TOPIC, PARTITIONS);
     let stop = Arc::new(AtomicBool::new(false));
-    let producing = produce_until(recorder.clone(), &bootstrap, stop.clone());
-    let consuming = consume_until(recorder.clone(), &bootstrap, stop.clone());
-    let watching = watch_watermarks(recorder.clone(), &bootstrap, stop.clone());
+    let producing = workload::produce_until(recorder.clone(), &bootstrap, stop.clone());
+    let member = Member {
+        consumer: 1,
+        group: "chaos-group".into(),
+        reset: "earliest",
+        commit_every: 100,
+    };
+    let consuming = workload::consume_until(recorder.clone(), &bootstrap, member, stop.clone());
+    let watching = workload::watch_watermarks(recorder.clone(), &bootstrap, stop.clone());
 
     // Faults rotate over kinds and nodes, each followed by a quiet period: every kind on
     // every node once, then on in the same order until the schedule's time is up.
@@ -577,9 +234,9 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
             }
             Fault::Skew => {
                 let skew = if pass.is_multiple_of(2) { "+3" } else { "-3" };
-                set_skew(node + 1, skew);
+                clocks.set(node + 1, skew);
                 std::thread::sleep(Duration::from_secs(6));
-                set_skew(node + 1, "+0");
+                clocks.set(node + 1, "+0");
             }
             Fault::Partition => {
                 let pids: Vec<u32> = nodes.iter().map(support::Floe::pid).collect();
@@ -653,7 +310,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     producing.join().expect("producer");
     let consumer_errors = consuming.join().expect("consumer");
     watching.join().expect("watermarks");
-    read_everything(&recorder, &bootstrap);
+    workload::read_everything(&recorder, &bootstrap, 2);
 
     let history = recorder.history();
     if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {

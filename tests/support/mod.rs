@@ -5,6 +5,8 @@ pub mod haproxy;
 pub mod kafka;
 pub mod proxy;
 pub mod s3;
+pub mod wall_clocks;
+pub mod workload;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
