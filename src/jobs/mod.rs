@@ -87,7 +87,7 @@ fn is_due(clock: &Clock, last: &mut Option<tokio::time::Instant>, every: Duratio
 async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec<Job> {
     let wanted: Vec<Job> = ctx.metadata.read(|s| {
         let now_ms = s.now_ms();
-        let agents = s.live_agents(ctx.clock.now_ms()).count().max(1);
+        let agents = s.live_agents().count().max(1);
         let share = (COMPACTION_SHARDS as usize).div_ceil(agents);
         let mine = |job: &Job| s.lease(job).is_some_and(|l| l.holder == ctx.node_id);
         let free = |job: &Job| {

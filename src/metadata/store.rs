@@ -228,13 +228,18 @@ impl MetadataStore {
         expect_outcome!("SetLimits", outcome, Outcome::LimitsSet(set) => set)
     }
 
-    /// Renews this agent's registration until `agent.lease_expires_ms`.
-    pub async fn agent_heartbeat(
+    /// Renews this agent's registration for `lease` of the state's time (`Duration::ZERO`:
+    /// takes it out).
+    pub async fn renew_agent(
         &self,
         agent: Agent,
+        lease: std::time::Duration,
     ) -> Result<Result<(), RegistryError>, MetadataError> {
-        let outcome = self.apply_one(Command::AgentHeartbeat { agent }).await?;
-        expect_outcome!("AgentHeartbeat", outcome, Outcome::Registered(result) => result)
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let outcome = self
+            .apply_one(Command::RenewAgent { agent, lease_ms })
+            .await?;
+        expect_outcome!("RenewAgent", outcome, Outcome::Registered(result) => result)
     }
 
     /// Records the addresses agent `id` advertises per listener; whether they were recorded.

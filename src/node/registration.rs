@@ -6,10 +6,12 @@ use crate::server::broker::Broker;
 use crate::telemetry::ErrorChain;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// Keeps this agent in the registry: a heartbeat every third of the lease. A missed heartbeat
-/// (no leader for a moment) is retried at the next tick; only a lease that runs out drops the
-/// agent from Metadata answers. Returns when the agent drains: whether it left the registry.
+/// Keeps this agent in the registry: a heartbeat every third of the lease, which the state
+/// counts from the entry that applies it, by its own clock. A missed heartbeat (no leader for
+/// a moment) is retried at the next tick; only a lease that runs out drops the agent from
+/// Metadata answers. Returns when the agent drains: whether it left the registry.
 pub async fn keep_registered(broker: Arc<Broker>) -> bool {
     let lease = broker.config.agent_lease;
     let mut failing = false;
@@ -34,8 +36,7 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
         if !limited && broker.metadata.read(|s| !s.limits_set()) {
             limited = broker.metadata.set_limits(Default::default()).await.is_ok();
         }
-        let expires = broker.clock.now_ms() + lease.as_millis() as i64;
-        match broker.metadata.agent_heartbeat(broker.agent(expires)).await {
+        match broker.metadata.renew_agent(broker.agent(0), lease).await {
             Ok(Ok(())) => {
                 failing = false;
                 // Once registered: the listeners' addresses, whenever the state's differ.
@@ -74,13 +75,12 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
 const DEREGISTER_ATTEMPTS: u32 = 5;
 
 /// Takes this agent out of the registry, so no node lists it or routes a partition or group to
-/// it: a last heartbeat whose lease ran out a lease ago (nodes whose clocks lag by less than a
-/// lease agree it is gone). Failing that (`false`), the lease lapses on its own.
+/// it: a last renewal for no time at all, which every node applies alike. Failing that
+/// (`false`), the lease lapses on its own.
 async fn deregister(broker: &Broker) -> bool {
-    let lease_ms = broker.config.agent_lease.as_millis() as i64;
     for attempt in 1..=DEREGISTER_ATTEMPTS {
-        let lapsed = broker.clock.now_ms().saturating_sub(lease_ms);
-        match broker.metadata.agent_heartbeat(broker.agent(lapsed)).await {
+        let renewal = broker.metadata.renew_agent(broker.agent(0), Duration::ZERO);
+        match renewal.await {
             Ok(Ok(())) => {
                 tracing::info!("draining: left the registry");
                 return true;

@@ -89,13 +89,12 @@ impl Broker {
     /// a lease takes every agent out alike (nothing can be written then; reads of what is
     /// committed stop too).
     pub fn registered(&self) -> bool {
-        let now = self.clock.now_ms();
         let me = self.node_id();
         self.metadata
-            .read(|s| s.cluster_id().is_some() && s.live_agents(now).any(|agent| agent.id == me))
+            .read(|s| s.cluster_id().is_some() && s.live_agents().any(|agent| agent.id == me))
     }
 
-    /// This agent's registry entry, as it heartbeats it.
+    /// This agent's registry entry, as it renews it (the state sets its lease's end).
     pub fn agent(&self, lease_expires_ms: i64) -> Agent {
         let (host, port) = self.advertised();
         Agent {
@@ -187,12 +186,16 @@ impl Broker {
     /// whose address (a restart on another port) no longer answers. A draining agent leaves
     /// itself out (unless it is the last one), so its answers send clients, partitions and
     /// groups to the agents that stay.
+    ///
+    /// Leases are judged by the state's time, never by this node's wall clock: every agent
+    /// that has applied the same entries lists the same agents, so partitions and groups have
+    /// one place whatever the clocks say (a node whose clock ran ahead once saw every other
+    /// lease lapsed, listed itself alone and took every group over).
     pub fn live_agents(&self) -> Vec<Agent> {
-        let now = self.clock.now_ms();
         let me = self.node_id();
         let mut agents: Vec<Agent> = self
             .metadata
-            .read(|s| s.live_agents(now).filter(|a| a.id != me).cloned().collect());
+            .read(|s| s.live_agents().filter(|a| a.id != me).cloned().collect());
         if agents.is_empty() || !self.drain.is_draining() {
             agents.push(self.agent(i64::MAX));
         }

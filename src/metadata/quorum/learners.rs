@@ -77,13 +77,15 @@ pub async fn follow_registry(quorum: Arc<Quorum>, grace: Duration, clock: Clock)
         let voters: BTreeSet<NodeId> = membership.voter_ids().collect();
         let learners: BTreeSet<NodeId> = membership.learner_ids().collect();
         let members: BTreeSet<NodeId> = voters.union(&learners).copied().collect();
-        let now = clock.now_ms();
-        let live: BTreeMap<NodeId, String> = quorum.shared().read(|machine| {
-            machine
+        // The state's time, as for the registry's leases: a leader whose wall clock is ahead
+        // must not count a live agent's absence as longer than it is.
+        let (now, live): (i64, BTreeMap<NodeId, String>) = quorum.shared().read(|machine| {
+            let live = machine
                 .state
-                .live_agents(now)
+                .live_agents()
                 .filter_map(|a| Some((NodeId::of_broker(a.id)?, a.internal_addr.clone()?)))
-                .collect()
+                .collect();
+            (machine.state.now_ms(), live)
         });
         let plan = plan(&members, &learners, &live, &mut missing_since, now, grace);
         if !plan.remove.is_empty() {

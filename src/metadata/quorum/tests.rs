@@ -424,7 +424,7 @@ mod snapshot_layout {
                 )
             })
             .collect();
-        let agents: Vec<_> = state.live_agents(0).cloned().collect();
+        let agents: Vec<_> = state.live_agents().cloned().collect();
         let seen = (
             topics,
             offsets,

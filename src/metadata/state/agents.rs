@@ -16,9 +16,13 @@ pub struct Agent {
     /// Its internal listener (Raft, and requests other agents forward for the groups it
     /// coordinates).
     pub internal_addr: Option<String>,
-    /// Wall-clock time (ms, by the agent's clock) after which the agent counts as gone.
+    /// The state's time (`MetadataState::now_ms`) after which the agent counts as gone.
     pub lease_expires_ms: i64,
 }
+
+/// The longest lease one renewal may take (state time): an agent renews every third of its
+/// lease, so a longer one only keeps a dead agent listed longer.
+pub const AGENT_LEASE_MS_MAX: i64 = 600_000;
 
 /// How long an agent whose lease ran out stays in the registry.
 pub const LAPSED_AGENTS_KEPT_MS: i64 = 24 * 3600 * 1000;
@@ -55,6 +59,22 @@ impl Registry {
         self.agents
             .values()
             .filter(move |a| a.lease_expires_ms > now_ms)
+    }
+
+    /// The state's clock starts (its first tick, at `now_ms`): leases granted before it ran
+    /// from time 0, so they move to run from `now_ms` instead of lapsing at once.
+    pub(super) fn start_clock(&mut self, now_ms: i64) {
+        let from_zero: Vec<i32> = self
+            .agents
+            .values()
+            .filter(|a| a.lease_expires_ms <= AGENT_LEASE_MS_MAX)
+            .map(|a| a.id)
+            .collect();
+        for id in from_zero {
+            if let Some(agent) = self.agents.get_mut(&id) {
+                agent.lease_expires_ms = agent.lease_expires_ms.saturating_add(now_ms);
+            }
+        }
     }
 
     /// Names the cluster; only the first proposal counts.

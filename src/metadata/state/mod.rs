@@ -106,7 +106,9 @@ pub enum Command {
     InitCluster {
         id: String,
     },
-    /// An agent (re)registers: it stays in Metadata answers until its lease expires.
+    /// An agent (re)registers until `agent.lease_expires_ms`, read as a time of the state's
+    /// clock. Written by earlier versions, whose agents put their own wall clock there;
+    /// agents now send `RenewAgent`.
     AgentHeartbeat {
         agent: Agent,
     },
@@ -205,6 +207,15 @@ pub enum Command {
     /// AlterUserScramCredentials: each change stands alone.
     AlterScramCredentials {
         changes: Vec<security::ScramChange>,
+    },
+    /// An agent (re)registers for `lease_ms` of the state's time from this entry on (at most
+    /// `agents::AGENT_LEASE_MS_MAX`; 0 takes it out at once): it stays in Metadata answers
+    /// until then. `agent.lease_expires_ms` is ignored; the state sets it. Every node judges
+    /// the lease by the same clock at the same entry, so no node's wall clock decides who is
+    /// alive.
+    RenewAgent {
+        agent: Agent,
+        lease_ms: i64,
     },
 }
 
@@ -428,9 +439,10 @@ impl MetadataState {
         self.limits.is_some()
     }
 
-    /// Agents whose lease has not expired at `now_ms`.
-    pub fn live_agents(&self, now_ms: i64) -> impl Iterator<Item = &Agent> {
-        self.registry.live_agents(now_ms)
+    /// Agents whose lease has not expired at the state's time: the same answer on every node
+    /// that has applied the same entries, whatever its wall clock says.
+    pub fn live_agents(&self) -> impl Iterator<Item = &Agent> {
+        self.registry.live_agents(self.now_ms)
     }
 
     pub fn apply(&mut self, command: Command) -> Outcome {
@@ -479,6 +491,14 @@ impl MetadataState {
                 Outcome::Registered(self.registry.init_cluster(id, in_force(&self.limits)))
             }
             Command::AgentHeartbeat { agent } => {
+                Outcome::Registered(self.registry.heartbeat(agent, in_force(&self.limits)))
+            }
+            Command::RenewAgent {
+                mut agent,
+                lease_ms,
+            } => {
+                let lease_ms = lease_ms.clamp(0, agents::AGENT_LEASE_MS_MAX);
+                agent.lease_expires_ms = self.now_ms.saturating_add(lease_ms);
                 Outcome::Registered(self.registry.heartbeat(agent, in_force(&self.limits)))
             }
             Command::SetLimits { limits } => {
@@ -719,6 +739,7 @@ impl MetadataState {
             return (0, 0);
         }
         let now_ms = if self.now_ms == 0 {
+            self.registry.start_clock(proposed_ms);
             self.recent_commits.start_clock(proposed_ms);
             self.producers.start_clock(proposed_ms);
             self.transactions.start_clock(proposed_ms);

@@ -542,7 +542,7 @@ mod limits {
             state.apply(Command::AgentHeartbeat { agent: late }),
             Outcome::Registered(Ok(()))
         );
-        assert_eq!(state.live_agents(i64::MIN).count(), 1);
+        assert_eq!(state.live_agents().count(), 1);
     }
 }
 
@@ -829,6 +829,84 @@ mod clock {
             state.apply(Command::InitProducerId { existing: None }),
             Outcome::ProducerId(Err(InitProducerIdError::TooManyProducers))
         );
+    }
+
+    fn agent(id: i32) -> Agent {
+        Agent {
+            id,
+            host: "h".into(),
+            port: 9092,
+            zone: None,
+            internal_addr: None,
+            lease_expires_ms: 0,
+        }
+    }
+
+    fn live(state: &MetadataState) -> Vec<i32> {
+        state.live_agents().map(|a| a.id).collect()
+    }
+
+    #[test]
+    fn an_agent_lease_runs_on_the_state_clock_whatever_the_agent_sent() {
+        let mut state = MetadataState::default();
+        tick(&mut state, T0);
+        let mut claims_forever = agent(1);
+        // The expiry an agent sends is ignored: the lease is the state's time plus its length.
+        claims_forever.lease_expires_ms = i64::MAX;
+        state.apply(Command::RenewAgent {
+            agent: claims_forever,
+            lease_ms: 4_000,
+        });
+        state.apply(Command::RenewAgent {
+            agent: agent(2),
+            lease_ms: 8_000,
+        });
+        assert_eq!(live(&state), [1, 2]);
+        run_clock_to(&mut state, T0 + 3_999);
+        assert_eq!(live(&state), [1, 2]);
+        run_clock_to(&mut state, T0 + 4_000);
+        assert_eq!(
+            live(&state),
+            [2],
+            "agent 1's lease ran out at the state's T0 + 4 s"
+        );
+        // Renewed for no time: out at once, on every node alike.
+        state.apply(Command::RenewAgent {
+            agent: agent(2),
+            lease_ms: 0,
+        });
+        assert!(live(&state).is_empty());
+    }
+
+    #[test]
+    fn an_agent_lease_is_bounded() {
+        let mut state = MetadataState::default();
+        tick(&mut state, T0);
+        state.apply(Command::RenewAgent {
+            agent: agent(1),
+            lease_ms: i64::MAX,
+        });
+        state.apply(Command::RenewAgent {
+            agent: agent(2),
+            lease_ms: i64::MIN,
+        });
+        assert_eq!(live(&state), [1]);
+        run_clock_to(&mut state, T0 + agents::AGENT_LEASE_MS_MAX);
+        assert!(live(&state).is_empty());
+    }
+
+    #[test]
+    fn a_lease_granted_before_the_first_tick_runs_from_it() {
+        let mut state = MetadataState::default();
+        state.apply(Command::RenewAgent {
+            agent: agent(1),
+            lease_ms: 4_000,
+        });
+        assert_eq!(live(&state), [1]);
+        tick(&mut state, T0);
+        assert_eq!(live(&state), [1], "the first tick does not end it");
+        run_clock_to(&mut state, T0 + 4_000);
+        assert!(live(&state).is_empty());
     }
 }
 
