@@ -47,11 +47,14 @@ impl TimeSource for Skewed {
     }
 }
 
-/// A cheap handle to a node's clock: wall time (for leases, timestamps, deadlines that other
-/// nodes read) and monotonic time with waits (for timeouts and intervals).
+/// A cheap handle to a node's clock: wall time (for timestamps and what the quorum leader
+/// proposes as the state's time) and monotonic time with waits (for timeouts and intervals
+/// this node measures alone).
 #[derive(Debug, Clone)]
 pub struct Clock {
     wall: Arc<dyn TimeSource>,
+    /// Where `monotonic_ms` counts from.
+    origin: Instant,
 }
 
 impl Default for Clock {
@@ -62,9 +65,11 @@ impl Default for Clock {
 
 impl Clock {
     /// The real clock.
+    #[allow(clippy::disallowed_methods)]
     pub fn system() -> Clock {
         Clock {
             wall: Arc::new(SystemTime),
+            origin: Instant::now(),
         }
     }
 
@@ -75,12 +80,21 @@ impl Clock {
                 inner: self.wall.clone(),
                 skew_ms,
             }),
+            origin: self.origin,
         }
     }
 
     /// Milliseconds since the Unix epoch (0 if the clock is before it).
     pub fn now_ms(&self) -> i64 {
         self.wall.wall_ms()
+    }
+
+    /// Milliseconds of monotonic time since this clock was made: for durations this node
+    /// measures alone (a group member's session), which a wall clock that jumps would cut
+    /// short or stretch.
+    pub fn monotonic_ms(&self) -> i64 {
+        let since = self.now().saturating_duration_since(self.origin);
+        i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
     }
 
     /// Monotonic now, on tokio's timer (virtual when the runtime's time is paused).

@@ -135,7 +135,7 @@ impl Coordinator {
             loop {
                 clock.sleep(TICK).await;
                 let Some(groups) = weak.upgrade() else { return };
-                let now = clock.now_ms();
+                let now = clock.monotonic_ms();
                 let mut groups = groups.lock().unwrap_or_else(|p| p.into_inner());
                 for slot in groups.classic.values_mut() {
                     let deliveries = slot.group.tick(now);
@@ -208,7 +208,7 @@ impl Coordinator {
                 return JoinResult::error(ErrorCode::CoordinatorNotAvailable, &request.member_id);
             }
             let slot = self.slot(&mut groups, group_id);
-            let now = self.clock.now_ms();
+            let now = self.clock.monotonic_ms();
             let new_id = || format!("{client_id}-{}", self.rng.uuid());
             match slot.group.join(request, new_id, now) {
                 Err(result) => return *result,
@@ -244,7 +244,7 @@ impl Coordinator {
             let Some(slot) = groups.classic.get_mut(group_id) else {
                 return SyncResult::error(ErrorCode::UnknownMemberId);
             };
-            let now = self.clock.now_ms();
+            let now = self.clock.monotonic_ms();
             match slot.group.sync(member_id, generation, assignments, now) {
                 Err(result) => return result,
                 Ok(deliveries) => {
@@ -289,7 +289,7 @@ impl Coordinator {
         match groups.classic.get_mut(group_id) {
             Some(slot) => slot
                 .group
-                .heartbeat(member_id, generation, self.clock.now_ms()),
+                .heartbeat(member_id, generation, self.clock.monotonic_ms()),
             None => ErrorCode::UnknownMemberId,
         }
     }
@@ -298,7 +298,7 @@ impl Coordinator {
         let mut groups = self.lock();
         match groups.classic.get_mut(group_id) {
             Some(slot) => {
-                let (codes, deliveries) = slot.group.leave(members, self.clock.now_ms());
+                let (codes, deliveries) = slot.group.leave(members, self.clock.monotonic_ms());
                 slot.deliver(deliveries);
                 codes
             }
@@ -408,7 +408,7 @@ impl Coordinator {
             .consumer
             .entry(request.group_id.clone())
             .or_insert_with(|| ConsumerGroup::new(&request.group_id));
-        let now = self.clock.now_ms();
+        let now = self.clock.monotonic_ms();
         let reply = group.heartbeat(
             request,
             client_id,
