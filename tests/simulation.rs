@@ -1,5 +1,6 @@
 //! Deterministic simulation of the commit path (`sim`): many seeds, each a whole run of
-//! producers, agents and a three-voter quorum through faults, checked after every step.
+//! producers, agents and a three-voter quorum through faults and skewed clocks, checked after
+//! every step and at the end (the agents listed live, the rate of the state's time).
 //!
 //! `FLOE_SIM_SEEDS=n` runs n seeds (the README test command runs 300) from `FLOE_SIM_FROM`
 //! (0) on;
@@ -25,6 +26,7 @@ fn every_seed_keeps_the_commit_path_invariants() {
         }
     };
     let (mut acknowledged, mut entries, mut faults, mut compared) = (0, 0, 0, 0);
+    let mut live_compared = 0;
     for &seed in &seeds {
         match sim::run(seed, CHAOS_MS, QUIET_MS) {
             Ok(summary) => {
@@ -35,16 +37,21 @@ fn every_seed_keeps_the_commit_path_invariants() {
                 entries += summary.committed_entries;
                 faults += summary.faults;
                 compared += summary.states_compared;
+                live_compared += summary.live_lists_compared;
             }
             Err(violation) => panic!("{violation}"),
         }
     }
     eprintln!(
-        "{} seeds: {acknowledged} batches acknowledged, {entries} log entries committed, {faults} faults, {compared} state comparisons",
+        "{} seeds: {acknowledged} batches acknowledged, {entries} log entries committed, {faults} faults, {compared} state comparisons, {live_compared} live agent list comparisons",
         seeds.len()
     );
     assert!(acknowledged > 0, "nothing was acknowledged");
     assert!(compared > 0, "no two voters' states were compared");
+    assert!(
+        live_compared > 0,
+        "no two voters' lists of live agents were compared"
+    );
 }
 
 /// The same seed gives the same run: every event (its digest) and every count.

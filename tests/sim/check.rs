@@ -11,16 +11,44 @@
 //! - every batch is appended at most once: an idempotent producer's (id, partition,
 //!   sequence) once, any object's batch once however often its commit was retried (a
 //!   commit applied again answers its first outcomes);
-//! - an acknowledgement names the offset its batch was appended at.
+//! - an acknowledgement names the offset its batch was appended at;
+//! - voters that have applied the same index list the same agents live (compared wherever
+//!   two stop at one index);
+//!
+//! and at the end of a run (every voter at the same index), whatever the wall clocks say:
+//!
+//! - the state's time moved on at between `SLOWEST_RATE` and `FASTEST_RATE` of the sim's time
+//!   from its first tick to its last;
+//! - every agent that is up is listed live by every voter; an agent that is down is listed by
+//!   none once the state's time has moved a lease past its last renewal, nor once the sim's
+//!   time has moved so far past it that even the state's slowest rate covers a lease.
 
-use super::clients::Ack;
-use super::raft::{Entry, Role, Voter};
+use super::clients::{AGENT_LEASE_MS, Ack, Agent};
+use super::raft::{Entry, Role, TICK_EVERY_MS, Voter};
 use floe::ids::{ObjectKey, ProducerId, TopicPartition};
 use floe::metadata::state::{BatchOutcome, Command, MetadataState, Outcome};
 use std::collections::BTreeMap;
 
 /// How often (in log indexes) voters' whole states are compared.
 const STATE_SAMPLE: usize = 16;
+
+/// The slowest the state's time may run against the sim's over a run. A leader moves it on
+/// at 0.9 of real time at least (`ticks::proposal`), but elections and a leader cut off from
+/// its followers stop it for a while (a new leader's first tick makes up one interval only).
+const SLOWEST_RATE: f64 = 0.5;
+/// The fastest: a leader moves it on at 1.25 of real time at most. A new leader's first tick
+/// counts one interval whatever the time since the last tick (at least the election timeout,
+/// three quarters of an interval here), so an election may add a little on top; elections
+/// are rarely that quick, and the stop before them takes it back.
+const FASTEST_RATE: f64 = 1.3;
+
+/// The state's clock as the voters applied it (sim ms, state ms): its first tick, and when it
+/// last moved on, to what.
+#[derive(Clone, Copy)]
+struct StateClock {
+    first: (u64, i64),
+    latest: (u64, i64),
+}
 
 #[derive(Default)]
 pub struct Checker {
@@ -42,11 +70,20 @@ pub struct Checker {
     seen: BTreeMap<usize, (u64, usize, usize)>,
     /// How often two voters' whole states were compared.
     pub states_compared: usize,
+    /// Applied index → the agents listed live there (ids), as the first voter seen there
+    /// listed them.
+    live: BTreeMap<usize, Vec<i32>>,
+    /// How often two voters' lists of live agents were compared.
+    pub live_lists_compared: usize,
+    /// Agent id → when (sim ms) its latest renewal in the log was first applied, and the
+    /// state's time then (at least: that voter may have applied more in the step).
+    renewed: BTreeMap<i32, (u64, i64)>,
+    clock: Option<StateClock>,
 }
 
 impl Checker {
-    /// Checks the voters after a step.
-    pub fn voters(&mut self, voters: &[Voter]) -> Result<(), String> {
+    /// Checks the voters after the step at `now`.
+    pub fn voters(&mut self, now: u64, voters: &[Voter]) -> Result<(), String> {
         for v in voters.iter() {
             if let Some(violation) = &v.violation {
                 return Err(violation.clone());
@@ -117,6 +154,10 @@ impl Checker {
                     None => {
                         self.outcomes.push(outcome.clone());
                         self.record(i)?;
+                        if let Some(Command::RenewAgent { agent, .. }) = &self.committed[i].command
+                        {
+                            self.renewed.insert(agent.id, (now, v.state.now_ms()));
+                        }
                     }
                 }
                 if (i + 1).is_multiple_of(STATE_SAMPLE) && i + 1 == v.applied {
@@ -127,6 +168,120 @@ impl Checker {
                 .insert(v.id, (v.lives, v.commit, v.outcomes.len()));
             if v.outcomes.len() != applied_before {
                 self.partitions(v)?;
+                self.same_live_agents(v)?;
+            }
+            self.clock_seen(now, v.state.now_ms());
+        }
+        Ok(())
+    }
+
+    /// Compares the agents `v` lists live with those another voter listed at its applied
+    /// index: the same log prefix, the same answer, whatever any clock says.
+    fn same_live_agents(&mut self, v: &Voter) -> Result<(), String> {
+        let listed: Vec<i32> = v.state.live_agents().map(|a| a.id).collect();
+        match self.live.get(&v.applied) {
+            Some(known) if *known != listed => Err(format!(
+                "voter {} lists agents {listed:?} live at applied index {}, another voter {known:?}",
+                v.id, v.applied
+            )),
+            Some(_) => {
+                self.live_lists_compared += 1;
+                Ok(())
+            }
+            None => {
+                self.live.insert(v.applied, listed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Notes the state's time `state_ms` a voter holds after the step at `now`.
+    fn clock_seen(&mut self, now: u64, state_ms: i64) {
+        if state_ms == 0 {
+            return; // not started
+        }
+        match &mut self.clock {
+            None => {
+                self.clock = Some(StateClock {
+                    first: (now, state_ms),
+                    latest: (now, state_ms),
+                })
+            }
+            Some(clock) if state_ms > clock.latest.1 => clock.latest = (now, state_ms),
+            Some(_) => {}
+        }
+    }
+
+    /// At the end: the state's time ran at near the sim's rate, however far off the leaders'
+    /// wall clocks were.
+    pub fn clock_rate(&self) -> Result<(), String> {
+        let Some(StateClock { first, latest }) = self.clock else {
+            return Err("the state's clock never started".into());
+        };
+        let (real_ms, moved_ms) = (latest.0 - first.0, latest.1 - first.1);
+        // The faults stop well before the end; a run ticks for most of it.
+        if real_ms < 1_000 {
+            return Err(format!(
+                "the state's clock moved for only {real_ms} ms of the run"
+            ));
+        }
+        let rate = moved_ms as f64 / real_ms as f64;
+        if !(SLOWEST_RATE..=FASTEST_RATE).contains(&rate) {
+            return Err(format!(
+                "the state's time moved {moved_ms} ms in {real_ms} ms of the run ({rate:.3}x; between {SLOWEST_RATE}x and {FASTEST_RATE}x expected)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// At the end, every voter at the same index: who is listed live. The agents' wall clocks
+    /// are not consulted; if the state read the expiry an agent's record claims by its own
+    /// clock, an agent minutes behind would be missing here and one minutes ahead listed long
+    /// after it crashed.
+    pub fn liveness(&self, voters: &[Voter], agents: &[Agent]) -> Result<(), String> {
+        let Some(clock) = self.clock else {
+            return Err("the state's clock never started".into());
+        };
+        for agent in agents {
+            let id = agent.id as i32;
+            for v in voters {
+                let listed = v.state.live_agents().any(|a| a.id == id);
+                if agent.up && !listed {
+                    return Err(format!(
+                        "agent {} is up and renews, and voter {} does not list it live (its registration: {:?})",
+                        agent.id,
+                        v.id,
+                        self.renewed.get(&id)
+                    ));
+                }
+                if agent.up || !listed {
+                    continue;
+                }
+                let Some(&(renewed_at, renewed_ms)) = self.renewed.get(&id) else {
+                    return Err(format!(
+                        "voter {} lists agent {} live, which never registered",
+                        v.id, agent.id
+                    ));
+                };
+                // A lease granted before the clock started runs from its first tick.
+                let past_lease_ms = v.state.now_ms() - renewed_ms.max(clock.first.1);
+                if past_lease_ms >= AGENT_LEASE_MS {
+                    return Err(format!(
+                        "voter {} lists agent {} live, down and last renewed {past_lease_ms} ms of the state's time ago (lease {AGENT_LEASE_MS} ms)",
+                        v.id, agent.id
+                    ));
+                }
+                // Judged by the sim's time: the state's time has covered at least the slowest
+                // rate of it since (the last tick only counts: ticks stop before the end).
+                let ticking_ms = clock.latest.0.saturating_sub(renewed_at.max(clock.first.0));
+                let lapsed = ticking_ms as f64 * SLOWEST_RATE
+                    >= (AGENT_LEASE_MS as u64 + TICK_EVERY_MS) as f64;
+                if lapsed {
+                    return Err(format!(
+                        "voter {} lists agent {} live, down and last renewed {ticking_ms} ms of the run's ticking ago; the state's time moved only {past_lease_ms} ms since (lease {AGENT_LEASE_MS} ms)",
+                        v.id, agent.id
+                    ));
+                }
             }
         }
         Ok(())

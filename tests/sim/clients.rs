@@ -7,18 +7,33 @@
 //! the command twice) until its deadline; then its batches fail too, though the commit may
 //! still land. This is what `produce::pipeline` and `Quorum::write` do.
 //!
+//! An agent also keeps itself registered as `node::registration` does: a `RenewAgent` for
+//! `AGENT_LEASE_MS` every third of the lease, through the same writes (retried alike, given
+//! up at the same deadline), from its start and again from every restart; a crashed agent
+//! renews nothing. Its wall clock is off (`clock_skew_ms`), and it writes its own idea of its
+//! expiry into the record as agents before `RenewAgent` did: the state must take neither into
+//! account, and the checker would see it if it did.
+//!
 //! A producer keeps one batch in flight per partition and retries it, with the same sequence
-//! numbers when it is idempotent, until it is acknowledged.
+//! numbers when it is idempotent, until it is acknowledged. It sends each attempt to one of
+//! the agents a Metadata answer would name (those the state lists live).
 
-use super::{Addr, Msg, Outbox};
+use super::{Addr, Msg, Outbox, WALL_CLOCK_BASE_MS};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
-use floe::metadata::state::{BatchOutcome, Command, CommittedBatch, Outcome, PartitionBatches};
+use floe::metadata::state::{
+    Agent as AgentRecord, BatchOutcome, Command, CommittedBatch, Outcome, PartitionBatches,
+};
 use floe::random::SplitMix64;
 
-/// How long an agent retries a commit before failing its batches.
+/// How long an agent retries a write (a commit, a renewal) before giving it up; a commit's
+/// batches then fail.
 const COMMIT_DEADLINE_MS: u64 = 1_000;
 const COMMIT_RETRY_MS: u64 = 100;
 const PRODUCE_TIMEOUT_MS: u64 = 1_500;
+/// The lease an agent renews for (state time), as `config::agent_lease` has it by default.
+pub const AGENT_LEASE_MS: i64 = 4_000;
+/// How often an agent renews: a third of its lease, as `node::registration` does.
+const RENEW_EVERY_MS: u64 = AGENT_LEASE_MS as u64 / 3;
 
 struct Pending {
     producer: Addr,
@@ -31,6 +46,15 @@ struct Pending {
 enum Stage {
     Uploading { done_at: u64, fails: bool },
     Committing { retry_at: u64, requests: Vec<u64> },
+}
+
+/// A registration renewal on its way to the quorum: the same command until it is applied or
+/// its deadline passes.
+struct Renewal {
+    command: Command,
+    requests: Vec<u64>,
+    retry_at: u64,
+    deadline: u64,
 }
 
 struct Object {
@@ -54,6 +78,14 @@ pub struct Agent {
     pub put_fail: f64,
     /// Until when this agent cannot reach the object store: every PUT ending before then fails.
     pub store_cut_until: u64,
+    /// Where this agent's wall clock is off (ms). Nothing the state decides may depend on it.
+    pub clock_skew_ms: i64,
+    renewal: Option<Renewal>,
+    /// When the next renewal starts (none is under way).
+    renew_at: u64,
+    /// Whether it still renews (stopped at the end of a run, so voters can agree on a last
+    /// index).
+    pub renewing: bool,
 }
 
 impl Agent {
@@ -69,15 +101,130 @@ impl Agent {
             leader_hint: None,
             put_fail,
             store_cut_until: 0,
+            clock_skew_ms: 0,
+            renewal: None,
+            renew_at: 0,
+            renewing: true,
         }
     }
 
-    /// A crash: accepted batches are gone; their producers time out and retry.
+    /// A crash: accepted batches are gone; their producers time out and retry. Its
+    /// registration is renewed no more; its lease runs out.
     pub fn crash(&mut self) {
         self.up = false;
         self.queue.clear();
         self.object = None;
+        self.renewal = None;
         self.leader_hint = None;
+    }
+
+    /// Back up: it registers again at once, as a starting agent does.
+    pub fn restart(&mut self, now: u64) {
+        self.up = true;
+        self.renew_at = now;
+    }
+
+    /// Sends `command` to the voter it thinks leads (any, if it knows none); the request's id.
+    fn write(&mut self, rng: &mut SplitMix64, command: Command, out: &mut Outbox) -> u64 {
+        let to = self
+            .leader_hint
+            .unwrap_or_else(|| self.voters[(rng.next_u64() % self.voters.len() as u64) as usize]);
+        self.requests += 1;
+        out.push((
+            to,
+            Msg::Write {
+                request: self.requests,
+                command,
+            },
+        ));
+        self.requests
+    }
+
+    /// This agent's renewal: `AGENT_LEASE_MS` of the state's time from the entry that applies
+    /// it. The record also claims an expiry by the agent's own wall clock, as agents before
+    /// `RenewAgent` did: the state must ignore it, or an agent whose clock is minutes behind
+    /// would be dropped at once and one minutes ahead listed long after it died.
+    fn registration(&self, now: u64) -> Command {
+        let wall_ms = WALL_CLOCK_BASE_MS + now as i64 + self.clock_skew_ms;
+        Command::RenewAgent {
+            agent: AgentRecord {
+                id: self.id as i32,
+                host: format!("agent-{}", self.id),
+                port: 9092,
+                zone: None,
+                internal_addr: None,
+                lease_expires_ms: wall_ms + AGENT_LEASE_MS,
+            },
+            lease_ms: AGENT_LEASE_MS,
+        }
+    }
+
+    fn send_renewal(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        let Some(command) = self.renewal.as_ref().map(|r| r.command.clone()) else {
+            return;
+        };
+        if !self.renewing {
+            return;
+        }
+        let request = self.write(rng, command, out);
+        if let Some(renewal) = &mut self.renewal {
+            renewal.retry_at = now + COMMIT_RETRY_MS;
+            renewal.requests.push(request);
+        }
+    }
+
+    /// Starts a renewal when one is due; retries one that is not answered, until its deadline.
+    fn renew(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        if !self.renewing {
+            return;
+        }
+        match self.renewal.as_ref().map(|r| (r.retry_at, r.deadline)) {
+            None if now >= self.renew_at => {
+                self.renewal = Some(Renewal {
+                    command: self.registration(now),
+                    requests: Vec::new(),
+                    retry_at: now,
+                    deadline: now + COMMIT_DEADLINE_MS,
+                });
+                self.send_renewal(now, rng, out);
+            }
+            Some((retry_at, deadline)) if now >= retry_at => {
+                if now >= deadline {
+                    // Given up; the next one comes a third of a lease on, as after a success.
+                    self.renewal = None;
+                    self.renew_at = now + RENEW_EVERY_MS;
+                } else {
+                    self.leader_hint = None;
+                    self.send_renewal(now, rng, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The answer to a renewal.
+    fn renewal_answered(
+        &mut self,
+        now: u64,
+        rng: &mut SplitMix64,
+        result: Result<Option<Outcome>, Option<Addr>>,
+        out: &mut Outbox,
+    ) -> Option<String> {
+        match result {
+            Ok(Some(Outcome::Registered(Ok(())))) => {
+                self.renewal = None;
+                self.renew_at = now + RENEW_EVERY_MS;
+                None
+            }
+            Ok(other) => Some(format!("a RenewAgent answered {other:?}")),
+            Err(hint) => {
+                if hint.is_some() && hint != self.leader_hint {
+                    self.leader_hint = hint;
+                    self.send_renewal(now, rng, out);
+                }
+                None
+            }
+        }
     }
 
     fn command(object: &Object) -> Command {
@@ -95,20 +242,16 @@ impl Agent {
     }
 
     fn send_commit(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
-        let to = self
-            .leader_hint
-            .unwrap_or_else(|| self.voters[(rng.next_u64() % self.voters.len() as u64) as usize]);
-        self.requests += 1;
-        let request = self.requests;
-        let Some(object) = &mut self.object else {
+        let Some(command) = self.object.as_ref().map(Agent::command) else {
             return;
         };
-        let command = Agent::command(object);
-        if let Stage::Committing { retry_at, requests } = &mut object.stage {
+        let request = self.write(rng, command, out);
+        if let Some(object) = &mut self.object
+            && let Stage::Committing { retry_at, requests } = &mut object.stage
+        {
             *retry_at = now + COMMIT_RETRY_MS;
             requests.push(request);
         }
-        out.push((to, Msg::Write { request, command }));
     }
 
     fn fail_all(&mut self, out: &mut Outbox) {
@@ -128,6 +271,7 @@ impl Agent {
     }
 
     pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        self.renew(now, rng, out);
         match self.object.as_ref().map(|o| (&o.stage, o.deadline)) {
             None => {
                 let ready =
@@ -216,6 +360,13 @@ impl Agent {
                 None
             }
             Msg::WriteReply { request, result } => {
+                if self
+                    .renewal
+                    .as_ref()
+                    .is_some_and(|r| r.requests.contains(&request))
+                {
+                    return self.renewal_answered(now, rng, result, out);
+                }
                 let ours = self.object.as_ref().is_some_and(|o| match &o.stage {
                     Stage::Committing { requests, .. } => requests.contains(&request),
                     Stage::Uploading { .. } => false,
@@ -322,7 +473,14 @@ impl Producer {
             .collect()
     }
 
-    pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+    /// Starts and retries batches. Each attempt goes to one of `listed`, the agents a
+    /// Metadata answer names now (any agent while it names none).
+    pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, listed: &[Addr], out: &mut Outbox) {
+        let agents: &[Addr] = if listed.is_empty() {
+            &self.agents
+        } else {
+            listed
+        };
         let idempotent = self.idempotent();
         for i in 0..self.partitions.len() {
             let (tp, next_sequence, in_flight) = &mut self.partitions[i];
@@ -356,7 +514,7 @@ impl Producer {
                 self.requests += 1;
                 f.requests.push(self.requests);
                 f.retry_at = now + PRODUCE_TIMEOUT_MS;
-                let agent = self.agents[(rng.next_u64() % self.agents.len() as u64) as usize];
+                let agent = agents[(rng.next_u64() % agents.len() as u64) as usize];
                 out.push((
                     agent,
                     Msg::Produce {

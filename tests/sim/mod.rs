@@ -3,9 +3,15 @@
 //! clock, in one thread, every choice drawn from one seeded generator. A run repeats exactly
 //! for its seed. Faults: lost, delayed and reordered messages; one- and two-way partitions
 //! of a voter; an agent cut off from the quorum or from the object store; voter crashes
-//! (with torn log writes) and restarts; agent crashes; failed object-store writes; voters'
-//! wall clocks off by up to 5 s. After a heal, a quiet period in
-//! which every batch must be acknowledged.
+//! (with torn log writes) and restarts; agent crashes, and in some runs one agent crashing
+//! for good; failed object-store writes. After a heal, a quiet period in which every batch
+//! must be acknowledged.
+//!
+//! Time: the state's own clock (`Command::Tick`) is moved on by whichever voter leads, from
+//! its wall clock; agents register with leases of that clock (`Command::RenewAgent`). Every
+//! node's wall clock is off, by up to a few seconds, half a minute or minutes in a run (drawn
+//! per run, for voters and agents apart), and the state's time must still run at about the
+//! sim's rate and judge every agent alike on every voter.
 
 pub mod check;
 pub mod clients;
@@ -23,6 +29,19 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// A node of the simulation: voters first, then agents, then producers.
 pub type Addr = usize;
+
+/// What a true wall clock reads at sim time 0 (ms since the Unix epoch); each node's is off
+/// from it by its skew.
+pub const WALL_CLOCK_BASE_MS: i64 = 1_700_000_000_000;
+
+/// How far off wall clocks may be in a run (ms), one drawn per run: a few seconds (clocks
+/// kept by NTP), half a minute, or minutes (a clock never set).
+const SKEW_RANGES_MS: [u64; 3] = [5_000, 30_000, 300_000];
+
+/// A wall clock's error within ±`range_ms`, drawn.
+fn skew(rng: &mut SplitMix64, range_ms: u64) -> i64 {
+    (rng.next_u64() % (2 * range_ms + 1)) as i64 - range_ms as i64
+}
 
 pub enum Msg {
     Vote {
@@ -84,6 +103,8 @@ pub struct Summary {
     pub faults: usize,
     /// Comparisons of two voters' whole states at one index.
     pub states_compared: usize,
+    /// Comparisons of two voters' lists of live agents at one index.
+    pub live_lists_compared: usize,
     /// A digest of every event: equal for two runs of one seed.
     pub digest: u64,
 }
@@ -127,6 +148,8 @@ struct World {
     checker: Checker,
     /// When each crashed node or cut network comes back.
     restarts: BTreeMap<Addr, u64>,
+    /// The agent (index) that crashes for good, and when: its lease must run out.
+    retire: Option<(usize, u64)>,
     heal_at: Option<u64>,
     faults: usize,
     trace: VecDeque<String>,
@@ -176,14 +199,28 @@ impl World {
                 Voter::new(id, peers, &bootstrap, &mut rng)
             })
             .collect();
+        let voter_skew_ms = SKEW_RANGES_MS[(rng.next_u64() % SKEW_RANGES_MS.len() as u64) as usize];
         for v in &mut voters {
-            v.clock_skew_ms = (rng.next_u64() % 10_001) as i64 - 5_000;
+            v.clock_skew_ms = skew(&mut rng, voter_skew_ms);
         }
         let put_fail = rng.uniform() * 0.1;
+        let agent_skew_ms = SKEW_RANGES_MS[(rng.next_u64() % SKEW_RANGES_MS.len() as u64) as usize];
         let agents = agent_addrs
             .iter()
-            .map(|&id| Agent::new(id, voter_addrs.clone(), put_fail))
+            .map(|&id| {
+                let mut agent = Agent::new(id, voter_addrs.clone(), put_fail);
+                agent.clock_skew_ms = skew(&mut rng, agent_skew_ms);
+                agent
+            })
             .collect();
+        // Early enough that its lease runs out, and Metadata stops naming it, well before the
+        // end: producers retry on the other agent meanwhile.
+        let retire = (rng.uniform() < 1.0 / 3.0).then(|| {
+            (
+                (rng.next_u64() % AGENTS as u64) as usize,
+                500 + rng.next_u64() % 2_500,
+            )
+        });
         let producers = (0..PRODUCERS)
             .map(|i| {
                 let id = VOTERS + AGENTS + i;
@@ -204,6 +241,7 @@ impl World {
             producers,
             checker: Checker::default(),
             restarts: BTreeMap::new(),
+            retire,
             heal_at: None,
             faults: 0,
             trace: VecDeque::new(),
@@ -266,9 +304,18 @@ impl World {
             if addr < VOTERS {
                 self.voters[addr].restart(now, &mut self.rng);
             } else {
-                self.agents[addr - VOTERS].up = true;
+                self.agents[addr - VOTERS].restart(now);
             }
             self.log(format!("node {addr} restarts"));
+        }
+        if let Some((a, at)) = self.retire
+            && at <= now
+        {
+            self.retire = None;
+            self.restarts.remove(&(VOTERS + a));
+            self.agents[a].crash();
+            self.faults += 1;
+            self.log(format!("agent {} crashes for good", VOTERS + a));
         }
         if self.heal_at.is_some_and(|at| at <= now) {
             self.heal_at = None;
@@ -410,13 +457,33 @@ impl World {
                 self.send(VOTERS + a, out);
             }
         }
+        let listed = self.listed_agents();
         for p in 0..PRODUCERS {
             let mut out = Outbox::new();
-            self.producers[p].on_timer(now, &mut self.rng, &mut out);
+            self.producers[p].on_timer(now, &mut self.rng, &listed, &mut out);
             let id = self.producers[p].id;
             self.send(id, out);
         }
-        self.checker.voters(&self.voters)
+        self.checker.voters(now, &self.voters)
+    }
+
+    /// The agents a Metadata answer names now: those listed live by the state of the voter
+    /// that has applied most (the freshest a client could be told).
+    fn listed_agents(&self) -> Vec<Addr> {
+        let Some(freshest) = self
+            .voters
+            .iter()
+            .filter(|v| v.up)
+            .max_by_key(|v| v.applied)
+        else {
+            return Vec::new();
+        };
+        freshest
+            .state
+            .live_agents()
+            .map(|a| a.id as Addr)
+            .filter(|a| (VOTERS..VOTERS + AGENTS).contains(a))
+            .collect()
     }
 }
 
@@ -424,6 +491,12 @@ impl World {
 /// sent must be acknowledged and the voters must agree.
 pub fn run(seed: u64, chaos_ms: u64, quiet_ms: u64) -> Result<Summary, Violation> {
     let mut world = World::new(seed);
+    let voter_skews: Vec<i64> = world.voters.iter().map(|v| v.clock_skew_ms).collect();
+    let agent_skews: Vec<i64> = world.agents.iter().map(|a| a.clock_skew_ms).collect();
+    world.log(format!(
+        "wall clocks off by (ms): voters {voter_skews:?}, agents {agent_skews:?}; an agent to crash for good (index, at ms): {:?}",
+        world.retire
+    ));
     let fail = |world: &World, what: String| Violation {
         seed,
         at_ms: world.now,
@@ -444,6 +517,9 @@ pub fn run(seed: u64, chaos_ms: u64, quiet_ms: u64) -> Result<Summary, Violation
         if world.now == chaos_ms + quiet_ms - SETTLE_MS {
             for v in &mut world.voters {
                 v.ticking = false;
+            }
+            for a in &mut world.agents {
+                a.renewing = false;
             }
         }
         if let Err(what) = world.step(chaos) {
@@ -478,11 +554,18 @@ pub fn run(seed: u64, chaos_ms: u64, quiet_ms: u64) -> Result<Summary, Violation
             return Err(fail(&world, what));
         }
     }
+    if let Err(what) = world.checker.clock_rate() {
+        return Err(fail(&world, what));
+    }
+    if let Err(what) = world.checker.liveness(&world.voters, &world.agents) {
+        return Err(fail(&world, what));
+    }
     Ok(Summary {
         acknowledged: world.checker.acknowledged(),
         committed_entries: world.checker.committed(),
         faults: world.faults,
         states_compared: world.checker.states_compared,
+        live_lists_compared: world.checker.live_lists_compared,
         digest: world.digest,
     })
 }

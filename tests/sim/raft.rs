@@ -7,17 +7,27 @@
 //! This models the protocol floe gets from openraft so that the commit path above it can be
 //! driven through elections, lost and reordered messages and crashes one seeded step at a
 //! time; openraft itself runs in the chaos test.
+//!
+//! Every voter runs the state's tick loop as `metadata::ticks::tick_while_leading` does: a
+//! timer firing every `TICK_EVERY_MS` from the voter's start, which proposes a `Tick` while
+//! the voter leads, by the real `ticks::proposal` from its own (skewed) wall clock.
 
-use super::{Addr, Msg, Outbox};
+use super::{Addr, Msg, Outbox, WALL_CLOCK_BASE_MS};
 use floe::metadata::state::{Command, MetadataState, Outcome};
+use floe::metadata::ticks;
 use floe::random::SplitMix64;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 pub const HEARTBEAT_MS: u64 = 30;
 const ELECTION_MIN_MS: u64 = 150;
 const ELECTION_SPREAD_MS: u64 = 150;
 /// Entries one AppendEntries carries at most.
 const BATCH: usize = 8;
+/// How often a voter's tick timer fires. The real interval (`ticks::TICK_EVERY`) is 1 s; a
+/// fifth of it here gives a short run many ticks, and elections between them. `proposal`
+/// scales with the interval, so the state's time runs at the same rates.
+pub const TICK_EVERY_MS: u64 = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -56,16 +66,21 @@ pub struct Voter {
     /// Writes this leader appended and must answer once applied: index → (agent, request).
     waiting: BTreeMap<usize, (Addr, u64)>,
     pub leader_hint: Option<Addr>,
-    /// Where this voter's wall clock is off (ms): it stamps the `Tick`s it leads with.
+    /// Where this voter's wall clock is off (ms): the `Tick`s it proposes while it leads start
+    /// from that clock.
     pub clock_skew_ms: i64,
+    /// When its tick timer next fires (it runs whether the voter leads or not).
     tick_at: u64,
+    /// When it last proposed a tick, while it leads; `None` from the first firing at which it
+    /// does not lead, and after a crash (the real loop keeps this in memory).
+    previous_tick: Option<u64>,
     /// Crashes so far: the checker starts over with a voter that crashed.
     pub lives: u64,
     /// What this voter saw that Raft rules out (another leader of its term, a committed
     /// entry overwritten), for the checker.
     pub violation: Option<String>,
     /// Whether a leader appends `Tick`s (stopped at the end, so voters can agree on a last
-    /// index).
+    /// index; its tick loop still runs).
     pub ticking: bool,
 }
 
@@ -98,7 +113,9 @@ impl Voter {
             waiting: BTreeMap::new(),
             leader_hint: None,
             clock_skew_ms: 0,
-            tick_at: 0,
+            // Voters start at different moments: their timers fire out of step.
+            tick_at: 1 + rng.next_u64() % TICK_EVERY_MS,
+            previous_tick: None,
             ticking: true,
             lives: 0,
             violation: None,
@@ -132,11 +149,14 @@ impl Voter {
         self.matched.clear();
         self.waiting.clear();
         self.leader_hint = None;
+        self.previous_tick = None;
     }
 
     pub fn restart(&mut self, now: u64, rng: &mut SplitMix64) {
         self.up = true;
         self.reset_election(now, rng);
+        // The tick loop starts with the process, and first sleeps an interval.
+        self.tick_at = now + TICK_EVERY_MS;
     }
 
     /// A higher term, or a leader of this one: follow. (The election timer is reset only by
@@ -154,14 +174,13 @@ impl Voter {
         }
     }
 
-    /// Timers: elections, heartbeats and the leader's ticks.
+    /// Timers: the tick loop, elections and heartbeats.
     pub fn on_timer(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
+        if now >= self.tick_at {
+            self.tick_at = now + TICK_EVERY_MS;
+            self.tick(now);
+        }
         if self.role == Role::Leader {
-            if self.ticking && now >= self.tick_at {
-                self.tick_at = now + 200;
-                let now_ms = 1_700_000_000_000 + now as i64 + self.clock_skew_ms;
-                self.append(Some(Command::Tick { now_ms }));
-            }
             if now >= self.heartbeat_at {
                 self.heartbeat_at = now + HEARTBEAT_MS;
                 for peer in self.peers.clone() {
@@ -188,6 +207,28 @@ impl Voter {
                 ));
             }
         }
+    }
+
+    /// A firing of the tick loop (`ticks::tick_while_leading`): while leading, proposes its
+    /// wall clock held near the state's time moved on by the time since its previous tick
+    /// (one interval for a term's first), exactly as a real leader does.
+    fn tick(&mut self, now: u64) {
+        if self.role != Role::Leader {
+            self.previous_tick = None;
+            return;
+        }
+        let elapsed_ms = self.previous_tick.map_or(TICK_EVERY_MS, |at| now - at);
+        self.previous_tick = Some(now);
+        if !self.ticking {
+            return;
+        }
+        let wall_ms = WALL_CLOCK_BASE_MS + now as i64 + self.clock_skew_ms;
+        let now_ms = ticks::proposal(
+            wall_ms,
+            self.state.now_ms(),
+            Duration::from_millis(elapsed_ms),
+        );
+        self.append(Some(Command::Tick { now_ms }));
     }
 
     fn append(&mut self, command: Option<Command>) -> usize {
@@ -229,7 +270,6 @@ impl Voter {
         }
         self.append(None);
         self.heartbeat_at = 0;
-        self.tick_at = 0;
         for peer in self.peers.clone() {
             self.send_append(peer, out);
         }
