@@ -936,6 +936,8 @@ mod tests {
             // A commit whose answer was lost may still be where the next session starts.
             commit_sent("g", 5),
             member_poll(3, &[(5, 5)]),
+            // A last reader without a group reads what the group's first session started past.
+            poll(4, &[(0, 0), (1, 1)]),
         ]);
         let report = check_events(events);
         assert!(report.is_clean(), "{report}");

@@ -68,6 +68,8 @@ fn metrics_views_and_cost_reflect_traffic() {
         ("floe_produce_records", "counter"),
         ("floe_fetch_bytes", "counter"),
         ("floe_connections", "gauge"),
+        ("floe_fetches_waiting", "gauge"),
+        ("floe_request_bytes_in_flight", "gauge"),
         ("floe_read_tier_reads", "counter"),
         ("floe_read_gets", "counter"),
         ("floe_fetch_wake_latency_seconds", "histogram"),

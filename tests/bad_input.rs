@@ -389,7 +389,12 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
         let mut body = call(&mut stream, ApiKey::Fetch, 12, RequestBody::Fetch(fetch));
         FetchResponse::decode(&mut body, 12).expect("decode")
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // Produce only once the fetch is parked in its wait: a produce that landed first would
+    // answer the fetch on its first look, and the wake-up would never be tested.
+    support::wait_for("the fetch to park", Duration::from_secs(20), || {
+        (support::metric(floe.admin, "floe_fetches_waiting") == Some(1.0)).then_some(())
+    });
+    let wakes_before = wakes(&floe);
     assert_eq!(
         produce(&mut setup, "poll", build_test_batch(-1, -1, -1, 5, 10)),
         0
@@ -401,6 +406,22 @@ fn a_long_poll_fetch_is_answered_when_a_commit_makes_data_visible() {
     let records = partition.records.as_ref().expect("records").to_bytes();
     let batches: Vec<_> = floe::protocol::record_batch::Batches::new(records).collect();
     assert_eq!(batches.len(), 1);
+    // The commit's signal woke it (a fetch that ran out its wait would not count here).
+    assert!(
+        wakes(&floe) > wakes_before,
+        "the fetch answered without a commit waking it"
+    );
+    // Its wait is over, and counted as over.
+    assert_eq!(
+        support::metric(floe.admin, "floe_fetches_waiting"),
+        Some(0.0)
+    );
+}
+
+/// Long-polling fetches a commit woke so far (each records how long waking took).
+fn wakes(floe: &Floe) -> f64 {
+    support::metric(floe.admin, "floe_fetch_wake_latency_seconds_count")
+        .expect("floe_fetch_wake_latency_seconds_count")
 }
 
 #[test]
@@ -465,7 +486,21 @@ fn size_headers_alone_reserve_no_memory_beyond_the_request_budget() {
             stream
         })
         .collect();
-    std::thread::sleep(Duration::from_secs(2));
+    // Measure only once the broker holds all of them open (the start-up probe's and
+    // still_serving's connections are closed by then) and has read their size headers: the
+    // request budget fills with two 100 MiB frames, the rest wait for their share. Measured
+    // any earlier, frames not yet read would pass the bounds without having been tried.
+    let two_frames = 2.0 * f64::from((100i32 << 20) + 4);
+    support::wait_for("the frames to be read", Duration::from_secs(30), || {
+        let open = support::metric(floe.admin, "floe_connections")?;
+        let held = support::metric(floe.admin, "floe_request_bytes_in_flight")?;
+        (open == 500.0 && held >= two_frames).then_some(())
+    });
+    assert_eq!(
+        support::metric(floe.admin, "floe_connections_closed_bad_input_total"),
+        Some(0.0),
+        "an announced 100 MiB frame is within the frame limit: no connection is refused"
+    );
     let virtual_grown = status_bytes(floe.pid(), "VmSize:").saturating_sub(virtual_before);
     let resident_grown = status_bytes(floe.pid(), "VmRSS:").saturating_sub(resident_before);
     println!("500 announced frames: virtual +{virtual_grown} B, resident +{resident_grown} B");
@@ -481,7 +516,12 @@ fn size_headers_alone_reserve_no_memory_beyond_the_request_budget() {
     );
     still_serving(&floe);
     hostile.clear();
-    std::thread::sleep(Duration::from_millis(200));
+    // Their connections close and the budget the two admitted frames held is given back.
+    support::wait_for("hostile ones to close", Duration::from_secs(30), || {
+        let open = support::metric(floe.admin, "floe_connections")?;
+        let held = support::metric(floe.admin, "floe_request_bytes_in_flight")?;
+        (open == 0.0 && held == 0.0).then_some(())
+    });
     still_serving(&floe);
 }
 
@@ -523,6 +563,11 @@ fn idle_connections_are_closed_and_one_address_is_limited() {
     let mut second = connect_from(&floe, "127.0.0.2");
     let mut third = connect_from(&floe, "127.0.0.2");
     assert_closed(&mut third);
+    // Closed for the per-address limit, not for anything else.
+    assert_eq!(
+        support::metric(floe.admin, "floe_connections_refused_total"),
+        Some(1.0)
+    );
     for stream in [&mut first, &mut second] {
         let mut body = call(
             stream,
@@ -537,8 +582,11 @@ fn idle_connections_are_closed_and_one_address_is_limited() {
             0
         );
     }
-    // Silent for longer than the idle timeout: closed.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Silent for longer than the idle timeout: closed, and closed for being idle.
+    support::wait_for("both closed as idle", Duration::from_secs(10), || {
+        let closed = support::metric(floe.admin, "floe_connections_closed_idle_total")?;
+        (closed >= 2.0).then_some(())
+    });
     assert_closed(&mut first);
     assert_closed(&mut second);
     still_serving(&floe);

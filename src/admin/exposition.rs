@@ -96,9 +96,19 @@ pub fn render(broker: &Broker) -> String {
         load(&m.fetch_records),
     );
     e.gauge(
+        "floe_fetches_waiting",
+        "Fetches waiting in a long poll for a commit to one of their partitions.",
+        m.fetches_waiting.load(Ordering::Relaxed) as f64,
+    );
+    e.gauge(
         "floe_connections",
         "Open client connections.",
         m.connections.load(Ordering::Relaxed) as f64,
+    );
+    e.gauge(
+        "floe_request_bytes_in_flight",
+        "Request budget held: frames whose size header was read, until they are answered.",
+        broker.request_budget.held() as f64,
     );
     e.counter(
         "floe_connections_total",

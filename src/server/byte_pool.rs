@@ -58,6 +58,11 @@ impl BytePool {
         }
     }
 
+    /// Bytes reserved now.
+    pub fn held(&self) -> usize {
+        self.capacity - *self.free.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     #[cfg(test)]
     fn free(&self) -> usize {
         *self.free.lock().unwrap_or_else(|p| p.into_inner())
@@ -79,6 +84,7 @@ mod tests {
     async fn a_large_waiter_does_not_hold_up_small_reservations() {
         let pool = BytePool::new(100);
         let held = pool.try_reserve(60).expect("free");
+        assert_eq!(pool.held(), 60);
         let large = tokio::spawn({
             let pool = pool.clone();
             async move { pool.reserve(80).await.bytes }
@@ -93,6 +99,7 @@ mod tests {
         drop(held);
         assert_eq!(large.await.unwrap(), 80);
         assert_eq!(pool.free(), 100);
+        assert_eq!(pool.held(), 0);
         // More than the capacity is clamped to it, so it can always be granted eventually.
         assert_eq!(pool.reserve(1_000).await.bytes, 100);
     }

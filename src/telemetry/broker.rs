@@ -10,6 +10,8 @@ pub struct BrokerMetrics {
     pub fetch_latency: Histogram,
     /// From a commit to a long-polling fetch of one of its partitions waking.
     pub fetch_wake_latency: Histogram,
+    /// Fetches waiting in a long poll for a commit to one of their partitions.
+    pub fetches_waiting: AtomicI64,
     pub produce_bytes: AtomicU64,
     pub produce_records: AtomicU64,
     pub fetch_bytes: AtomicU64,
@@ -36,6 +38,7 @@ impl Default for BrokerMetrics {
             produce_latency: Histogram::new(LATENCY_SECONDS),
             fetch_latency: Histogram::new(LATENCY_SECONDS),
             fetch_wake_latency: Histogram::new(LATENCY_SECONDS),
+            fetches_waiting: AtomicI64::new(0),
             produce_bytes: AtomicU64::new(0),
             produce_records: AtomicU64::new(0),
             fetch_bytes: AtomicU64::new(0),

@@ -32,6 +32,7 @@ use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::fresh_copy::{LocalCopy, catch_up};
 use crate::telemetry::BrokerMetrics;
 use crate::telemetry::ErrorChain;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A long poll never waits longer than this, whatever the client asks.
@@ -59,7 +60,11 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
             return response;
         }
         // Wake on the next commit to one of these partitions, or give up at the deadline.
-        match broker.clock.timeout_at(deadline, commits.raised()).await {
+        let woken = {
+            let _waiting = Waiting::start(&broker.metrics);
+            broker.clock.timeout_at(deadline, commits.raised()).await
+        };
+        match woken {
             Ok(raised) => {
                 if let Some(at) = raised {
                     let latency = broker.clock.now().saturating_duration_since(at);
@@ -75,6 +80,23 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
                     .0;
             }
         }
+    }
+}
+
+/// Counts a fetch in `fetches_waiting` while it lives: however its wait ends, the request
+/// dropped mid-wait (its connection closed) included.
+struct Waiting<'m>(&'m BrokerMetrics);
+
+impl<'m> Waiting<'m> {
+    fn start(metrics: &'m BrokerMetrics) -> Waiting<'m> {
+        metrics.fetches_waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(metrics)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetches_waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
