@@ -563,38 +563,33 @@ fn check_sessions(seen: &Observations, report: &mut Report) {
 /// offset the group was told it had committed before the session's first read (the group
 /// would process records again), and never beyond the committed offsets at or below its
 /// start with records between (the group would skip records it never processed, as a reset
-/// to `latest` does). Commits sent count for the second check even if their answer never
-/// came: the broker may have applied them. A session of a group that has committed nothing
-/// for the partition starts where the client's reset policy says, so it is not judged.
+/// to `latest` does). Commits sent before the session's first read count for the second check
+/// even if their answer never came: the broker may have applied them. A session of a group
+/// that had sent no commit for the partition starts where the client's reset policy says, so
+/// it is not judged.
 fn check_session_starts(events: &[Event], seen: &Observations, report: &mut Report) {
+    // Offsets each group sent for each partition so far, and the highest it was told it had
+    // committed so far, in history order.
     let mut sent: BTreeMap<(&str, &TopicPartition), BTreeSet<i64>> = BTreeMap::new();
-    for event in events {
-        if let Event::Commit {
-            group,
-            partition,
-            offset,
-            ..
-        }
-        | Event::CommitSent {
-            group,
-            partition,
-            offset,
-            ..
-        } = event
-        {
-            sent.entry((group, partition)).or_default().insert(*offset);
-        }
-    }
     let mut acknowledged: BTreeMap<(&str, &TopicPartition), i64> = BTreeMap::new();
     let mut started = BTreeSet::new();
     for event in events {
         match event {
+            Event::CommitSent {
+                group,
+                partition,
+                offset,
+                ..
+            } => {
+                sent.entry((group, partition)).or_default().insert(*offset);
+            }
             Event::Commit {
                 group,
                 partition,
                 offset,
                 ..
             } => {
+                sent.entry((group, partition)).or_default().insert(*offset);
                 let highest = acknowledged.entry((group, partition)).or_insert(*offset);
                 *highest = (*highest).max(*offset);
             }
@@ -641,7 +636,6 @@ fn check_session_starts(events: &[Event], seen: &Observations, report: &mut Repo
             | Event::Send { .. }
             | Event::Ack { .. }
             | Event::SendFailed { .. }
-            | Event::CommitSent { .. }
             | Event::HighWatermark { .. } => {}
         }
     }

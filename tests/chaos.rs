@@ -1,6 +1,6 @@
 //! Chaos: three nodes (each a voter and an agent) behind a real haproxy, on a SeaweedFS
 //! server, under a rotating schedule of faults — kill -9 and restart, SIGSTOP pauses longer
-//! than the agent lease and the election timeout, wall clocks 3 s ahead or behind, network
+//! than the agent lease and the election timeout, wall clocks 3 s or 30 s ahead or behind, network
 //! partitions (one-way, two-way, and a bridge: two nodes cut from each other while both reach
 //! the third), a node cut off from the object store, a voter demoted to a learner and promoted
 //! again — with object-store faults (5xx, timeouts, resets, lost PUT responses, short reads)
@@ -72,8 +72,9 @@ enum Fault {
     Kill,
     /// SIGSTOP past the agent lease (4 s) and the election timeout, then SIGCONT.
     Pause,
-    /// The node's wall clock jumps 3 s ahead or behind (libfaketime, reading an offset file
-    /// the test rewrites) for as long as a pause, then back.
+    /// The node's wall clock jumps 3 s ahead, 3 s behind, 30 s ahead or 30 s behind (one
+    /// each pass, in that order; libfaketime, reading an offset file the test rewrites) for
+    /// as long as a pause, then back.
     Skew,
     /// For as long as a pause, the node's Raft traffic (votes, replication, writes and
     /// read-index requests forwarded to the leader) is cut, in one of three shapes that
@@ -233,7 +234,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
                 nodes[node].resume();
             }
             Fault::Skew => {
-                let skew = if pass.is_multiple_of(2) { "+3" } else { "-3" };
+                let skew = ["+3", "-3", "+30", "-30"][pass % 4];
                 clocks.set(node + 1, skew);
                 std::thread::sleep(Duration::from_secs(6));
                 clocks.set(node + 1, "+0");

@@ -2,9 +2,9 @@
 //! run while an idempotent producer, a consumer group of two members committing after every
 //! few records (reset `earliest`) and a group of one (reset `latest`) work through a schedule
 //! of wall-clock skews (libfaketime): one node 3 s ahead, 30 s ahead, 30 s behind, then two
-//! nodes 30 s ahead and 30 s behind at once. In each skew one more member joins each group
-//! through the skewed nodes (it asks them for metadata and for its group's coordinator) and
-//! leaves when the skew ends, so both groups rebalance while the clocks are wrong.
+//! nodes 30 s ahead and 30 s behind at once. In each skew one more member joins each group,
+//! bootstrapped from the skewed nodes alone (its first metadata comes from them), and leaves
+//! when the skew ends, so both groups rebalance while the clocks are wrong.
 //! `floe::history::check` then judges the whole history: no lost or duplicated record, no
 //! read below an offset the group had committed, no committed offset going back, no skipped
 //! record (a reset to `latest`).

@@ -66,9 +66,13 @@ pub async fn sweep_orphans(ctx: &JobContext) -> Result<u64, CollectionError> {
     // than the grace period.
     let listed = ctx.store.list(PREFIX).await?;
     let grace_ms = ctx.config.orphan_grace.as_millis() as i64;
+    // An object's name carries its creation time by its agent's wall clock. It counts as old
+    // only if it is by both this node's clock and the state's time, so neither a clock here
+    // that runs ahead nor a leader's that did can take an upload still in flight; the grace
+    // (an hour by default) is far beyond any skew of the creating agent that matters.
     let now_ms = ctx.clock.now_ms();
     let found: Vec<String> = ctx.metadata.read(|s| {
-        orphans(&listed, s.objects(), now_ms, grace_ms)
+        orphans(&listed, s.objects(), now_ms.min(s.now_ms()), grace_ms)
             .into_iter()
             .map(str::to_string)
             .collect()

@@ -29,8 +29,8 @@ pub fn proposal(wall_ms: i64, state_ms: i64, elapsed: Duration) -> i64 {
         return wall_ms;
     }
     let elapsed_ms = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
-    let slowest = state_ms.saturating_add(elapsed_ms / 10 * 9);
-    let fastest = state_ms.saturating_add(elapsed_ms / 4 * 5);
+    let slowest = state_ms.saturating_add((elapsed_ms / 10).saturating_mul(9));
+    let fastest = state_ms.saturating_add((elapsed_ms / 4).saturating_mul(5));
     wall_ms.clamp(slowest, fastest)
 }
 

@@ -354,6 +354,7 @@ fn build_broker(
         started: clock.now(),
         groups,
         drain,
+        renewal_sent_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         config,
         metadata,
         pipeline,

@@ -36,9 +36,13 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
         if !limited && broker.metadata.read(|s| !s.limits_set()) {
             limited = broker.metadata.set_limits(Default::default()).await.is_ok();
         }
+        let sent = broker.clock.monotonic_ms();
         match broker.metadata.renew_agent(broker.agent(0), lease).await {
             Ok(Ok(())) => {
                 failing = false;
+                broker
+                    .renewal_sent_ms
+                    .store(sent, std::sync::atomic::Ordering::Relaxed);
                 // Once registered: the listeners' addresses, whenever the state's differ.
                 let me = broker.node_id();
                 let recorded = broker

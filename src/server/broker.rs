@@ -50,6 +50,9 @@ pub struct Broker {
     pub groups: crate::groups::Coordinator,
     /// Raised when the agent starts leaving the cluster (`drain`).
     pub drain: crate::drain_signal::DrainSignal,
+    /// When this agent sent the last renewal of its registration that the quorum applied
+    /// (`Clock::monotonic_ms`; `i64::MIN`: none yet). See `registered`.
+    pub renewal_sent_ms: std::sync::atomic::AtomicI64,
     /// This node's clock and random generator (see `clock` and `random`).
     pub clock: Clock,
     pub rng: Rng,
@@ -83,15 +86,23 @@ impl Broker {
     }
 
     /// Whether this agent's copy of the state names the cluster and holds a live registration
-    /// of this agent: until then its Metadata answers are its own, not the cluster's; and an
-    /// agent whose copy stopped renewing its lease (cut off from the quorum: its writes
-    /// would time out) is better out of the load balancer. A quorum stalled for longer than
-    /// a lease takes every agent out alike (nothing can be written then; reads of what is
-    /// committed stop too).
+    /// of this agent: until then its Metadata answers are its own, not the cluster's; and
+    /// whether it renewed that registration within a lease, by its own monotonic clock: an
+    /// agent that cannot renew (cut off from the quorum: its writes would time out) is better
+    /// out of the load balancer, though its copy, which stopped with it, still lists it. A
+    /// quorum stalled for longer than a lease takes every agent out alike (nothing can be
+    /// written then; reads of what is committed stop too).
     pub fn registered(&self) -> bool {
         let me = self.node_id();
-        self.metadata
-            .read(|s| s.cluster_id().is_some() && s.live_agents().any(|agent| agent.id == me))
+        let sent = self
+            .renewal_sent_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let lease_ms = i64::try_from(self.config.agent_lease.as_millis()).unwrap_or(i64::MAX);
+        let renewed_lately = self.clock.monotonic_ms().saturating_sub(sent) < lease_ms;
+        renewed_lately
+            && self
+                .metadata
+                .read(|s| s.cluster_id().is_some() && s.live_agents().any(|agent| agent.id == me))
     }
 
     /// This agent's registry entry, as it renews it (the state sets its lease's end).
@@ -108,9 +119,12 @@ impl Broker {
     }
 
     /// The brokers clients see: the live agents of the registry, and this one even before its
-    /// first registration is applied.
+    /// first registration is applied; agents sharing an address as one broker under an id
+    /// that lasts (`placement::with_lasting_ids`).
     pub fn shown_brokers(&self) -> Vec<Shown> {
-        placement::brokers(&self.live_agents())
+        let live = placement::brokers(&self.live_agents());
+        self.metadata
+            .read(|s| placement::with_lasting_ids(live, s.registered_agents()))
     }
 
     /// `shown` as a client of `listener` must be told: each broker at its address on that
@@ -228,7 +242,7 @@ impl Broker {
     /// broker at the coordinating agent's address.
     pub fn coordinator_of(&self, group: &str) -> Shown {
         let agent = self.coordinator_agent(group);
-        placement::brokers(&self.live_agents())
+        self.shown_brokers()
             .into_iter()
             .find(|s| s.host == agent.host && s.port == agent.port)
             .unwrap_or(Shown {

@@ -439,6 +439,11 @@ impl MetadataState {
         self.limits.is_some()
     }
 
+    /// Every agent in the registry, live or lapsed.
+    pub fn registered_agents(&self) -> impl Iterator<Item = &Agent> {
+        self.registry.agents.values()
+    }
+
     /// Agents whose lease has not expired at the state's time: the same answer on every node
     /// that has applied the same entries, whatever its wall clock says.
     pub fn live_agents(&self) -> impl Iterator<Item = &Agent> {
@@ -881,10 +886,12 @@ impl MetadataState {
     }
 }
 
-/// The most one `Tick` moves the state's time: twice the ticks' interval. The state's time runs
-/// at most twice as fast as real time, so an outcome kept for `COMMIT_DEDUP_WINDOW_MS` of it is
-/// kept at least half that in real time (15 s, beyond the 10 s write deadline); a time far ahead
-/// is caught up with at that pace, and time lost while the cluster was down too.
+/// The most one `Tick` moves the state's time: twice the ticks' interval, whatever a leader
+/// proposes. Leaders propose at most a quarter more than the real time since their previous
+/// tick (`ticks::proposal`), so this bound holds only against a leader that has not caught up
+/// with its own log (it proposes its wall clock then) or a wrong proposal: the state's time
+/// never runs faster than twice real time, and an outcome kept for `COMMIT_DEDUP_WINDOW_MS` of
+/// it is kept at least half that in real time (15 s, beyond the 10 s write deadline).
 pub const TICK_STEP_MAX_MS: i64 = 2_000;
 
 /// The limits `apply` checks commands against.
