@@ -317,6 +317,24 @@ pub fn watch_watermarks(
     })
 }
 
+/// Fails unless `report` judges a run that got records through, committed offsets, read back
+/// every acknowledged record and found no anomaly.
+pub fn assert_clean(report: &floe::history::Report) {
+    assert!(
+        report.totals.acknowledged > 1_000,
+        "too little got through:\n{report}"
+    );
+    assert!(
+        report.totals.commits > 0,
+        "the groups committed nothing:\n{report}"
+    );
+    assert_eq!(
+        report.unread_acknowledged.count, 0,
+        "the final read missed:\n{report}"
+    );
+    assert_eq!(report.anomalies(), 0, "anomalies:\n{report}");
+}
+
 /// Reads every partition from its start past its high watermark and every acknowledged
 /// offset, as a last consumer session (consumer `reader`): every acknowledged record must be
 /// there.
