@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh                 each target for FLOE_FUZZ_SECONDS (default 20) seconds
 #   FLOE_FUZZ_SECONDS=600 scripts/fuzz.sh
 #   scripts/fuzz.sh --keep          also add the new inputs libFuzzer finds to fuzz/corpus
+#   scripts/fuzz.sh --build         only install cargo-fuzz and build the targets
 #
 # libFuzzer through cargo-fuzz (installed if missing); on a stable toolchain RUSTC_BOOTSTRAP
 # lets it use the unstable flags it needs. No sanitizer: floe forbids unsafe code, so
@@ -21,6 +22,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install -q cargo-fuzz --version 0.13.2 --locked
 fi
 cargo fuzz build -s none >/dev/null 2>&1 || cargo fuzz build -s none
+if [ "$keep" = "--build" ]; then exit 0; fi
 
 for target in $(cargo fuzz list); do
   mkdir -p "corpus/$target"

@@ -4,8 +4,9 @@
 #
 # Cheapest and most deterministic first, so a failure stops the run early: formatting, module
 # cycles and the generated codec (seconds), Debian's packages, clippy (while the Python and
-# JavaScript packages install in the background), the unit tests, the integration tests, librdkafka's own suite, the fuzz
-# targets, and last the real-time fault runs (chaos, clock skew). Each stage prints the time
+# JavaScript packages install in the background), the unit tests, the integration tests,
+# librdkafka's own suite (while the fuzz targets build at idle priority), the fuzz targets,
+# and last the real-time fault runs (chaos, clock skew). Each stage prints the time
 # it started at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,13 +93,27 @@ for file in tests/*.rs; do
 done
 stage "integration tests"
 cargo test -q "${integration[@]}" 2>&1 | tee -a "$log"
+# librdkafka's suite spends most of its time waiting on timeouts and the network, so the fuzz
+# targets build meanwhile at idle CPU and I/O priority: the suite's processes come first.
+fuzz_build_log=$(mktemp)
+# Its own process group (setsid), so that a failure before the wait below stops all of it.
+setsid nice -n 19 ionice -c 3 scripts/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
+fuzz_building=$!
+trap 'kill "$installing" 2>/dev/null || true; kill -- -"$fuzz_building" 2>/dev/null || true
+      rm -f "$install_log" "$log" "$fuzz_build_log"' EXIT
 # librdkafka's own integration suite against a floe process (its allowlist and exclusions
-# are under tests/librdkafka/); its summary line joins the others.
+# are under tests/librdkafka/), four tests at a time; its summary line joins the others.
 stage "librdkafka's suite"
-scripts/librdkafka_suite.sh 2>&1 | tee -a "$log" | grep -E '^(PASS|FAIL|    |librdkafka suite)'
+FLOE_RDK_PARALLEL=${FLOE_RDK_PARALLEL:-4} scripts/librdkafka_suite.sh 2>&1 | tee -a "$log" \
+  | grep -E '^(PASS|FAIL|    |librdkafka suite)'
 # Every decoder of untrusted bytes under libFuzzer for a short bounded time (scripts/fuzz.sh;
 # FLOE_FUZZ_SECONDS=600 for a campaign).
 stage "fuzz targets"
+if ! wait "$fuzz_building"; then
+  cat "$fuzz_build_log" >&2
+  echo "building the fuzz targets failed" >&2
+  exit 1
+fi
 scripts/fuzz.sh
 stage "fault runs: ${fault_runs[*]}"
 cargo test -q "${fault_runs[@]/#/--test=}" 2>&1 | tee -a "$log"
