@@ -20,7 +20,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use floe::history::{self, Event, History};
+use floe::history::{Event, History};
 use floe::protocol::ErrorCode;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -314,11 +314,7 @@ fn no_anomaly_under_kills_pauses_and_object_store_faults() {
     workload::read_everything(&recorder, &bootstrap, 2);
 
     let history = recorder.history();
-    if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {
-        std::fs::write(&path, serde_json::to_vec(&history).expect("json")).expect("history file");
-    }
-    let report = history::check(&history);
-    eprintln!("{report}");
+    let report = workload::judge(&history);
     eprintln!("errors the group member's client reported (retried): {consumer_errors}");
     for (window, gap) in longest_ack_gaps(&history, &windows) {
         eprintln!("{window}: longest gap between acknowledgements {gap} ms");

@@ -18,7 +18,6 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use floe::history;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -155,12 +154,7 @@ fn run(behind_balancer: bool) {
     watching.join().expect("watermarks");
     workload::read_everything(&recorder, &bootstrap, 9);
 
-    let history = recorder.history();
-    if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {
-        std::fs::write(&path, serde_json::to_vec(&history).expect("json")).expect("history file");
-    }
-    let report = history::check(&history);
-    eprintln!("{report}");
+    let report = workload::judge(&recorder.history());
     eprintln!(
         "errors the group members' clients reported (retried): {errors:?}, {joined_errors:?}"
     );

@@ -317,6 +317,17 @@ pub fn watch_watermarks(
     })
 }
 
+/// Judges a run's history with `floe::history::check` and prints the report; with
+/// `FLOE_CHAOS_HISTORY=path.json` the whole history is kept there too.
+pub fn judge(history: &History) -> floe::history::Report {
+    if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {
+        std::fs::write(&path, serde_json::to_vec(history).expect("json")).expect("history file");
+    }
+    let report = floe::history::check(history);
+    eprintln!("{report}");
+    report
+}
+
 /// Fails unless `report` judges a run that got records through, committed offsets, read back
 /// every acknowledged record and found no anomaly.
 pub fn assert_clean(report: &floe::history::Report) {
