@@ -50,34 +50,74 @@ fn run(spec_dir: &Path, out_dir: &Path) -> Result<usize, String> {
     }
     messages.sort_by(|a, b| a.name.cmp(&b.name));
 
-    if out_dir.exists() {
-        std::fs::remove_dir_all(out_dir)
-            .map_err(|e| format!("cannot clear {}: {e}", out_dir.display()))?;
+    // Generated and formatted beside the output first, then copied over only where a file
+    // changed: unchanged files keep their modification times, so regenerating (as the test
+    // command does every run) does not make cargo rebuild the crate.
+    let scratch = out_dir.with_extension("generating");
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch)
+            .map_err(|e| format!("cannot clear {}: {e}", scratch.display()))?;
     }
-    std::fs::create_dir_all(out_dir)
-        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
 
     let mut written = Vec::new();
     for message in &messages {
-        let file = out_dir.join(format!("{}.rs", model::snake_case(&message.name)));
-        std::fs::write(&file, render::message_file(message))
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        written.push(file);
+        let name = format!("{}.rs", model::snake_case(&message.name));
+        written.push((name, render::message_file(message)));
     }
-    for (name, contents) in render::index_files(&messages) {
-        let file = out_dir.join(name);
+    let index = render::index_files(&messages);
+    written.extend(
+        index
+            .into_iter()
+            .map(|(name, contents)| (name.to_string(), contents)),
+    );
+    for (name, contents) in &written {
+        let file = scratch.join(name);
         std::fs::write(&file, contents)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        written.push(file);
     }
 
     let status = Command::new("rustfmt")
         .args(["--edition", "2024"])
-        .args(&written)
+        .args(written.iter().map(|(name, _)| scratch.join(name)))
         .status()
         .map_err(|e| format!("cannot run rustfmt: {e}"))?;
     if !status.success() {
         return Err("rustfmt failed on the generated code".into());
     }
+    sync_dir(&scratch, out_dir)?;
+    std::fs::remove_dir_all(&scratch)
+        .map_err(|e| format!("cannot remove {}: {e}", scratch.display()))?;
     Ok(messages.len())
+}
+
+/// Makes `to` hold exactly the files of `from`, writing only those whose contents differ.
+fn sync_dir(from: &Path, to: &Path) -> Result<(), String> {
+    let names = |dir: &Path| -> Result<Vec<std::ffi::OsString>, String> {
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        Ok(entries
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect())
+    };
+    std::fs::create_dir_all(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    let wanted = names(from)?;
+    for name in names(to)? {
+        if !wanted.contains(&name) {
+            let stale = to.join(&name);
+            std::fs::remove_file(&stale)
+                .map_err(|e| format!("cannot remove {}: {e}", stale.display()))?;
+        }
+    }
+    for name in wanted {
+        let (source, target) = (from.join(&name), to.join(&name));
+        let contents =
+            std::fs::read(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+        if std::fs::read(&target).ok().as_ref() != Some(&contents) {
+            std::fs::write(&target, contents)
+                .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        }
+    }
+    Ok(())
 }
