@@ -17,13 +17,13 @@ cd "$(dirname "$0")/../fuzz"
 export CARGO_TARGET_DIR=${FLOE_FUZZ_TARGET_DIR:-$HOME/.cache/floe-fuzz-target}
 export RUSTC_BOOTSTRAP=1
 seconds=${FLOE_FUZZ_SECONDS:-20}
-keep=${1:-}
+mode=${1:-} # --keep, --build or nothing
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install -q cargo-fuzz --version 0.13.2 --locked
 fi
 cargo fuzz build -s none >/dev/null 2>&1 || cargo fuzz build -s none
-if [ "$keep" = "--build" ]; then exit 0; fi
+if [ "$mode" = "--build" ]; then exit 0; fi
 
 # One target: its kept corpus, new inputs to a scratch directory first (the kept corpus is
 # read, not written) unless --keep.
@@ -32,7 +32,7 @@ fuzz_one() {
   mkdir -p "corpus/$target"
   scratch=$(mktemp -d)
   local dirs=("$scratch" "corpus/$target")
-  if [ "$keep" = "--keep" ]; then dirs=("corpus/$target"); fi
+  if [ "$mode" = "--keep" ]; then dirs=("corpus/$target"); fi
   log="$scratch.log"
   if ! cargo fuzz run -s none "$target" "${dirs[@]}" -- \
       -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 >"$log" 2>&1; then
@@ -45,7 +45,7 @@ fuzz_one() {
   rm -rf "$scratch" "$log"
 }
 export -f fuzz_one
-export seconds keep
+export seconds mode
 # A fuzzer keeps one core busy: as many targets at once as there are cores
 # (FLOE_FUZZ_JOBS). xargs fails when any target does.
 cargo fuzz list | xargs -P "${FLOE_FUZZ_JOBS:-$(nproc)}" -I{} bash -c 'fuzz_one {}'

@@ -67,8 +67,14 @@ install_log=$(mktemp)
 log=$(mktemp)
 install_client_packages >"$install_log" 2>&1 &
 installing=$!
-# A failure before the wait below must not leave the installer running.
-trap 'kill "$installing" 2>/dev/null || true; rm -f "$install_log" "$log"' EXIT
+fuzz_building=
+# A failure must not leave the installer or the fuzz build (its own process group) running.
+cleanup() {
+  kill "$installing" 2>/dev/null || true
+  [ -z "$fuzz_building" ] || kill -- -"$fuzz_building" 2>/dev/null || true
+  rm -f "$install_log" "$log" "${fuzz_build_log:-}"
+}
+trap cleanup EXIT
 
 stage "clippy"
 cargo clippy -q --all-targets -- -D warnings
@@ -96,11 +102,9 @@ cargo test -q "${integration[@]}" 2>&1 | tee -a "$log"
 # librdkafka's suite spends most of its time waiting on timeouts and the network, so the fuzz
 # targets build meanwhile at idle CPU and I/O priority: the suite's processes come first.
 fuzz_build_log=$(mktemp)
-# Its own process group (setsid), so that a failure before the wait below stops all of it.
+# Its own process group (setsid), so that cleanup stops all of it.
 setsid nice -n 19 ionice -c 3 scripts/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
 fuzz_building=$!
-trap 'kill "$installing" 2>/dev/null || true; kill -- -"$fuzz_building" 2>/dev/null || true
-      rm -f "$install_log" "$log" "$fuzz_build_log"' EXIT
 # librdkafka's own integration suite against a floe process (its allowlist and exclusions
 # are under tests/librdkafka/), four tests at a time; its summary line joins the others.
 stage "librdkafka's suite"
