@@ -252,6 +252,44 @@ fn leader_killed_under_load_loses_nothing_and_a_restarted_voter_catches_up() {
     assert_eq!(Some(restarted), failover_topic(survivor));
 }
 
+/// A leader that stops without closing its connections (SIGSTOP: a stalled process or
+/// machine) must not hold the writes forwarded to it: the followers elect another leader and
+/// the write goes there. The leader stays stopped until the write is answered, and a write
+/// that waited for it would have failed after the write timeout (10 s).
+#[test]
+fn a_write_forwarded_to_a_stalled_leader_goes_to_the_next_one() {
+    use floe::protocol::messages::{
+        CreateTopicsRequest, RequestBody, ResponseBody, create_topics_request::CreatableTopic,
+    };
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), 2);
+    let (running, leader) = start_cluster(&nodes);
+    let follower = nodes
+        .iter()
+        .find(|n| n.id <= 3 && n.id != leader)
+        .expect("a follower");
+    running[&leader].pause();
+    let create = RequestBody::CreateTopics(CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: "after-the-stall".into(),
+            num_partitions: 1,
+            replication_factor: -1,
+            ..Default::default()
+        }],
+        timeout_ms: 30_000,
+        ..Default::default()
+    });
+    let answer = support::kafka_call(&follower.kafka.to_string(), 7, create);
+    running[&leader].resume();
+    let ResponseBody::CreateTopics(response) = answer else {
+        panic!("not a CreateTopics response: {answer:?}");
+    };
+    assert_eq!(
+        response.topics[0].error_code, 0,
+        "created while the leader was stopped: {response:?}"
+    );
+}
+
 #[test]
 fn a_departed_agent_leaves_the_quorum_and_rejoins_when_it_starts_again() {
     let dir = temp_dir();

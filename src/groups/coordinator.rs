@@ -34,7 +34,46 @@ struct Slot {
     syncs: HashMap<String, oneshot::Sender<SyncResult>>,
 }
 
+/// What a classic group's log lines compare: its state, generation and members.
+struct Seen {
+    state: State,
+    generation: i32,
+    members: Vec<String>,
+}
+
 impl Slot {
+    fn seen(&self) -> Seen {
+        Seen {
+            state: self.group.state,
+            generation: self.group.generation,
+            members: self.group.members.keys().cloned().collect(),
+        }
+    }
+
+    /// Logs what changed since `before`, as Kafka's coordinator logs each rebalance and
+    /// each member it removes.
+    fn log_changes(&self, before: &Seen) {
+        let group = &self.group;
+        let removed: Vec<&String> = before
+            .members
+            .iter()
+            .filter(|m| !group.members.contains_key(*m))
+            .collect();
+        if !removed.is_empty() {
+            tracing::info!(group = %group.id, ?removed, "group members removed");
+        }
+        if before.state != group.state || before.generation != group.generation {
+            tracing::info!(
+                group = %group.id,
+                state = group.state.name(),
+                generation = group.generation,
+                members = group.members.len(),
+                leader = group.leader.as_deref().unwrap_or("-"),
+                "group changed"
+            );
+        }
+    }
+
     fn deliver(&mut self, deliveries: Deliveries) {
         for (member, result) in deliveries.joins {
             if let Some(tx) = self.joins.remove(&member) {
@@ -138,7 +177,9 @@ impl Coordinator {
                 let now = clock.monotonic_ms();
                 let mut groups = groups.lock().unwrap_or_else(|p| p.into_inner());
                 for slot in groups.classic.values_mut() {
+                    let before = slot.seen();
                     let deliveries = slot.group.tick(now);
+                    slot.log_changes(&before);
                     slot.deliver(deliveries);
                 }
                 let emptied: Vec<(String, String)> = groups
@@ -210,8 +251,15 @@ impl Coordinator {
             let slot = self.slot(&mut groups, group_id);
             let now = self.clock.monotonic_ms();
             let new_id = || format!("{client_id}-{}", self.rng.uuid());
-            match slot.group.join(request, new_id, now) {
-                Err(result) => return *result,
+            let before = slot.seen();
+            let asked_as = request.member_id.clone();
+            let joined = slot.group.join(request, new_id, now);
+            slot.log_changes(&before);
+            match joined {
+                Err(result) => {
+                    tracing::debug!(group = group_id, member = %asked_as, error = ?result.error, "JoinGroup refused");
+                    return *result;
+                }
                 Ok((member, deliveries)) => {
                     let (tx, rx) = oneshot::channel();
                     // A member has one JoinGroup in flight; a newer one replaces the older.
@@ -242,11 +290,22 @@ impl Coordinator {
         let rx = {
             let mut groups = self.lock();
             let Some(slot) = groups.classic.get_mut(group_id) else {
+                tracing::debug!(
+                    group = group_id,
+                    member = member_id,
+                    "SyncGroup for a group this agent does not hold"
+                );
                 return SyncResult::error(ErrorCode::UnknownMemberId);
             };
             let now = self.clock.monotonic_ms();
-            match slot.group.sync(member_id, generation, assignments, now) {
-                Err(result) => return result,
+            let before = slot.seen();
+            let synced = slot.group.sync(member_id, generation, assignments, now);
+            slot.log_changes(&before);
+            match synced {
+                Err(result) => {
+                    tracing::debug!(group = group_id, member = member_id, generation, error = ?result.error, "SyncGroup refused");
+                    return result;
+                }
                 Ok(deliveries) => {
                     let (tx, rx) = oneshot::channel();
                     slot.syncs.insert(member_id.to_string(), tx);
@@ -287,10 +346,28 @@ impl Coordinator {
     pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> ErrorCode {
         let mut groups = self.lock();
         match groups.classic.get_mut(group_id) {
-            Some(slot) => slot
-                .group
-                .heartbeat(member_id, generation, self.clock.monotonic_ms()),
-            None => ErrorCode::UnknownMemberId,
+            Some(slot) => {
+                let now = self.clock.monotonic_ms();
+                let answer = slot.group.heartbeat(member_id, generation, now);
+                if answer != ErrorCode::None {
+                    tracing::debug!(
+                        group = group_id,
+                        member = member_id,
+                        generation,
+                        ?answer,
+                        "Heartbeat refused"
+                    );
+                }
+                answer
+            }
+            None => {
+                tracing::debug!(
+                    group = group_id,
+                    member = member_id,
+                    "Heartbeat for a group this agent does not hold"
+                );
+                ErrorCode::UnknownMemberId
+            }
         }
     }
 
@@ -298,7 +375,9 @@ impl Coordinator {
         let mut groups = self.lock();
         match groups.classic.get_mut(group_id) {
             Some(slot) => {
+                let before = slot.seen();
                 let (codes, deliveries) = slot.group.leave(members, self.clock.monotonic_ms());
+                slot.log_changes(&before);
                 slot.deliver(deliveries);
                 codes
             }

@@ -87,9 +87,11 @@ pub async fn route(
     }
     let body = frame.decode_body()?;
     if origin == Origin::Client
-        && let Some(target) = group_of(&body).and_then(|g| broker.forward_target(g))
+        && let Some(group) = group_of(&body)
+        && let Some(target) = broker.forward_target(group)
     {
         // Behind a load balancer: the group's coordinator is another agent; it answers.
+        tracing::debug!(group, ?api, %target, "forwarding to the group's coordinator");
         broker
             .metrics
             .forwarded_requests

@@ -106,7 +106,11 @@ impl Floe {
             .arg("--admin-addr")
             .arg(admin.to_string())
             .args(extra)
-            .env("FLOE_LOG", "info")
+            // `FLOE_TEST_LOG` (say `info,floe::groups=debug`) for a closer look at a failure.
+            .env(
+                "FLOE_LOG",
+                std::env::var("FLOE_TEST_LOG").unwrap_or("info".into()),
+            )
             .env("AWS_ACCESS_KEY_ID", s3::ACCESS_KEY)
             .env("AWS_SECRET_ACCESS_KEY", s3::SECRET_KEY)
             .stdout(log.try_clone().expect("log"))

@@ -181,7 +181,8 @@ impl ConsumerContext for Consuming {
 }
 
 /// `member` reading until `stop`, committing its position every `member.commit_every`
-/// records; returns how many errors its client reported (retriable ones included).
+/// records; returns how many errors its client reported (retriable ones included), each
+/// printed with the run's time.
 pub fn consume_until(
     recorder: Arc<Recorder>,
     bootstrap: &str,
@@ -228,13 +229,19 @@ pub fn consume_until(
                     });
                     since_commit += 1;
                 }
-                Some(Err(_)) => errors += 1,
+                Some(Err(e)) => {
+                    errors += 1;
+                    let (at_ms, consumer) = (recorder.now_ms(), member.consumer);
+                    eprintln!("consumer {consumer} poll at {at_ms} ms: {e}");
+                }
                 None => {}
             }
             if since_commit >= member.commit_every {
                 since_commit = 0;
-                if commit_position(&recorder, &consumer, &member.group).is_err() {
+                if let Err(e) = commit_position(&recorder, &consumer, &member.group) {
                     errors += 1;
+                    let (at_ms, consumer) = (recorder.now_ms(), member.consumer);
+                    eprintln!("consumer {consumer} commit at {at_ms} ms: {e}");
                 }
             }
         }

@@ -126,6 +126,8 @@ pub enum NoLeader {
     Unreachable(#[source] PostError),
     #[error("this node's Raft did not answer in time")]
     TimedOut,
+    #[error("an election began while the leader had not answered")]
+    Deposed,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -436,6 +438,9 @@ impl Quorum {
         let deadline = started + self.config.write_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
+            // Read before `local` names a leader, so that an election that begins in between
+            // is not missed.
+            let term = self.raft.metrics().borrow().current_term;
             // Bounded: a Raft that stopped answering must not hold the committer (and every
             // object after this one) forever. A write that timed out may still commit; every
             // command is safe to apply twice (see `write`).
@@ -448,17 +453,25 @@ impl Quorum {
                 Ok(Attempt::Forward(None)) => NoLeader::NotElected,
                 Ok(Attempt::Forward(Some(leader))) => {
                     let left = deadline.saturating_duration_since(self.clock.now());
-                    let reply: Result<Result<T, WriteRefused>, _> = self
-                        .peers
-                        .post(&leader, route, request, left.max(backoff))
-                        .await;
+                    let post = self.peers.post(&leader, route, request, left.max(backoff));
+                    // A leader that stopped without closing its connections (a paused process,
+                    // a stalled machine) answers nothing until it resumes, while the others
+                    // elect a new one within an election timeout. Waiting for the old one
+                    // would stall every write from this node for the whole stall, and let the
+                    // agents' leases lapse for want of a renewal; so the post is given up as
+                    // soon as this node sees an election, and the write goes to the new leader.
+                    let reply: Option<Result<Result<T, WriteRefused>, _>> = tokio::select! {
+                        reply = post => Some(reply),
+                        () = self.election_after(term) => None,
+                    };
                     match reply {
-                        Ok(Ok(value)) => return Ok(value),
-                        Ok(Err(refused)) => NoLeader::Refused(refused),
-                        Err(e @ PostError::NotServed { .. }) => {
+                        Some(Ok(Ok(value))) => return Ok(value),
+                        Some(Ok(Err(refused))) => NoLeader::Refused(refused),
+                        Some(Err(e @ PostError::NotServed { .. })) => {
                             return Err(WriteError::NotServed(e));
                         }
-                        Err(e) => NoLeader::Unreachable(e),
+                        Some(Err(e)) => NoLeader::Unreachable(e),
+                        None => NoLeader::Deposed,
                     }
                 }
             };
@@ -470,6 +483,15 @@ impl Quorum {
             }
             self.clock.sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// Resolves when this node's Raft has seen a term after `term`: an election began.
+    async fn election_after(&self, term: u64) {
+        let mut metrics = self.raft.metrics();
+        if metrics.wait_for(|m| m.current_term > term).await.is_err() {
+            // Raft stopped: the post's own timeout decides.
+            std::future::pending::<()>().await;
         }
     }
 
