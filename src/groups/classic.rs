@@ -258,6 +258,7 @@ impl Group {
         };
 
         let existing = self.members.get(&member_id).cloned();
+        let is_new = existing.is_none();
         let changed = existing
             .as_ref()
             .is_none_or(|m| m.protocols != request.protocols);
@@ -295,8 +296,10 @@ impl Group {
                 return Ok((member_id, deliveries));
             }
             State::PreparingRebalance => {
-                if let Some(until) = self.initial_delay_until_ms {
-                    // More members keep arriving: wait a little longer, within the deadline.
+                // More members keep arriving: wait a little longer, within the deadline. Only a
+                // new member extends the wait, as in Kafka (`newMemberAdded`): a member that
+                // sends its JoinGroup again would otherwise hold the group back every time.
+                if let Some(until) = self.initial_delay_until_ms.filter(|_| is_new) {
                     self.initial_delay_until_ms = Some(
                         (until.max(now_ms + self.initial_delay_ms)).min(self.rebalance_deadline_ms),
                     );
@@ -745,6 +748,28 @@ mod tests {
                 .iter()
                 .all(|(_, r)| r.generation == 1 && r.leader == a)
         );
+    }
+
+    #[test]
+    fn only_a_new_member_extends_the_initial_delay() {
+        let mut group = Group::new("g", 3_000);
+        let (a, _) = join_new(&mut group, "a", 0);
+        // The same member joins again, and again: the delay still ends 3 s after it began.
+        for at in [1_000, 2_000, 2_900] {
+            let (_, d) = group
+                .join(request(&a, &["range"]), || unreachable!(), at)
+                .expect("join again");
+            assert!(d.is_empty());
+        }
+        let d = group.tick(3_000);
+        assert_eq!(d.joins.len(), 1, "the rejoins did not extend the delay");
+        assert_eq!(d.joins[0].1.generation, 1);
+        // A new member arriving during the delay extends it.
+        let mut group = Group::new("g", 3_000);
+        join_new(&mut group, "a", 0);
+        join_new(&mut group, "b", 2_000);
+        assert!(group.tick(3_000).is_empty(), "b extended the delay");
+        assert_eq!(group.tick(5_000).joins.len(), 2);
     }
 
     #[test]
