@@ -549,3 +549,84 @@ fn groups_are_deleted_only_once_empty() {
         Err(("del".to_string(), RDKafkaErrorCode::GroupIdNotFound))
     );
 }
+
+/// An agent stalled for longer than its lease (paused) may have been counted out meanwhile,
+/// and its groups coordinated elsewhere: when it resumes it answers NOT_COORDINATOR until
+/// it has renewed its registration, and then no longer knows the members it had. (Kept,
+/// a stale member that is not told to rejoin would hold up the next rebalance until its
+/// session ran out.)
+#[test]
+fn an_agent_stalled_longer_than_its_lease_forgets_its_groups() {
+    use floe::protocol::ErrorCode;
+    use floe::protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use floe::protocol::messages::{HeartbeatRequest, JoinGroupRequest, SyncGroupRequest};
+    let (_dir, floe) = start();
+    let addr = floe.addr.to_string();
+    let group = "stalled";
+    let join = |member_id: &str| {
+        let request = RequestBody::JoinGroup(JoinGroupRequest {
+            group_id: group.into(),
+            // Longer than the stall: without the rule the member would still be alive.
+            session_timeout_ms: 60_000,
+            rebalance_timeout_ms: 60_000,
+            member_id: member_id.into(),
+            protocol_type: "consumer".into(),
+            protocols: vec![JoinGroupRequestProtocol {
+                name: "range".into(),
+                metadata: bytes::Bytes::from_static(b"m"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        match kafka_call(&addr, 5, request) {
+            ResponseBody::JoinGroup(r) => r,
+            other => panic!("not a JoinGroup response: {other:?}"),
+        }
+    };
+    let first = join("");
+    assert_eq!(first.error_code, ErrorCode::MemberIdRequired.code());
+    let joined = join(&first.member_id);
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let member = joined.member_id.clone();
+    let synced = kafka_call(
+        &addr,
+        3,
+        RequestBody::SyncGroup(SyncGroupRequest {
+            group_id: group.into(),
+            generation_id: joined.generation_id,
+            member_id: member.clone(),
+            ..Default::default()
+        }),
+    );
+    assert!(
+        matches!(synced, ResponseBody::SyncGroup(ref r) if r.error_code == 0),
+        "{synced:?}"
+    );
+    let heartbeat = || {
+        let request = RequestBody::Heartbeat(HeartbeatRequest {
+            group_id: group.into(),
+            generation_id: joined.generation_id,
+            member_id: member.clone(),
+            ..Default::default()
+        });
+        match kafka_call(&addr, 3, request) {
+            ResponseBody::Heartbeat(r) => r.error_code,
+            other => panic!("not a Heartbeat response: {other:?}"),
+        }
+    };
+    assert_eq!(heartbeat(), 0);
+
+    // Longer than the agent lease (4 s).
+    floe.pause();
+    std::thread::sleep(Duration::from_secs(6));
+    floe.resume();
+    let answer = support::wait_for("the agent to renew", Duration::from_secs(30), || {
+        let code = heartbeat();
+        (code != ErrorCode::NotCoordinator.code()).then_some(code)
+    });
+    assert_eq!(
+        answer,
+        ErrorCode::UnknownMemberId.code(),
+        "the member from before the stall"
+    );
+}

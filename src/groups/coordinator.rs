@@ -335,6 +335,24 @@ impl Coordinator {
         }
     }
 
+    /// Forgets every group, answering their parked JoinGroup and SyncGroup requests with
+    /// NOT_COORDINATOR: this agent's registration lapsed, so other agents may have coordinated
+    /// its groups meanwhile and what it remembers of them is stale. Members rejoin wherever
+    /// the group is coordinated now; committed offsets are in the replicated state.
+    pub fn let_go(&self) {
+        self.release_waiters();
+        let mut groups = self.lock();
+        let held = groups.classic.len() + groups.consumer.len();
+        if held > 0 {
+            tracing::info!(
+                groups = held,
+                "this agent's registration lapsed: it lets go of the groups it coordinated"
+            );
+        }
+        groups.classic.clear();
+        groups.consumer.clear();
+    }
+
     /// Whether a classic group's static member `instance` now has another member id.
     pub fn is_fenced(&self, group_id: &str, member_id: &str, instance: Option<&str>) -> bool {
         self.lock()

@@ -19,6 +19,11 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
     // Limits take effect at one log entry, the same on every node (`state::limits`).
     let mut limited = false;
     loop {
+        // Before the renewal that makes it current again: groups this agent held while its
+        // registration lapsed may have been coordinated elsewhere since.
+        if !broker.registered() {
+            broker.groups.let_go();
+        }
         if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
             named = match broker
                 .metadata

@@ -253,9 +253,12 @@ impl Broker {
             })
     }
 
-    /// Whether this agent coordinates `group`.
+    /// Whether this agent coordinates `group`: it is the group's coordinator in its copy of
+    /// the state, and its own registration is current (`registered`). An agent that could not
+    /// renew it for a lease (paused, or cut off from the quorum) may have been counted out by
+    /// the others, who then coordinate its groups; it answers NOT_COORDINATOR until it renews.
     pub fn coordinates(&self, group: &str) -> bool {
-        self.coordinator_agent(group).id == self.node_id()
+        self.coordinator_agent(group).id == self.node_id() && self.registered()
     }
 
     /// Where to forward a request for `group` that reached this agent: the coordinating agent's
