@@ -290,6 +290,107 @@ fn a_write_forwarded_to_a_stalled_leader_goes_to_the_next_one() {
     );
 }
 
+/// An agent stalled for longer than its lease (paused) is counted out by the others, who
+/// coordinate its groups meanwhile: when it resumes it answers NOT_COORDINATOR until it has
+/// renewed its registration, and then no longer knows the members it had. (Kept, a stale
+/// member that is not told to rejoin holds up the group's next rebalance until its session
+/// runs out.)
+#[test]
+fn an_agent_stalled_longer_than_its_lease_forgets_its_groups() {
+    use floe::protocol::ErrorCode;
+    use floe::protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use floe::protocol::messages::{
+        HeartbeatRequest, JoinGroupRequest, RequestBody, ResponseBody, SyncGroupRequest,
+    };
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), 2);
+    let (running, _) = start_cluster(&nodes);
+    // Agent 4 is no voter: the quorum and its clock go on while it is stopped.
+    let agent = &nodes[3];
+    let addr = agent.kafka.to_string();
+    // Its own copy lists every agent, so it names the coordinators the others name.
+    wait_for(
+        "agent 4 to see five agents",
+        Duration::from_secs(30),
+        || {
+            let cluster = http_json(agent.admin, "/v1/cluster");
+            (cluster["brokers"].as_array().map_or(0, Vec::len) == 5).then_some(())
+        },
+    );
+    let join = |group: &str, member_id: &str| {
+        let request = RequestBody::JoinGroup(JoinGroupRequest {
+            group_id: group.into(),
+            // Longer than the stall: the member is not expired meanwhile.
+            session_timeout_ms: 60_000,
+            rebalance_timeout_ms: 60_000,
+            member_id: member_id.into(),
+            protocol_type: "consumer".into(),
+            protocols: vec![JoinGroupRequestProtocol {
+                name: "range".into(),
+                metadata: bytes::Bytes::from_static(b"m"),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        match support::kafka_call(&addr, 5, request) {
+            ResponseBody::JoinGroup(r) => r,
+            other => panic!("not a JoinGroup response: {other:?}"),
+        }
+    };
+    // A group agent 4 coordinates: it hands out a member id instead of NOT_COORDINATOR.
+    let (group, first) = (0..200)
+        .map(|i| format!("stalled-{i}"))
+        .find_map(|group| {
+            let first = join(&group, "");
+            (first.error_code == ErrorCode::MemberIdRequired.code()).then_some((group, first))
+        })
+        .expect("a group agent 4 coordinates");
+    let joined = join(&group, &first.member_id);
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let member = joined.member_id.clone();
+    let synced = support::kafka_call(
+        &addr,
+        3,
+        RequestBody::SyncGroup(SyncGroupRequest {
+            group_id: group.clone(),
+            generation_id: joined.generation_id,
+            member_id: member.clone(),
+            ..Default::default()
+        }),
+    );
+    assert!(
+        matches!(synced, ResponseBody::SyncGroup(ref r) if r.error_code == 0),
+        "{synced:?}"
+    );
+    let heartbeat = || {
+        let request = RequestBody::Heartbeat(HeartbeatRequest {
+            group_id: group.clone(),
+            generation_id: joined.generation_id,
+            member_id: member.clone(),
+            ..Default::default()
+        });
+        match support::kafka_call(&addr, 3, request) {
+            ResponseBody::Heartbeat(r) => r.error_code,
+            other => panic!("not a Heartbeat response: {other:?}"),
+        }
+    };
+    assert_eq!(heartbeat(), 0);
+
+    // Longer than the agent lease (4 s).
+    running[&agent.id].pause();
+    std::thread::sleep(Duration::from_secs(7));
+    running[&agent.id].resume();
+    let answer = wait_for("agent 4 to renew", Duration::from_secs(30), || {
+        let code = heartbeat();
+        (code != ErrorCode::NotCoordinator.code()).then_some(code)
+    });
+    assert_eq!(
+        answer,
+        ErrorCode::UnknownMemberId.code(),
+        "the member from before the stall"
+    );
+}
+
 #[test]
 fn a_departed_agent_leaves_the_quorum_and_rejoins_when_it_starts_again() {
     let dir = temp_dir();

@@ -117,6 +117,8 @@ impl SyncResult {
 pub struct Deliveries {
     pub joins: Vec<(String, JoinResult)>,
     pub syncs: Vec<(String, SyncResult)>,
+    /// Members this step removed (expired, left, or late for a rebalance), to be logged.
+    pub removed: Vec<String>,
 }
 
 impl Deliveries {
@@ -466,7 +468,9 @@ impl Group {
     }
 
     fn remove_member(&mut self, id: &str, deliveries: &mut Deliveries) {
-        self.members.remove(id);
+        if self.members.remove(id).is_some() {
+            deliveries.removed.push(id.to_string());
+        }
         if self.awaiting_join.remove(id) {
             deliveries.joins.push((
                 id.to_string(),

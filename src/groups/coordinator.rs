@@ -34,35 +34,19 @@ struct Slot {
     syncs: HashMap<String, oneshot::Sender<SyncResult>>,
 }
 
-/// What a classic group's log lines compare: its state, generation and members.
-struct Seen {
-    state: State,
-    generation: i32,
-    members: Vec<String>,
-}
+/// A classic group's state and generation, to log when they change.
+type Seen = (State, i32);
 
 impl Slot {
     fn seen(&self) -> Seen {
-        Seen {
-            state: self.group.state,
-            generation: self.group.generation,
-            members: self.group.members.keys().cloned().collect(),
-        }
+        (self.group.state, self.group.generation)
     }
 
-    /// Logs what changed since `before`, as Kafka's coordinator logs each rebalance and
-    /// each member it removes.
-    fn log_changes(&self, before: &Seen) {
+    /// Logs a change of state or generation since `before`, as Kafka's coordinator logs each
+    /// rebalance.
+    fn log_changes(&self, before: Seen) {
         let group = &self.group;
-        let removed: Vec<&String> = before
-            .members
-            .iter()
-            .filter(|m| !group.members.contains_key(*m))
-            .collect();
-        if !removed.is_empty() {
-            tracing::info!(group = %group.id, ?removed, "group members removed");
-        }
-        if before.state != group.state || before.generation != group.generation {
+        if before != (group.state, group.generation) {
             tracing::info!(
                 group = %group.id,
                 state = group.state.name(),
@@ -74,7 +58,12 @@ impl Slot {
         }
     }
 
+    /// Answers the waiting requests, and logs the members removed (as Kafka logs each).
     fn deliver(&mut self, deliveries: Deliveries) {
+        if !deliveries.removed.is_empty() {
+            let removed = &deliveries.removed;
+            tracing::info!(group = %self.group.id, ?removed, "group members removed");
+        }
         for (member, result) in deliveries.joins {
             if let Some(tx) = self.joins.remove(&member) {
                 let _ = tx.send(result);
@@ -179,7 +168,7 @@ impl Coordinator {
                 for slot in groups.classic.values_mut() {
                     let before = slot.seen();
                     let deliveries = slot.group.tick(now);
-                    slot.log_changes(&before);
+                    slot.log_changes(before);
                     slot.deliver(deliveries);
                 }
                 let emptied: Vec<(String, String)> = groups
@@ -254,7 +243,7 @@ impl Coordinator {
             let before = slot.seen();
             let asked_as = request.member_id.clone();
             let joined = slot.group.join(request, new_id, now);
-            slot.log_changes(&before);
+            slot.log_changes(before);
             match joined {
                 Err(result) => {
                     tracing::debug!(group = group_id, member = %asked_as, error = ?result.error, "JoinGroup refused");
@@ -300,7 +289,7 @@ impl Coordinator {
             let now = self.clock.monotonic_ms();
             let before = slot.seen();
             let synced = slot.group.sync(member_id, generation, assignments, now);
-            slot.log_changes(&before);
+            slot.log_changes(before);
             match synced {
                 Err(result) => {
                     tracing::debug!(group = group_id, member = member_id, generation, error = ?result.error, "SyncGroup refused");
@@ -340,7 +329,6 @@ impl Coordinator {
     /// its groups meanwhile and what it remembers of them is stale. Members rejoin wherever
     /// the group is coordinated now; committed offsets are in the replicated state.
     pub fn let_go(&self) {
-        self.release_waiters();
         let mut groups = self.lock();
         let held = groups.classic.len() + groups.consumer.len();
         if held > 0 {
@@ -349,7 +337,14 @@ impl Coordinator {
                 "this agent's registration lapsed: it lets go of the groups it coordinated"
             );
         }
-        groups.classic.clear();
+        for (_, mut slot) in groups.classic.drain() {
+            for (member, tx) in slot.joins.drain() {
+                let _ = tx.send(JoinResult::error(ErrorCode::NotCoordinator, &member));
+            }
+            for (_, tx) in slot.syncs.drain() {
+                let _ = tx.send(SyncResult::error(ErrorCode::NotCoordinator));
+            }
+        }
         groups.consumer.clear();
     }
 
@@ -395,7 +390,7 @@ impl Coordinator {
             Some(slot) => {
                 let before = slot.seen();
                 let (codes, deliveries) = slot.group.leave(members, self.clock.monotonic_ms());
-                slot.log_changes(&before);
+                slot.log_changes(before);
                 slot.deliver(deliveries);
                 codes
             }

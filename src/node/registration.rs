@@ -19,11 +19,6 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
     // Limits take effect at one log entry, the same on every node (`state::limits`).
     let mut limited = false;
     loop {
-        // Before the renewal that makes it current again: groups this agent held while its
-        // registration lapsed may have been coordinated elsewhere since.
-        if !broker.registered() {
-            broker.groups.let_go();
-        }
         if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
             named = match broker
                 .metadata
@@ -42,9 +37,20 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
             limited = broker.metadata.set_limits(Default::default()).await.is_ok();
         }
         let sent = broker.clock.monotonic_ms();
+        let lease_end_before = lease_end(&broker);
         match broker.metadata.renew_agent(broker.agent(0), lease).await {
             Ok(Ok(())) => {
                 failing = false;
+                // Whether the quorum's time had passed the lease this renewal replaced: the
+                // others counted this agent out meanwhile, and may have coordinated its
+                // groups. It lets go of them before `registered` (which reads `sent`) lets
+                // it coordinate again. (The state set the new lease from its time at the
+                // renewal; a lease renewed before but applied here only later makes this
+                // err towards letting go.)
+                let renewed_at = lease_end(&broker).map(|end| end - lease_ms(&broker));
+                if renewed_at.is_none_or(|at| lease_end_before.is_none_or(|before| at >= before)) {
+                    broker.groups.let_go();
+                }
                 broker
                     .renewal_sent_ms
                     .store(sent, std::sync::atomic::Ordering::Relaxed);
@@ -78,6 +84,23 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
             _ = broker.drain.started() => return deregister(&broker).await,
         }
     }
+}
+
+/// When this agent's lease ends by the quorum's time, in this node's copy of the state.
+fn lease_end(broker: &Broker) -> Option<i64> {
+    let me = broker.node_id();
+    broker.metadata.read(|s| {
+        s.registered_agents()
+            .find(|a| a.id == me)
+            .map(|a| a.lease_expires_ms)
+    })
+}
+
+/// The lease a renewal asks for, as the state grants it.
+fn lease_ms(broker: &Broker) -> i64 {
+    i64::try_from(broker.config.agent_lease.as_millis())
+        .unwrap_or(i64::MAX)
+        .clamp(0, crate::metadata::state::AGENT_LEASE_MS_MAX)
 }
 
 /// How often a drain tries to take the agent out of the registry before leaving it to lapse.

@@ -254,11 +254,24 @@ impl Broker {
     }
 
     /// Whether this agent coordinates `group`: it is the group's coordinator in its copy of
-    /// the state, and its own registration is current (`registered`). An agent that could not
-    /// renew it for a lease (paused, or cut off from the quorum) may have been counted out by
-    /// the others, who then coordinate its groups; it answers NOT_COORDINATOR until it renews.
+    /// the state, and its registration has not lapsed. An agent that could not renew it for
+    /// a lease (paused, or cut off from the quorum) may have been counted out by the others,
+    /// who then coordinate its groups; it answers NOT_COORDINATOR until it renews (and then
+    /// lets go of the groups it held, see `node::registration`). A draining agent coordinates
+    /// only when it is the last one, until it exits.
     pub fn coordinates(&self, group: &str) -> bool {
-        self.coordinator_agent(group).id == self.node_id() && self.registered()
+        self.coordinator_agent(group).id == self.node_id()
+            && (self.drain.is_draining() || !self.registration_lapsed())
+    }
+
+    /// Whether this agent renewed its registration once but not within a lease since, by its
+    /// own monotonic clock (before its first renewal it has not lapsed: it is starting).
+    pub fn registration_lapsed(&self) -> bool {
+        let sent = self
+            .renewal_sent_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let lease_ms = i64::try_from(self.config.agent_lease.as_millis()).unwrap_or(i64::MAX);
+        sent != i64::MIN && self.clock.monotonic_ms().saturating_sub(sent) >= lease_ms
     }
 
     /// Where to forward a request for `group` that reached this agent: the coordinating agent's

@@ -35,7 +35,7 @@ mod topics;
 pub mod transactions;
 mod txn_commands;
 
-pub use agents::{Agent, RegistryError};
+pub use agents::{AGENT_LEASE_MS_MAX, Agent, RegistryError};
 pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
 pub use jobs::{COMPACTION_SHARDS, Job, Lease, shard_of};
