@@ -48,6 +48,13 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
                 // renewal; a lease renewed before but applied here only later makes this
                 // err towards letting go.)
                 let renewed_at = lease_end(&broker).map(|end| end - lease_ms(&broker));
+                let took_ms = broker.clock.monotonic_ms() - sent;
+                tracing::debug!(
+                    ?renewed_at,
+                    ?lease_end_before,
+                    took_ms,
+                    "registration renewed"
+                );
                 if renewed_at.is_none_or(|at| lease_end_before.is_none_or(|before| at >= before)) {
                     broker.groups.let_go();
                 }

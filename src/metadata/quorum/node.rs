@@ -438,9 +438,6 @@ impl Quorum {
         let deadline = started + self.config.write_timeout;
         let mut backoff = Duration::from_millis(10);
         loop {
-            // Read before `local` names a leader, so that an election that begins in between
-            // is not missed.
-            let term = self.raft.metrics().borrow().current_term;
             // Bounded: a Raft that stopped answering must not hold the committer (and every
             // object after this one) forever. A write that timed out may still commit; every
             // command is safe to apply twice (see `write`).
@@ -451,7 +448,13 @@ impl Quorum {
                 Ok(Attempt::Failed(e)) => return Err(e),
                 Ok(Attempt::Retry(why)) => why,
                 Ok(Attempt::Forward(None)) => NoLeader::NotElected,
-                Ok(Attempt::Forward(Some(leader))) => {
+                Ok(Attempt::Forward(Some(leader))) => 'forward: {
+                    // The term in which `leader` leads, from the view that names it: a view
+                    // that has moved on since `local` looked (an election in between) sends
+                    // the write round again instead.
+                    let Some(term) = self.term_led_by(&leader) else {
+                        break 'forward NoLeader::Deposed;
+                    };
                     let left = deadline.saturating_duration_since(self.clock.now());
                     let post = self.peers.post(&leader, route, request, left.max(backoff));
                     // A leader that stopped without closing its connections (a paused process,
@@ -475,6 +478,7 @@ impl Quorum {
                     }
                 }
             };
+            tracing::debug!(route, why = %why, "retrying through the leader");
             if self.clock.now() + backoff > deadline {
                 return Err(WriteError::Unavailable {
                     waited: self.clock.now() - started,
@@ -484,6 +488,15 @@ impl Quorum {
             self.clock.sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(200));
         }
+    }
+
+    /// The current term, if this node's Raft sees the node at `addr` leading it.
+    fn term_led_by(&self, addr: &str) -> Option<u64> {
+        let metrics = self.raft.metrics();
+        let metrics = metrics.borrow();
+        let leader = metrics.current_leader?;
+        let node = metrics.membership_config.membership().get_node(&leader)?;
+        (node.addr == addr).then_some(metrics.current_term)
     }
 
     /// Resolves when this node's Raft has seen a term after `term`: an election began.
