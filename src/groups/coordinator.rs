@@ -58,6 +58,16 @@ impl Slot {
         }
     }
 
+    /// Answers every parked JoinGroup and SyncGroup with NOT_COORDINATOR.
+    fn not_coordinator(&mut self) {
+        for (member, tx) in self.joins.drain() {
+            let _ = tx.send(JoinResult::error(ErrorCode::NotCoordinator, &member));
+        }
+        for (_, tx) in self.syncs.drain() {
+            let _ = tx.send(SyncResult::error(ErrorCode::NotCoordinator));
+        }
+    }
+
     /// Answers the waiting requests, and logs the members removed (as Kafka logs each).
     fn deliver(&mut self, deliveries: Deliveries) {
         if !deliveries.removed.is_empty() {
@@ -315,12 +325,7 @@ impl Coordinator {
     pub fn release_waiters(&self) {
         let mut groups = self.lock();
         for slot in groups.classic.values_mut() {
-            for (member, tx) in slot.joins.drain() {
-                let _ = tx.send(JoinResult::error(ErrorCode::NotCoordinator, &member));
-            }
-            for (_, tx) in slot.syncs.drain() {
-                let _ = tx.send(SyncResult::error(ErrorCode::NotCoordinator));
-            }
+            slot.not_coordinator();
         }
     }
 
@@ -338,12 +343,7 @@ impl Coordinator {
             );
         }
         for (_, mut slot) in groups.classic.drain() {
-            for (member, tx) in slot.joins.drain() {
-                let _ = tx.send(JoinResult::error(ErrorCode::NotCoordinator, &member));
-            }
-            for (_, tx) in slot.syncs.drain() {
-                let _ = tx.send(SyncResult::error(ErrorCode::NotCoordinator));
-            }
+            slot.not_coordinator();
         }
         groups.consumer.clear();
     }

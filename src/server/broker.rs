@@ -94,12 +94,12 @@ impl Broker {
     /// written then; reads of what is committed stop too).
     pub fn registered(&self) -> bool {
         let me = self.node_id();
-        let sent = self
+        let renewed_once = self
             .renewal_sent_ms
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let lease_ms = i64::try_from(self.config.agent_lease.as_millis()).unwrap_or(i64::MAX);
-        let renewed_lately = self.clock.monotonic_ms().saturating_sub(sent) < lease_ms;
-        renewed_lately
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != i64::MIN;
+        renewed_once
+            && !self.registration_lapsed()
             && self
                 .metadata
                 .read(|s| s.cluster_id().is_some() && s.live_agents().any(|agent| agent.id == me))
