@@ -94,11 +94,7 @@ impl Broker {
     /// written then; reads of what is committed stop too).
     pub fn registered(&self) -> bool {
         let me = self.node_id();
-        let renewed_once = self
-            .renewal_sent_ms
-            .load(std::sync::atomic::Ordering::Relaxed)
-            != i64::MIN;
-        renewed_once
+        self.renewal_sent().is_some()
             && !self.registration_lapsed()
             && self
                 .metadata
@@ -267,11 +263,18 @@ impl Broker {
     /// Whether this agent renewed its registration once but not within a lease since, by its
     /// own monotonic clock (before its first renewal it has not lapsed: it is starting).
     pub fn registration_lapsed(&self) -> bool {
+        let lease_ms = i64::try_from(self.config.agent_lease.as_millis()).unwrap_or(i64::MAX);
+        self.renewal_sent()
+            .is_some_and(|sent| self.clock.monotonic_ms().saturating_sub(sent) >= lease_ms)
+    }
+
+    /// When this agent last sent a renewal of its registration, by its monotonic clock; `None`
+    /// before its first.
+    fn renewal_sent(&self) -> Option<i64> {
         let sent = self
             .renewal_sent_ms
             .load(std::sync::atomic::Ordering::Relaxed);
-        let lease_ms = i64::try_from(self.config.agent_lease.as_millis()).unwrap_or(i64::MAX);
-        sent != i64::MIN && self.clock.monotonic_ms().saturating_sub(sent) >= lease_ms
+        (sent != i64::MIN).then_some(sent)
     }
 
     /// Where to forward a request for `group` that reached this agent: the coordinating agent's
