@@ -27,7 +27,7 @@ use floe::protocol::messages::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The API versions these commands speak (floe supports each; see `server::supported`).
+/// The API versions these commands speak (floe supports each; see `server::api::supported`).
 const METADATA: i16 = 12;
 const CREATE_TOPICS: i16 = 7;
 const DELETE_TOPICS: i16 = 6;

@@ -202,6 +202,21 @@ pub fn encode_request(header: &RequestHeader, body: &RequestBody) -> Result<Byte
     Ok(buf.freeze())
 }
 
+/// Encodes a request frame again from its parsed header and its undecoded body (a request
+/// passed on to another agent as it was read).
+pub fn reframe_request(frame: &RequestFrame) -> Result<Bytes, EncodeError> {
+    let version = frame.api_version();
+    let mut buf = BytesMut::with_capacity(64 + frame.body.len());
+    buf.put_i32(0);
+    frame
+        .header
+        .encode(&mut buf, frame.api_key.request_header_version(version))?;
+    buf.put_slice(&frame.body);
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLong(buf.len()))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

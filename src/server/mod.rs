@@ -8,6 +8,7 @@
 //! ```
 
 pub mod access;
+pub mod api;
 pub mod authorize;
 pub mod authorized;
 pub mod broker;
@@ -21,7 +22,6 @@ pub mod handlers;
 pub mod router;
 pub mod sasl_exchange;
 pub mod siblings;
-pub mod supported;
 
 use crate::security::listeners::SecurityProtocol;
 use crate::security::metrics::SecurityMetrics;

@@ -1,8 +1,8 @@
 //! The connection's side of SASL: before a request is routed, a connection on a
 //! `SASL_PLAINTEXT` or `SASL_SSL` listener asks its `security::sasl::Session` whether the
 //! request may be served, and answers SaslHandshake and SaslAuthenticate itself (they change
-//! who the connection speaks for). On any other listener the two are answered
-//! ILLEGAL_SASL_STATE, as Kafka's KafkaApis answers them.
+//! who the connection speaks for). On any other listener the two are routed like any request
+//! and their APIs answer ILLEGAL_SASL_STATE, as Kafka's KafkaApis does.
 //!
 //! ```text
 //! frame ─► session.admit ── Close ──────────────► close (nothing is answered)
@@ -13,10 +13,10 @@
 //! Kafka answers a refused request in its own shape with ILLEGAL_SASL_STATE before closing;
 //! floe closes at once (the client sent something it cannot have meant to).
 
+use crate::protocol::ApiKey;
 use crate::protocol::frame::{Frame, RequestFrame, encode_response};
 use crate::protocol::messages::{RequestBody, SaslAuthenticateResponse, SaslHandshakeResponse};
 use crate::protocol::wire::Message;
-use crate::protocol::{ApiKey, ErrorCode};
 use crate::security::metrics::SecurityMetrics;
 use crate::security::sasl::{Admission, AuthenticateAnswer, Credentials, Session};
 use crate::security::scram::{ScramCredential, ScramMechanism};
@@ -75,31 +75,10 @@ pub fn step(
     caller: &mut Caller,
 ) -> Result<Step, RouteError> {
     let api = frame.api_key;
-    let sasl_api = matches!(api, ApiKey::SaslHandshake | ApiKey::SaslAuthenticate);
+    // Not a SASL listener: every request is routed, a SASL one too (its API answers
+    // ILLEGAL_SASL_STATE, `handlers::sasl_handshake`).
     let Some(session) = session else {
-        if !sasl_api {
-            return Ok(Step::Route(frame));
-        }
-        let message = "SASL is not enabled on this listener".to_string();
-        return match api {
-            ApiKey::SaslHandshake => answer(
-                &frame,
-                &SaslHandshakeResponse {
-                    error_code: ErrorCode::IllegalSaslState.code(),
-                    mechanisms: Vec::new(),
-                },
-                false,
-            ),
-            _ => answer(
-                &frame,
-                &SaslAuthenticateResponse {
-                    error_code: ErrorCode::IllegalSaslState.code(),
-                    error_message: Some(message),
-                    ..Default::default()
-                },
-                false,
-            ),
-        };
+        return Ok(Step::Route(frame));
     };
     let now = broker.clock.now_ms();
     match session.admit(api as i16, now) {
@@ -118,9 +97,8 @@ pub fn step(
     let settings = &broker.sasl;
     match api {
         ApiKey::ApiVersions => {
-            let accepted = crate::server::supported::SUPPORTED
-                .iter()
-                .any(|r| r.api_key == ApiKey::ApiVersions && r.contains(frame.api_version()));
+            let accepted =
+                crate::server::api::find(ApiKey::ApiVersions, frame.api_version()).is_some();
             session.api_versions_answered(accepted);
             Ok(Step::Route(frame))
         }

@@ -4,160 +4,141 @@
 //! out are put back into the response with their error, and what the client may not
 //! describe is hidden from listings.
 //!
-//! | API | needs | denied |
-//! | --- | --- | --- |
-//! | Produce | TransactionalId WRITE (transactional), Topic WRITE | 53 on every partition / 29 per topic |
-//! | Fetch, OffsetCommit (topics) | Topic READ | 29 per topic |
-//! | ListOffsets | Topic DESCRIBE | 29 per topic |
-//! | Metadata | Topic DESCRIBE (CREATE to auto-create) | hidden when all are listed, 29 when named |
-//! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetDelete, ConsumerGroupHeartbeat | Group READ | 30 |
-//! | OffsetFetch, DescribeGroups, FindCoordinator (group) | Group DESCRIBE | 30 (OffsetFetch from v8: per group) |
-//! | OffsetFetch (topics) | Topic DESCRIBE | 29 per named partition; hidden when all are listed |
-//! | DeleteGroups | Group DELETE | 30 per group |
-//! | ListGroups | Cluster DESCRIBE, or Group DESCRIBE per group | groups hidden |
-//! | CreateTopics | Cluster CREATE or Topic CREATE | 29 per topic |
-//! | DeleteTopics | Topic DELETE | 29 per topic |
-//! | DeleteRecords | Topic DELETE | 29 on every topic when any is denied |
-//! | CreatePartitions | Topic ALTER | 29 on every topic when any is denied |
-//! | InitProducerId | TransactionalId WRITE; without one Cluster IDEMPOTENT_WRITE or any Topic WRITE | 53 / 31 |
-//! | AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit | TransactionalId WRITE | 53 |
-//! | FindCoordinator (transaction) | TransactionalId DESCRIBE | 53 |
-//! | DescribeConfigs / AlterConfigs, IncrementalAlterConfigs | DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or cluster | 29 / 31 on every resource when any is denied |
-//! | OffsetForLeaderEpoch, DescribeTopicPartitions | Topic DESCRIBE | 29 on every item when any is denied |
-//! | DescribeProducers | Topic READ | 29 on every item when any is denied |
-//! | ConsumerGroupDescribe | Group DESCRIBE | 30 on every group when any is denied |
-//! | DescribeLogDirs, DescribeTransactions, ListTransactions | Cluster DESCRIBE | 31 / 53 (whole request) |
+//! Each API declares what it needs (`Api::NEEDS`, as data) and how it refuses
+//! (`Api::authorize`) in its own file under `handlers/`; `api::serve` runs them around every
+//! handler. An API checks ACLs through a [`Gate`], which denies any ACL the API did not
+//! declare, so the declarations are what is enforced. `floe_authorization_denied_total`
+//! counts each denial once.
 //!
-//! The ACL APIs and the SCRAM credential APIs check Cluster ALTER / DESCRIBE themselves.
-//! ApiVersions, SaslHandshake, SaslAuthenticate and DescribeCluster need nothing.
-//!
-//! `produce` and `check` (`check.rs`) take the denied parts out, `coarse.rs` answers the APIs
-//! refused whole, `restore_produce` and `restore` (`restore.rs`) put the errors back.
+//! Where floe is coarser than Kafka: the APIs that name several topics or groups to describe
+//! or alter (configs, CreatePartitions, DeleteRecords, DescribeProducers,
+//! OffsetForLeaderEpoch, DescribeTopicPartitions, ConsumerGroupDescribe) are refused whole
+//! when any item is denied ([`all_or_refuse`]), where Kafka answers item by item.
 
-use crate::protocol::ErrorCode;
-use crate::protocol::messages::*;
 use crate::security::acl::{Operation, ResourceType};
-use crate::server::broker::Broker;
-use crate::server::handlers::{Client, offset_fetch};
-use uuid::Uuid;
 
-mod check;
-mod coarse;
-mod restore;
+mod gate;
+pub use gate::Gate;
 
-pub use check::check;
-pub use restore::restore;
-
-const TOPIC: i16 = ErrorCode::TopicAuthorizationFailed as i16;
-const GROUP: i16 = ErrorCode::GroupAuthorizationFailed as i16;
-const CLUSTER: i16 = ErrorCode::ClusterAuthorizationFailed as i16;
-const TXN: i16 = ErrorCode::TransactionalIdAuthorizationFailed as i16;
-
-/// What was taken out of a request, to be put back into its response.
-#[derive(Default)]
-pub struct Denied {
-    /// Topics (name, id, partitions) answered with `code`.
-    topics: Vec<(String, Uuid, Vec<i32>)>,
-    code: i16,
-    /// Topic names answered with 29 (Metadata, CreateTopics, DeleteTopics, ...).
-    names: Vec<String>,
-    /// Topics asked for by id alone, answered with 29 under their id (their name is not
-    /// the client's to learn).
-    ids: Vec<Uuid>,
-    /// Groups answered with 30 (DeleteGroups, DescribeGroups, OffsetFetch from v8).
-    groups: Vec<String>,
-    /// OffsetFetch: topics (group, name, id, partitions) answered with 29; the group is the
-    /// request's own below v8.
-    offset_topics: Vec<(String, String, Uuid, Vec<i32>)>,
-    /// Metadata/ListGroups: hide what may not be described.
-    filter: bool,
+/// One ACL an API may check: an operation on a resource type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acl {
+    pub resource: ResourceType,
+    pub operation: Operation,
 }
 
-/// The outcome of the check before a handler runs.
-pub enum Check {
-    /// Run the handler on what is left; then `restore`.
-    Run(Denied),
-    /// Answer this instead of running the handler.
-    Answer(ResponseBody),
-}
-
-fn topic_name(broker: &Broker, name: &str, id: &Uuid) -> String {
-    if !name.is_empty() || id.is_nil() {
-        return name.to_string();
-    }
-    broker
-        .metadata
-        .read(|s| s.topic_by_id(id).map(|t| t.name.clone()))
-        .unwrap_or_default()
-}
-
-impl Broker {
-    fn topic_allowed(&self, client: &Client<'_>, operation: Operation, name: &str) -> bool {
-        self.allowed(client, operation, ResourceType::Topic, name)
-    }
-
-    fn group_allowed(&self, client: &Client<'_>, operation: Operation, group: &str) -> bool {
-        self.allowed(client, operation, ResourceType::Group, group)
-    }
-
-    fn txn_allowed(&self, client: &Client<'_>, operation: Operation, id: &str) -> bool {
-        self.allowed(client, operation, ResourceType::TransactionalId, id)
-    }
-    /// Whether `client` may write to some topic (InitProducerId without a transactional id,
-    /// KIP-679: idempotence needs only a topic it may write).
-    fn any_topic_writable(&self, client: &Client<'_>) -> bool {
-        let names: Vec<String> = self
-            .metadata
-            .read(|s| s.topics().map(|t| t.name.clone()).collect());
-        names
-            .iter()
-            .any(|name| self.topic_allowed(client, Operation::Write, name))
-    }
-}
-
-/// The check of a Produce request (it is queued before the others are routed).
-pub fn produce(broker: &Broker, client: &Client<'_>, request: &mut ProduceRequest) -> Denied {
-    let mut denied = Denied::default();
-    if !broker.authorizes() {
-        return denied;
-    }
-    let transactional = request.transactional_id.clone();
-    let txn_ok = transactional
-        .as_deref()
-        .is_none_or(|id| broker.txn_allowed(client, Operation::Write, id));
-    denied.code = if txn_ok { TOPIC } else { TXN };
-    request.topic_data.retain(|t| {
-        let name = topic_name(broker, &t.name, &t.topic_id);
-        let keep = txn_ok && broker.topic_allowed(client, Operation::Write, &name);
-        if !keep {
-            let partitions = t.partition_data.iter().map(|p| p.index).collect();
-            denied.topics.push((t.name.clone(), t.topic_id, partitions));
+impl Acl {
+    pub const fn new(resource: ResourceType, operation: Operation) -> Acl {
+        Acl {
+            resource,
+            operation,
         }
-        keep
-    });
-    denied
+    }
+    pub const TOPIC_READ: Acl = Acl::new(ResourceType::Topic, Operation::Read);
+    pub const TOPIC_WRITE: Acl = Acl::new(ResourceType::Topic, Operation::Write);
+    pub const TOPIC_CREATE: Acl = Acl::new(ResourceType::Topic, Operation::Create);
+    pub const TOPIC_DELETE: Acl = Acl::new(ResourceType::Topic, Operation::Delete);
+    pub const TOPIC_ALTER: Acl = Acl::new(ResourceType::Topic, Operation::Alter);
+    pub const TOPIC_DESCRIBE: Acl = Acl::new(ResourceType::Topic, Operation::Describe);
+    pub const TOPIC_DESCRIBE_CONFIGS: Acl =
+        Acl::new(ResourceType::Topic, Operation::DescribeConfigs);
+    pub const TOPIC_ALTER_CONFIGS: Acl = Acl::new(ResourceType::Topic, Operation::AlterConfigs);
+    pub const GROUP_READ: Acl = Acl::new(ResourceType::Group, Operation::Read);
+    pub const GROUP_DESCRIBE: Acl = Acl::new(ResourceType::Group, Operation::Describe);
+    pub const GROUP_DELETE: Acl = Acl::new(ResourceType::Group, Operation::Delete);
+    pub const TXN_WRITE: Acl = Acl::new(ResourceType::TransactionalId, Operation::Write);
+    pub const TXN_DESCRIBE: Acl = Acl::new(ResourceType::TransactionalId, Operation::Describe);
+    pub const CLUSTER_CREATE: Acl = Acl::new(ResourceType::Cluster, Operation::Create);
+    pub const CLUSTER_ALTER: Acl = Acl::new(ResourceType::Cluster, Operation::Alter);
+    pub const CLUSTER_DESCRIBE: Acl = Acl::new(ResourceType::Cluster, Operation::Describe);
+    pub const CLUSTER_IDEMPOTENT_WRITE: Acl =
+        Acl::new(ResourceType::Cluster, Operation::IdempotentWrite);
+    pub const CLUSTER_DESCRIBE_CONFIGS: Acl =
+        Acl::new(ResourceType::Cluster, Operation::DescribeConfigs);
+    pub const CLUSTER_ALTER_CONFIGS: Acl = Acl::new(ResourceType::Cluster, Operation::AlterConfigs);
 }
 
-/// Puts a Produce request's denied topics back into its response.
-pub fn restore_produce(denied: Denied, response: &mut ProduceResponse) {
-    for (name, topic_id, partitions) in denied.topics {
-        response
-            .responses
-            .push(produce_response::TopicProduceResponse {
-                name,
-                topic_id,
-                partition_responses: partitions
-                    .into_iter()
-                    .map(|index| produce_response::PartitionProduceResponse {
-                        index,
-                        error_code: denied.code,
-                        base_offset: -1,
-                        log_append_time_ms: -1,
-                        log_start_offset: -1,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            });
+/// What an API needs from the authorizer.
+#[derive(Debug, Clone, Copy)]
+pub enum Needs {
+    /// Answered to anyone, for the reason given.
+    Nothing(&'static str),
+    /// These ACLs, checked by the API's `authorize` before its handler runs.
+    Acls(&'static [Acl]),
+    /// These ACLs, checked by the handler itself: the ACL APIs (which answer
+    /// SECURITY_DISABLED when no authorizer runs) and the SCRAM APIs (whose refusals are
+    /// shaped by what the handler finds).
+    InHandler(&'static [Acl]),
+}
+
+impl Needs {
+    /// The ACLs declared.
+    pub const fn acls(self) -> &'static [Acl] {
+        match self {
+            Needs::Nothing(_) => &[],
+            Needs::Acls(acls) | Needs::InHandler(acls) => acls,
+        }
+    }
+}
+
+/// What authorization decided before a handler runs.
+pub enum Authorized<R> {
+    /// Run the handler on what is left of the request; then put back what was refused.
+    Run(Refused<R>),
+    /// Answer this (the request refused whole, in its own shape) instead.
+    Answer(R),
+}
+
+impl<R> Authorized<R> {
+    /// Run the handler on the whole request.
+    pub fn run() -> Self {
+        Authorized::Run(Refused::default())
+    }
+
+    /// Run the handler, then `restore` the refused parts into its response.
+    pub fn restoring(restore: impl FnOnce(&Gate<'_>, &mut R) + Send + 'static) -> Self {
+        Authorized::Run(Refused(Some(Box::new(restore))))
+    }
+}
+
+/// How the parts of a request taken out before its handler ran go back into the response
+/// (with their error), and how a listing hides what the client may not see.
+pub struct Refused<R>(Option<Restore<R>>);
+
+type Restore<R> = Box<dyn FnOnce(&Gate<'_>, &mut R) + Send>;
+
+impl<R> Default for Refused<R> {
+    fn default() -> Self {
+        Refused(None)
+    }
+}
+
+impl<R> Refused<R> {
+    pub fn restore(self, gate: &Gate<'_>, response: &mut R) {
+        if let Some(restore) = self.0 {
+            restore(gate, response);
+        }
+    }
+}
+
+/// Takes out of `items` those `keep` refuses, in order, and returns them.
+pub fn take_refused<T>(items: &mut Vec<T>, mut keep: impl FnMut(&T) -> bool) -> Vec<T> {
+    let (kept, refused) = std::mem::take(items).into_iter().partition(|t| keep(t));
+    *items = kept;
+    refused
+}
+
+/// floe's coarse rule for the APIs that name several resources of one kind: when any of
+/// them is denied, the whole request is answered with `refusal` (Kafka answers item by item).
+pub fn all_or_refuse<'n, R>(
+    gate: &Gate<'_>,
+    acl: Acl,
+    mut names: impl Iterator<Item = &'n str>,
+    refusal: impl FnOnce() -> R,
+) -> Authorized<R> {
+    if names.all(|name| gate.allowed(acl, name)) {
+        Authorized::run()
+    } else {
+        Authorized::Answer(refusal())
     }
 }

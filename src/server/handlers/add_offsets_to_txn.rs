@@ -2,10 +2,54 @@
 //! transaction (TxnOffsetCommit to the group's coordinator follows).
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::protocol::ApiKey;
+use crate::protocol::ErrorCode;
 use crate::protocol::messages::AddOffsetsToTxnRequest;
 use crate::protocol::messages::AddOffsetsToTxnResponse;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::txn_answer;
+
+pub struct AddOffsetsToTxn;
+
+impl Api for AddOffsetsToTxn {
+    type Request = AddOffsetsToTxnRequest;
+    type Response = AddOffsetsToTxnResponse;
+    const KEY: ApiKey = ApiKey::AddOffsetsToTxn;
+    const VERSIONS: (i16, i16) = (0, 4);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE, Acl::GROUP_READ]);
+
+    fn coordinator(_: &AddOffsetsToTxnRequest) -> Option<&str> {
+        None
+    }
+
+    /// The group is checked only once the transactional id passed: 53, else 30.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut AddOffsetsToTxnRequest,
+        _: i16,
+    ) -> Authorized<AddOffsetsToTxnResponse> {
+        let code = if !gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
+            ErrorCode::TransactionalIdAuthorizationFailed
+        } else if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            ErrorCode::GroupAuthorizationFailed
+        } else {
+            return Authorized::run();
+        };
+        Authorized::Answer(AddOffsetsToTxnResponse {
+            error_code: code.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: AddOffsetsToTxnRequest,
+    ) -> Reply<AddOffsetsToTxnResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -5,6 +5,7 @@
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::{TxnError, TxnStatus};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::AddPartitionsToTxnRequest;
 use crate::protocol::messages::AddPartitionsToTxnResponse;
@@ -12,8 +13,73 @@ use crate::protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxn
 use crate::protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_refused};
+
+pub struct AddPartitionsToTxn;
+
+impl Api for AddPartitionsToTxn {
+    type Request = AddPartitionsToTxnRequest;
+    type Response = AddPartitionsToTxnResponse;
+    const KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE]);
+
+    fn coordinator(_: &AddPartitionsToTxnRequest) -> Option<&str> {
+        None
+    }
+
+    /// Any transactional id denied refuses the whole request (53).
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut AddPartitionsToTxnRequest,
+        _: i16,
+    ) -> Authorized<AddPartitionsToTxnResponse> {
+        // v4+ batch several transactions; v0-v3 carry one.
+        let ids: Vec<&str> = if request.transactions.is_empty() {
+            vec![request.v3_and_below_transactional_id.as_str()]
+        } else {
+            request
+                .transactions
+                .iter()
+                .map(|t| t.transactional_id.as_str())
+                .collect()
+        };
+        let code = ErrorCode::TransactionalIdAuthorizationFailed.code();
+        all_or_refuse(gate, Acl::TXN_WRITE, ids.into_iter(), || {
+            AddPartitionsToTxnResponse {
+                error_code: code,
+                results_by_topic_v3_and_below: request
+                    .v3_and_below_topics
+                    .iter()
+                    .map(|t| AddPartitionsToTxnTopicResult {
+                        name: t.name.clone(),
+                        results_by_partition: t
+                            .partitions
+                            .iter()
+                            .map(|&partition_index| AddPartitionsToTxnPartitionResult {
+                                partition_index,
+                                partition_error_code: code,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: AddPartitionsToTxnRequest,
+    ) -> Reply<AddPartitionsToTxnResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

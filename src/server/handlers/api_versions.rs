@@ -1,20 +1,53 @@
-//! ApiVersions (key 18): the table in `server::supported`, with KIP-511's fallback, and the
-//! `transaction.version` feature: finalized at 2 (v3+), which makes Kafka 4 clients use
-//! transaction version 2 (KIP-890 part 2), only when the broker is configured so
+//! ApiVersions (key 18): the APIs and versions registered (`api::supported`), with KIP-511's
+//! fallback, and the `transaction.version` feature: finalized at 2 (v3+), which makes Kafka 4
+//! clients use transaction version 2 (KIP-890 part 2), only when the broker is configured so
 //! (`--transaction-version 2`); at 1 no feature is finalized and clients use version 1.
 //!
 //! The supported range (0–2) is listed from v4 only: Kafka 3.3–3.8 clients send v3 and
 //! refuse a supported range that starts at 0 (KAFKA-17011), as Kafka's brokers avoid.
 
+use crate::protocol::ApiKey;
 use crate::protocol::api_versions::api_versions_response;
-use crate::protocol::messages::ApiVersionsResponse;
 use crate::protocol::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
-use crate::server::supported::SUPPORTED;
+use crate::protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use crate::server::api::{Api, Ctx, Reply, supported};
+use crate::server::authorize::{Authorized, Gate, Needs};
 
 const TRANSACTION_VERSION: &str = "transaction.version";
 
+pub struct ApiVersions;
+
+impl Api for ApiVersions {
+    type Request = ApiVersionsRequest;
+    type Response = ApiVersionsResponse;
+    const KEY: ApiKey = ApiKey::ApiVersions;
+    const VERSIONS: (i16, i16) = (0, 4);
+    const NEEDS: Needs =
+        Needs::Nothing("every client must learn the versions before anything else (KIP-511)");
+
+    fn coordinator(_: &ApiVersionsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        _: &Gate<'_>,
+        _: &mut ApiVersionsRequest,
+        _: i16,
+    ) -> Authorized<ApiVersionsResponse> {
+        Authorized::run()
+    }
+
+    /// The router answers ApiVersions itself before decoding, at any version (KIP-511: a
+    /// client asks before it knows the versions served, and an unknown version gets the
+    /// fallback); this serves the versions registered here, at which the answer's version is
+    /// the request's.
+    async fn handle(ctx: Ctx<'_>, _: ApiVersionsRequest) -> Reply<ApiVersionsResponse> {
+        Reply::Now(handle(ctx.version, ctx.broker.config.transaction_version).0)
+    }
+}
+
 pub fn handle(version: i16, transaction_version: i16) -> (ApiVersionsResponse, i16) {
-    let (mut response, version) = api_versions_response(SUPPORTED, version);
+    let (mut response, version) = api_versions_response(supported(), version);
     if response.error_code != 0 {
         return (response, version);
     }

@@ -3,17 +3,63 @@
 
 use crate::groups::assignor::Partitions;
 use crate::groups::consumer::TopicImage;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupDescribeRequest;
 use crate::protocol::messages::ConsumerGroupDescribeResponse;
 use crate::protocol::messages::consumer_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::authorized;
 use crate::server::broker::Broker;
 
 /// KIP-1099's member type of a consumer-protocol member.
 const MEMBER_TYPE_CONSUMER: i8 = 1;
+
+pub struct ConsumerGroupDescribe;
+
+impl Api for ConsumerGroupDescribe {
+    type Request = ConsumerGroupDescribeRequest;
+    type Response = ConsumerGroupDescribeResponse;
+    const KEY: ApiKey = ApiKey::ConsumerGroupDescribe;
+    const VERSIONS: (i16, i16) = (0, 1);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DESCRIBE]);
+
+    fn coordinator(request: &ConsumerGroupDescribeRequest) -> Option<&str> {
+        request.group_ids.first().map(String::as_str)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut ConsumerGroupDescribeRequest,
+        _: i16,
+    ) -> Authorized<ConsumerGroupDescribeResponse> {
+        let names = request.group_ids.iter().map(String::as_str);
+        all_or_refuse(gate, Acl::GROUP_DESCRIBE, names, || {
+            ConsumerGroupDescribeResponse {
+                groups: request
+                    .group_ids
+                    .iter()
+                    .map(|g| DescribedGroup {
+                        group_id: g.clone(),
+                        error_code: ErrorCode::GroupAuthorizationFailed.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Reply<ConsumerGroupDescribeResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

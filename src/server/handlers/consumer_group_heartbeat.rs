@@ -3,11 +3,50 @@
 
 use super::Client;
 use crate::groups::limits;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
 use crate::protocol::messages::ConsumerGroupHeartbeatResponse;
 use crate::protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct ConsumerGroupHeartbeat;
+
+impl Api for ConsumerGroupHeartbeat {
+    type Request = ConsumerGroupHeartbeatRequest;
+    type Response = ConsumerGroupHeartbeatResponse;
+    const KEY: ApiKey = ApiKey::ConsumerGroupHeartbeat;
+    const VERSIONS: (i16, i16) = (0, 1);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ]);
+
+    fn coordinator(request: &ConsumerGroupHeartbeatRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut ConsumerGroupHeartbeatRequest,
+        _: i16,
+    ) -> Authorized<ConsumerGroupHeartbeatResponse> {
+        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(ConsumerGroupHeartbeatResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            error_message: Some("Group authorization failed.".into()),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> Reply<ConsumerGroupHeartbeatResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

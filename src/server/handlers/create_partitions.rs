@@ -1,11 +1,55 @@
 //! CreatePartitions (key 37): grows a topic's partition count.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreatePartitionsRequest;
 use crate::protocol::messages::CreatePartitionsResponse;
 use crate::protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
+
+pub struct CreatePartitions;
+
+impl Api for CreatePartitions {
+    type Request = CreatePartitionsRequest;
+    type Response = CreatePartitionsResponse;
+    const KEY: ApiKey = ApiKey::CreatePartitions;
+    const VERSIONS: (i16, i16) = (0, 3);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_ALTER]);
+
+    fn coordinator(_: &CreatePartitionsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut CreatePartitionsRequest,
+        _: i16,
+    ) -> Authorized<CreatePartitionsResponse> {
+        let names = request.topics.iter().map(|t| t.name.as_str());
+        all_or_refuse(gate, Acl::TOPIC_ALTER, names, || CreatePartitionsResponse {
+            results: request
+                .topics
+                .iter()
+                .map(|t| CreatePartitionsTopicResult {
+                    name: t.name.clone(),
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: CreatePartitionsRequest,
+    ) -> Reply<CreatePartitionsResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let mut results = Vec::new();

@@ -1,13 +1,60 @@
 //! CreateTopics (key 19). Replication factor and assignments are accepted and ignored: data
 //! durability comes from the object store, not from broker replicas.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreateTopicsRequest;
 use crate::protocol::messages::CreateTopicsResponse;
 use crate::protocol::messages::create_topics_response::CreatableTopicResult;
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, validate_topic_name};
 use crate::topic_config::validate;
 use std::collections::BTreeMap;
+
+pub struct CreateTopics;
+
+impl Api for CreateTopics {
+    type Request = CreateTopicsRequest;
+    type Response = CreateTopicsResponse;
+    const KEY: ApiKey = ApiKey::CreateTopics;
+    const VERSIONS: (i16, i16) = (2, 7);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_CREATE, Acl::TOPIC_CREATE]);
+
+    fn coordinator(_: &CreateTopicsRequest) -> Option<&str> {
+        None
+    }
+
+    /// Cluster CREATE allows every topic; without it, a topic the client may not create is
+    /// answered with TOPIC_AUTHORIZATION_FAILED.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut CreateTopicsRequest,
+        _: i16,
+    ) -> Authorized<CreateTopicsResponse> {
+        let cluster = gate.on_cluster(Operation::Create);
+        let refused = take_refused(&mut request.topics, |t| {
+            cluster || gate.allowed(Acl::TOPIC_CREATE, &t.name)
+        });
+        Authorized::restoring(move |_, response: &mut CreateTopicsResponse| {
+            response
+                .topics
+                .extend(refused.into_iter().map(|t| CreatableTopicResult {
+                    name: t.name,
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    error_message: Some("Authorization failed.".into()),
+                    num_partitions: -1,
+                    replication_factor: -1,
+                    ..Default::default()
+                }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: CreateTopicsRequest) -> Reply<CreateTopicsResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
     let mut results = Vec::new();

@@ -1,11 +1,52 @@
 //! DeleteGroups (key 42): forgets groups' committed offsets, once no member is left.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteGroupsRequest;
 use crate::protocol::messages::DeleteGroupsResponse;
 use crate::protocol::messages::delete_groups_response::DeletableGroupResult;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write};
+
+pub struct DeleteGroups;
+
+impl Api for DeleteGroups {
+    type Request = DeleteGroupsRequest;
+    type Response = DeleteGroupsResponse;
+    const KEY: ApiKey = ApiKey::DeleteGroups;
+    const VERSIONS: (i16, i16) = (0, 2);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DELETE]);
+
+    fn coordinator(request: &DeleteGroupsRequest) -> Option<&str> {
+        request.groups_names.first().map(String::as_str)
+    }
+
+    /// A group the client may not delete is answered with GROUP_AUTHORIZATION_FAILED.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DeleteGroupsRequest,
+        _: i16,
+    ) -> Authorized<DeleteGroupsResponse> {
+        let refused = take_refused(&mut request.groups_names, |g| {
+            gate.allowed(Acl::GROUP_DELETE, g)
+        });
+        Authorized::restoring(move |_, response: &mut DeleteGroupsResponse| {
+            response
+                .results
+                .extend(refused.into_iter().map(|group_id| DeletableGroupResult {
+                    group_id,
+                    error_code: ErrorCode::GroupAuthorizationFailed.code(),
+                    ..Default::default()
+                }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: DeleteGroupsRequest) -> Reply<DeleteGroupsResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGroupsResponse {
     let mut results = Vec::new();

@@ -9,13 +9,63 @@
 
 use crate::ids::TopicPartition;
 use crate::metadata::state::DeleteRecordsError;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
 use crate::protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write};
+
+pub struct DeleteRecords;
+
+impl Api for DeleteRecords {
+    type Request = DeleteRecordsRequest;
+    type Response = DeleteRecordsResponse;
+    const KEY: ApiKey = ApiKey::DeleteRecords;
+    const VERSIONS: (i16, i16) = (0, 2);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DELETE]);
+
+    fn coordinator(_: &DeleteRecordsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DeleteRecordsRequest,
+        _: i16,
+    ) -> Authorized<DeleteRecordsResponse> {
+        let names = request.topics.iter().map(|t| t.name.as_str());
+        all_or_refuse(gate, Acl::TOPIC_DELETE, names, || DeleteRecordsResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| DeleteRecordsTopicResult {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| DeleteRecordsPartitionResult {
+                            partition_index: p.partition_index,
+                            low_watermark: -1,
+                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: DeleteRecordsRequest) -> Reply<DeleteRecordsResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: DeleteRecordsRequest) -> DeleteRecordsResponse {
     // Each asked partition that exists, with its place in the answer.

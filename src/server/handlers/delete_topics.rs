@@ -1,12 +1,84 @@
 //! DeleteTopics (key 20): by name (v1–5) or by name or id (v6). The topic's objects become
 //! garbage for the GC job; nothing in the object store is deleted inline.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteTopicsRequest;
 use crate::protocol::messages::DeleteTopicsResponse;
 use crate::protocol::messages::delete_topics_response::DeletableTopicResult;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
+use uuid::Uuid;
+
+pub struct DeleteTopics;
+
+impl Api for DeleteTopics {
+    type Request = DeleteTopicsRequest;
+    type Response = DeleteTopicsResponse;
+    const KEY: ApiKey = ApiKey::DeleteTopics;
+    const VERSIONS: (i16, i16) = (1, 6);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DELETE]);
+
+    fn coordinator(_: &DeleteTopicsRequest) -> Option<&str> {
+        None
+    }
+
+    /// A topic the client may not delete is answered with TOPIC_AUTHORIZATION_FAILED, under
+    /// its id when asked for by id (its name is not the client's to learn).
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DeleteTopicsRequest,
+        _: i16,
+    ) -> Authorized<DeleteTopicsResponse> {
+        let mut names: Vec<String> = Vec::new();
+        let mut ids: Vec<Uuid> = Vec::new();
+        request.topic_names.retain(|name| {
+            let keep = gate.allowed(Acl::TOPIC_DELETE, name);
+            if !keep {
+                names.push(name.clone());
+            }
+            keep
+        });
+        request.topics.retain(|t| {
+            let by_id = t.name.is_none();
+            let name = gate.topic_name(t.name.as_deref().unwrap_or(""), &t.topic_id);
+            // An id nobody knows is the handler's to answer (UNKNOWN_TOPIC_ID).
+            if by_id && name.is_empty() {
+                return true;
+            }
+            let keep = gate.allowed(Acl::TOPIC_DELETE, &name);
+            if !keep && by_id {
+                ids.push(t.topic_id);
+            } else if !keep {
+                names.push(name);
+            }
+            keep
+        });
+        Authorized::restoring(move |_, response: &mut DeleteTopicsResponse| {
+            response
+                .responses
+                .extend(names.into_iter().map(|name| DeletableTopicResult {
+                    name: Some(name),
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    ..Default::default()
+                }));
+            response
+                .responses
+                .extend(ids.into_iter().map(|topic_id| DeletableTopicResult {
+                    name: None,
+                    topic_id,
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    ..Default::default()
+                }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: DeleteTopicsRequest) -> Reply<DeleteTopicsResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let mut targets: Vec<(Option<String>, uuid::Uuid)> = request

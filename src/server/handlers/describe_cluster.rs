@@ -3,12 +3,46 @@
 //! asked: every agent serves admin requests (they go through the quorum), so it is as good
 //! a controller as any.
 
+use crate::protocol::ApiKey;
 use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
 use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Authorized, Gate, Needs};
 use crate::server::authorized;
 use crate::server::broker::Broker;
 use crate::server::handlers::Client;
+
+pub struct DescribeCluster;
+
+impl Api for DescribeCluster {
+    type Request = DescribeClusterRequest;
+    type Response = DescribeClusterResponse;
+    const KEY: ApiKey = ApiKey::DescribeCluster;
+    const VERSIONS: (i16, i16) = (0, 1);
+    const NEEDS: Needs = Needs::Nothing(
+        "Kafka answers it to anyone; only cluster_authorized_operations depends on the ACLs",
+    );
+
+    fn coordinator(_: &DescribeClusterRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        _: &Gate<'_>,
+        _: &mut DescribeClusterRequest,
+        _: i16,
+    ) -> Authorized<DescribeClusterResponse> {
+        Authorized::run()
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeClusterRequest,
+    ) -> Reply<DescribeClusterResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.client))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

@@ -1,11 +1,52 @@
 //! DescribeGroups (key 15): state, protocol and members of groups this agent coordinates.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DescribeGroupsRequest;
 use crate::protocol::messages::DescribeGroupsResponse;
 use crate::protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::authorized;
 use crate::server::broker::Broker;
+
+pub struct DescribeGroups;
+
+impl Api for DescribeGroups {
+    type Request = DescribeGroupsRequest;
+    type Response = DescribeGroupsResponse;
+    const KEY: ApiKey = ApiKey::DescribeGroups;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DESCRIBE]);
+
+    fn coordinator(request: &DescribeGroupsRequest) -> Option<&str> {
+        request.groups.first().map(String::as_str)
+    }
+
+    /// A group the client may not describe is answered with GROUP_AUTHORIZATION_FAILED.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DescribeGroupsRequest,
+        _: i16,
+    ) -> Authorized<DescribeGroupsResponse> {
+        let refused = take_refused(&mut request.groups, |g| {
+            gate.allowed(Acl::GROUP_DESCRIBE, g)
+        });
+        Authorized::restoring(move |_, response: &mut DescribeGroupsResponse| {
+            response
+                .groups
+                .extend(refused.into_iter().map(|group_id| DescribedGroup {
+                    error_code: ErrorCode::GroupAuthorizationFailed.code(),
+                    group_id,
+                    ..Default::default()
+                }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: DescribeGroupsRequest) -> Reply<DescribeGroupsResponse> {
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
     let operations = authorized::if_asked(request.include_authorized_operations, authorized::GROUP);

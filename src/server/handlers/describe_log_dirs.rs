@@ -7,7 +7,46 @@ use crate::protocol::messages::describe_log_dirs_response::{
     DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
 };
 use crate::protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse};
+use crate::protocol::{ApiKey, ErrorCode};
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct DescribeLogDirs;
+
+impl Api for DescribeLogDirs {
+    type Request = DescribeLogDirsRequest;
+    type Response = DescribeLogDirsResponse;
+    const KEY: ApiKey = ApiKey::DescribeLogDirs;
+    const VERSIONS: (i16, i16) = (1, 4);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_DESCRIBE]);
+
+    fn coordinator(_: &DescribeLogDirsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        _: &mut DescribeLogDirsRequest,
+        _: i16,
+    ) -> Authorized<DescribeLogDirsResponse> {
+        if gate.on_cluster(Operation::Describe) {
+            return Authorized::run();
+        }
+        Authorized::Answer(DescribeLogDirsResponse {
+            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeLogDirsRequest,
+    ) -> Reply<DescribeLogDirsResponse> {
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(broker: &Broker, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
     let topics = broker.metadata.read(|state| {

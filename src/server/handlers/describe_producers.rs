@@ -2,12 +2,64 @@
 //! with the first offset of each one's open transaction there (-1 when none is open).
 
 use crate::ids::TopicPartition;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
 };
 use crate::protocol::messages::{DescribeProducersRequest, DescribeProducersResponse};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
+
+pub struct DescribeProducers;
+
+impl Api for DescribeProducers {
+    type Request = DescribeProducersRequest;
+    type Response = DescribeProducersResponse;
+    const KEY: ApiKey = ApiKey::DescribeProducers;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_READ]);
+
+    fn coordinator(_: &DescribeProducersRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DescribeProducersRequest,
+        _: i16,
+    ) -> Authorized<DescribeProducersResponse> {
+        let names = request.topics.iter().map(|t| t.name.as_str());
+        all_or_refuse(gate, Acl::TOPIC_READ, names, || DescribeProducersResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| TopicResponse {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partition_indexes
+                        .iter()
+                        .map(|&partition_index| PartitionResponse {
+                            partition_index,
+                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeProducersRequest,
+    ) -> Reply<DescribeProducersResponse> {
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(broker: &Broker, request: DescribeProducersRequest) -> DescribeProducersResponse {
     let topics = broker.metadata.read(|state| {

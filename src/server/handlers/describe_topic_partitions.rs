@@ -3,16 +3,62 @@
 //! partitions per response, and a cursor names where the next response starts.
 
 use crate::placement;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
 use crate::protocol::messages::{DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 
 /// Kafka's `max.request.partition.size.limit` default: no response holds more partitions.
 const PARTITIONS_PER_RESPONSE_MAX: usize = 2000;
+
+pub struct DescribeTopicPartitions;
+
+impl Api for DescribeTopicPartitions {
+    type Request = DescribeTopicPartitionsRequest;
+    type Response = DescribeTopicPartitionsResponse;
+    const KEY: ApiKey = ApiKey::DescribeTopicPartitions;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DESCRIBE]);
+
+    fn coordinator(_: &DescribeTopicPartitionsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DescribeTopicPartitionsRequest,
+        _: i16,
+    ) -> Authorized<DescribeTopicPartitionsResponse> {
+        let names = request.topics.iter().map(|t| t.name.as_str());
+        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, || {
+            DescribeTopicPartitionsResponse {
+                topics: request
+                    .topics
+                    .iter()
+                    .map(|t| DescribeTopicPartitionsResponseTopic {
+                        error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                        name: Some(t.name.clone()),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeTopicPartitionsRequest,
+    ) -> Reply<DescribeTopicPartitionsResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.client.id))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

@@ -1,10 +1,58 @@
 //! DescribeTransactions (key 65): each transactional id's state, producer, timeout and the
 //! partitions of its open transaction, from this agent's copy of the replicated state.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::describe_transactions_response::{TopicData, TransactionState};
 use crate::protocol::messages::{DescribeTransactionsRequest, DescribeTransactionsResponse};
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct DescribeTransactions;
+
+impl Api for DescribeTransactions {
+    type Request = DescribeTransactionsRequest;
+    type Response = DescribeTransactionsResponse;
+    const KEY: ApiKey = ApiKey::DescribeTransactions;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_DESCRIBE]);
+
+    fn coordinator(_: &DescribeTransactionsRequest) -> Option<&str> {
+        None
+    }
+
+    /// Without Cluster DESCRIBE every id is answered with 53.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut DescribeTransactionsRequest,
+        _: i16,
+    ) -> Authorized<DescribeTransactionsResponse> {
+        if gate.on_cluster(Operation::Describe) {
+            return Authorized::run();
+        }
+        Authorized::Answer(DescribeTransactionsResponse {
+            transaction_states: request
+                .transactional_ids
+                .iter()
+                .map(|id| TransactionState {
+                    transactional_id: id.clone(),
+                    error_code: ErrorCode::TransactionalIdAuthorizationFailed.code(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeTransactionsRequest,
+    ) -> Reply<DescribeTransactionsResponse> {
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

@@ -5,12 +5,49 @@
 //! epoch, which the answer carries.
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::EndTxnRequest;
 use crate::protocol::messages::EndTxnResponse;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_refused};
 use crate::telemetry::BrokerMetrics;
+
+pub struct EndTxn;
+
+impl Api for EndTxn {
+    type Request = EndTxnRequest;
+    type Response = EndTxnResponse;
+    const KEY: ApiKey = ApiKey::EndTxn;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE]);
+
+    fn coordinator(_: &EndTxnRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut EndTxnRequest,
+        _: i16,
+    ) -> Authorized<EndTxnResponse> {
+        if gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(EndTxnResponse {
+            error_code: ErrorCode::TransactionalIdAuthorizationFailed.code(),
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: EndTxnRequest) -> Reply<EndTxnResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: EndTxnRequest, version: i16) -> EndTxnResponse {
     let producer = (

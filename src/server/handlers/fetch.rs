@@ -21,6 +21,7 @@ use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::Listener;
 use crate::metadata::state::{AbortedTxn, PartitionState, Topic};
 use crate::placement;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FetchRequest;
 use crate::protocol::messages::FetchResponse;
@@ -28,15 +29,76 @@ use crate::protocol::messages::fetch_request::FetchTopic;
 use crate::protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::fresh_copy::{LocalCopy, catch_up};
 use crate::telemetry::BrokerMetrics;
 use crate::telemetry::ErrorChain;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A long poll never waits longer than this, whatever the client asks.
 const MAX_WAIT_CAP: Duration = Duration::from_secs(30);
+
+pub struct Fetch;
+
+impl Api for Fetch {
+    type Request = FetchRequest;
+    type Response = FetchResponse;
+    const KEY: ApiKey = ApiKey::Fetch;
+    const VERSIONS: (i16, i16) = (4, 18);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_READ]);
+
+    fn coordinator(_: &FetchRequest) -> Option<&str> {
+        None
+    }
+
+    /// A topic the client may not read is answered with TOPIC_AUTHORIZATION_FAILED.
+    fn authorize(gate: &Gate<'_>, request: &mut FetchRequest, _: i16) -> Authorized<FetchResponse> {
+        let refused = take_refused(&mut request.topics, |t| {
+            gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.topic, &t.topic_id))
+        });
+        Authorized::restoring(move |_, response: &mut FetchResponse| {
+            response.responses.extend(refused.into_iter().map(|t| {
+                FetchableTopicResponse {
+                    topic: t.topic,
+                    topic_id: t.topic_id,
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| PartitionData {
+                            partition_index: p.partition,
+                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                            high_watermark: -1,
+                            last_stable_offset: -1,
+                            log_start_offset: -1,
+                            // Empty, not null: clients read a null record set as corrupt.
+                            records: Some(Default::default()),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            }));
+        })
+    }
+
+    /// Fetches may long-poll, so they run concurrently with later requests.
+    async fn handle(ctx: Ctx<'_>, request: FetchRequest) -> Reply<FetchResponse> {
+        let broker = Arc::clone(ctx.broker);
+        let (version, started) = (ctx.version, ctx.started);
+        Reply::Later(Box::pin(async move {
+            let response = handle(&broker, request, version).await;
+            broker
+                .metrics
+                .fetch_latency
+                .observe(started.elapsed().as_secs_f64());
+            Some(response)
+        }))
+    }
+}
 
 pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
     let redirect = RackRedirect::new(broker, &request, version);

@@ -1,12 +1,84 @@
 //! FindCoordinator (key 10): the agent chosen for each group or transactional id by rendezvous
 //! hashing over the live agents (`placement::coordinator`); every agent gives the same answer.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::FindCoordinatorRequest;
 use crate::protocol::messages::FindCoordinatorResponse;
 use crate::protocol::messages::find_coordinator_response::Coordinator;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::handlers::Client;
+
+pub struct FindCoordinator;
+
+impl Api for FindCoordinator {
+    type Request = FindCoordinatorRequest;
+    type Response = FindCoordinatorResponse;
+    const KEY: ApiKey = ApiKey::FindCoordinator;
+    const VERSIONS: (i16, i16) = (0, 4);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DESCRIBE, Acl::TXN_DESCRIBE]);
+
+    fn coordinator(_: &FindCoordinatorRequest) -> Option<&str> {
+        None
+    }
+
+    /// When the client may not describe one of the keys (a group, or a transactional id for
+    /// key type 1), the whole request is refused: on every key when it batches them
+    /// (`coordinator_keys`), and at the top.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut FindCoordinatorRequest,
+        _: i16,
+    ) -> Authorized<FindCoordinatorResponse> {
+        let keys: Vec<String> = if request.coordinator_keys.is_empty() {
+            vec![request.key.clone()]
+        } else {
+            request.coordinator_keys.clone()
+        };
+        let (acl, code) = if request.key_type == 1 {
+            (
+                Acl::TXN_DESCRIBE,
+                ErrorCode::TransactionalIdAuthorizationFailed.code(),
+            )
+        } else {
+            (
+                Acl::GROUP_DESCRIBE,
+                ErrorCode::GroupAuthorizationFailed.code(),
+            )
+        };
+        if keys.iter().all(|k| gate.allowed(acl, k)) {
+            return Authorized::run();
+        }
+        Authorized::Answer(FindCoordinatorResponse {
+            error_code: code,
+            node_id: -1,
+            port: -1,
+            coordinators: if request.coordinator_keys.is_empty() {
+                Vec::new()
+            } else {
+                keys.into_iter()
+                    .map(|key| Coordinator {
+                        key,
+                        node_id: -1,
+                        port: -1,
+                        error_code: code,
+                        ..Default::default()
+                    })
+                    .collect()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: FindCoordinatorRequest,
+    ) -> Reply<FindCoordinatorResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client))
+    }
+}
 
 pub fn handle(
     broker: &Broker,

@@ -1,9 +1,44 @@
 //! Heartbeat (key 12): keeps a member's session; tells it when to rejoin.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::HeartbeatRequest;
 use crate::protocol::messages::HeartbeatResponse;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct Heartbeat;
+
+impl Api for Heartbeat {
+    type Request = HeartbeatRequest;
+    type Response = HeartbeatResponse;
+    const KEY: ApiKey = ApiKey::Heartbeat;
+    const VERSIONS: (i16, i16) = (0, 4);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ]);
+
+    fn coordinator(request: &HeartbeatRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut HeartbeatRequest,
+        _: i16,
+    ) -> Authorized<HeartbeatResponse> {
+        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(HeartbeatResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: HeartbeatRequest) -> Reply<HeartbeatResponse> {
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(broker: &Broker, request: HeartbeatRequest) -> HeartbeatResponse {
     let instance = request.group_instance_id.as_deref();

@@ -4,11 +4,64 @@
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::InitProducerIdError;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::InitProducerIdRequest;
 use crate::protocol::messages::InitProducerIdResponse;
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_refused};
+
+pub struct InitProducerId;
+
+impl Api for InitProducerId {
+    type Request = InitProducerIdRequest;
+    type Response = InitProducerIdResponse;
+    const KEY: ApiKey = ApiKey::InitProducerId;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[
+        Acl::TXN_WRITE,
+        Acl::CLUSTER_IDEMPOTENT_WRITE,
+        Acl::TOPIC_WRITE,
+    ]);
+
+    fn coordinator(_: &InitProducerIdRequest) -> Option<&str> {
+        None
+    }
+
+    /// Without a transactional id: Cluster IDEMPOTENT_WRITE or WRITE on some topic (KIP-679).
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut InitProducerIdRequest,
+        _: i16,
+    ) -> Authorized<InitProducerIdResponse> {
+        let (allowed, code) = match request.transactional_id.as_deref() {
+            Some(id) => (
+                gate.allowed(Acl::TXN_WRITE, id),
+                ErrorCode::TransactionalIdAuthorizationFailed,
+            ),
+            None => (
+                gate.on_cluster(Operation::IdempotentWrite) || gate.any_topic_writable(),
+                ErrorCode::ClusterAuthorizationFailed,
+            ),
+        };
+        if allowed {
+            return Authorized::run();
+        }
+        Authorized::Answer(InitProducerIdResponse {
+            error_code: code.code(),
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: InitProducerIdRequest) -> Reply<InitProducerIdResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -4,11 +4,47 @@
 use super::Client;
 use crate::groups::classic::JoinRequest;
 use crate::groups::limits;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::JoinGroupRequest;
 use crate::protocol::messages::JoinGroupResponse;
 use crate::protocol::messages::join_group_response::JoinGroupResponseMember;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct JoinGroup;
+
+impl Api for JoinGroup {
+    type Request = JoinGroupRequest;
+    type Response = JoinGroupResponse;
+    const KEY: ApiKey = ApiKey::JoinGroup;
+    const VERSIONS: (i16, i16) = (0, 9);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ]);
+
+    fn coordinator(request: &JoinGroupRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut JoinGroupRequest,
+        _: i16,
+    ) -> Authorized<JoinGroupResponse> {
+        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(JoinGroupResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            generation_id: -1,
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: JoinGroupRequest) -> Reply<JoinGroupResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -1,10 +1,45 @@
 //! LeaveGroup (key 13): removes members (v3+: a batch, by member or instance id).
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::LeaveGroupRequest;
 use crate::protocol::messages::LeaveGroupResponse;
 use crate::protocol::messages::leave_group_response::MemberResponse;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct LeaveGroup;
+
+impl Api for LeaveGroup {
+    type Request = LeaveGroupRequest;
+    type Response = LeaveGroupResponse;
+    const KEY: ApiKey = ApiKey::LeaveGroup;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ]);
+
+    fn coordinator(request: &LeaveGroupRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut LeaveGroupRequest,
+        _: i16,
+    ) -> Authorized<LeaveGroupResponse> {
+        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(LeaveGroupResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: LeaveGroupRequest) -> Reply<LeaveGroupResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version))
+    }
+}
 
 pub fn handle(broker: &Broker, request: LeaveGroupRequest, version: i16) -> LeaveGroupResponse {
     if !broker.coordinates(&request.group_id) {

@@ -4,15 +4,58 @@
 //! committed offsets in the replicated state (Kafka calls them "Empty"). Clients that see
 //! every agent ask each and merge; behind a load balancer a client sees one broker, so the
 //! agent it reached asks its siblings too (`siblings`). An agent's other lanes list nothing
-//! (the router answers them).
+//! (`ListGroups::handle` answers them).
 
 use crate::placement;
+use crate::protocol::ApiKey;
 use crate::protocol::messages::list_groups_response::ListedGroup;
 use crate::protocol::messages::{ListGroupsRequest, ListGroupsResponse, RequestBody};
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::handlers::Client;
 use crate::server::siblings;
 use std::collections::BTreeMap;
+
+pub struct ListGroups;
+
+impl Api for ListGroups {
+    type Request = ListGroupsRequest;
+    type Response = ListGroupsResponse;
+    const KEY: ApiKey = ApiKey::ListGroups;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_DESCRIBE, Acl::GROUP_DESCRIBE]);
+
+    fn coordinator(_: &ListGroupsRequest) -> Option<&str> {
+        None
+    }
+
+    /// A client that may not describe the cluster sees only the groups it may describe.
+    fn authorize(
+        gate: &Gate<'_>,
+        _: &mut ListGroupsRequest,
+        _: i16,
+    ) -> Authorized<ListGroupsResponse> {
+        if gate.on_cluster(Operation::Describe) {
+            return Authorized::run();
+        }
+        Authorized::restoring(|gate, response: &mut ListGroupsResponse| {
+            response
+                .groups
+                .retain(|g| gate.allowed_quietly(Acl::GROUP_DESCRIBE, &g.group_id));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: ListGroupsRequest) -> Reply<ListGroupsResponse> {
+        // The lists a client gathers from every broker and merges: an agent's other lanes
+        // list nothing, since the client asks each of them as a broker of its own.
+        if ctx.client.lane > 0 {
+            return Reply::Now(Default::default());
+        }
+        Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -12,6 +12,7 @@ use crate::fetch::runs::{locate, runs_reaching};
 use crate::ids::Offset;
 use crate::metadata::state::markers::Marker;
 use crate::metadata::state::{BatchRef, Objects, PartitionState};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ListOffsetsRequest;
 use crate::protocol::messages::ListOffsetsResponse;
@@ -19,6 +20,8 @@ use crate::protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
 use crate::protocol::record_batch::RecordBatch;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::fresh_copy::{LocalCopy, catch_up};
 use crate::telemetry::ErrorChain;
@@ -30,6 +33,55 @@ const MAX_TIMESTAMP: i64 = -3;
 const EARLIEST_LOCAL: i64 = -4;
 const LATEST_TIERED: i64 = -5;
 const EARLIEST_PENDING_UPLOAD: i64 = -6;
+
+pub struct ListOffsets;
+
+impl Api for ListOffsets {
+    type Request = ListOffsetsRequest;
+    type Response = ListOffsetsResponse;
+    const KEY: ApiKey = ApiKey::ListOffsets;
+    const VERSIONS: (i16, i16) = (1, 11);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DESCRIBE]);
+
+    fn coordinator(_: &ListOffsetsRequest) -> Option<&str> {
+        None
+    }
+
+    /// A topic the client may not describe is answered with TOPIC_AUTHORIZATION_FAILED.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut ListOffsetsRequest,
+        _: i16,
+    ) -> Authorized<ListOffsetsResponse> {
+        let refused = take_refused(&mut request.topics, |t| {
+            gate.allowed(Acl::TOPIC_DESCRIBE, &t.name)
+        });
+        Authorized::restoring(move |_, response: &mut ListOffsetsResponse| {
+            response.topics.extend(refused.into_iter().map(|t| {
+                ListOffsetsTopicResponse {
+                    name: t.name,
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| ListOffsetsPartitionResponse {
+                            partition_index: p.partition_index,
+                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                            timestamp: -1,
+                            offset: -1,
+                            leader_epoch: -1,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: ListOffsetsRequest) -> Reply<ListOffsetsResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

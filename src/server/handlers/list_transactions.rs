@@ -2,9 +2,13 @@
 //! their transaction has been open (v1) and an id pattern (v2, a regular expression Kafka
 //! matches whole; floe matches it as a literal prefix or exact id, see below).
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::list_transactions_response::TransactionState;
 use crate::protocol::messages::{ListTransactionsRequest, ListTransactionsResponse};
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 
 /// The state names `StateFilters` may hold (Kafka's; floe never rests in the others).
@@ -17,6 +21,46 @@ const STATES: &[&str] = &[
     "CompleteAbort",
     "PrepareEpochFence",
 ];
+
+pub struct ListTransactions;
+
+impl Api for ListTransactions {
+    type Request = ListTransactionsRequest;
+    type Response = ListTransactionsResponse;
+    const KEY: ApiKey = ApiKey::ListTransactions;
+    const VERSIONS: (i16, i16) = (0, 2);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_DESCRIBE]);
+
+    fn coordinator(_: &ListTransactionsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        _: &mut ListTransactionsRequest,
+        _: i16,
+    ) -> Authorized<ListTransactionsResponse> {
+        if gate.on_cluster(Operation::Describe) {
+            return Authorized::run();
+        }
+        Authorized::Answer(ListTransactionsResponse {
+            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: ListTransactionsRequest,
+    ) -> Reply<ListTransactionsResponse> {
+        // The lists a client gathers from every broker and merges: an agent's other lanes
+        // list nothing, since the client asks each of them as a broker of its own.
+        if ctx.client.lane > 0 {
+            return Reply::Now(Default::default());
+        }
+        Reply::Now(handle(ctx.broker, request))
+    }
+}
 
 pub fn handle(broker: &Broker, request: ListTransactionsRequest) -> ListTransactionsResponse {
     let unknown_state_filters: Vec<String> = request

@@ -4,17 +4,99 @@
 //! do so to learn the names of the topics in their assignment.
 
 use crate::placement;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::MetadataRequest;
 use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use crate::security::acl::ResourceType;
+use crate::security::acl::{Operation, ResourceType};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::handlers::Client;
 use std::collections::BTreeMap;
+use uuid::Uuid;
+
+pub struct Metadata;
+
+impl Api for Metadata {
+    type Request = MetadataRequest;
+    type Response = MetadataResponse;
+    const KEY: ApiKey = ApiKey::Metadata;
+    const VERSIONS: (i16, i16) = (0, 12);
+    const NEEDS: Needs =
+        Needs::Acls(&[Acl::TOPIC_DESCRIBE, Acl::TOPIC_CREATE, Acl::CLUSTER_CREATE]);
+
+    fn coordinator(_: &MetadataRequest) -> Option<&str> {
+        None
+    }
+
+    /// A topic the client may not describe: 29 when named (under its id when asked by id),
+    /// hidden from every listing. Auto-creation needs Cluster or Topic CREATE.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut MetadataRequest,
+        _: i16,
+    ) -> Authorized<MetadataResponse> {
+        let mut names: Vec<String> = Vec::new();
+        let mut ids: Vec<Uuid> = Vec::new();
+        if let Some(topics) = &mut request.topics {
+            topics.retain(|t| {
+                let by_id = t.name.is_none();
+                let name = gate.topic_name(t.name.as_deref().unwrap_or(""), &t.topic_id);
+                // An id nobody knows is the handler's to answer (UNKNOWN_TOPIC_ID).
+                if by_id && name.is_empty() {
+                    return true;
+                }
+                let keep = gate.allowed(Acl::TOPIC_DESCRIBE, &name);
+                if !keep && by_id {
+                    ids.push(t.topic_id);
+                } else if !keep {
+                    names.push(name);
+                }
+                keep
+            });
+            if request.allow_auto_topic_creation
+                && !gate.on_cluster(Operation::Create)
+                && topics
+                    .iter()
+                    .any(|t| !gate.allowed(Acl::TOPIC_CREATE, t.name.as_deref().unwrap_or("")))
+            {
+                request.allow_auto_topic_creation = false;
+            }
+        }
+        Authorized::restoring(move |gate, response: &mut MetadataResponse| {
+            // Topics listed because all were asked for: only the describable ones.
+            response.topics.retain(|t| {
+                t.name
+                    .as_deref()
+                    .is_none_or(|name| gate.allowed_quietly(Acl::TOPIC_DESCRIBE, name))
+            });
+            response
+                .topics
+                .extend(names.into_iter().map(|name| MetadataResponseTopic {
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    name: Some(name),
+                    ..Default::default()
+                }));
+            response
+                .topics
+                .extend(ids.into_iter().map(|topic_id| MetadataResponseTopic {
+                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                    name: None,
+                    topic_id,
+                    ..Default::default()
+                }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: MetadataRequest) -> Reply<MetadataResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -7,14 +7,88 @@
 
 use crate::metadata::OffsetToCommit;
 use crate::metadata::state::GroupOffset;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetCommitRequest;
 use crate::protocol::messages::OffsetCommitResponse;
 use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, offset_commit_error};
+
+pub struct OffsetCommit;
+
+impl Api for OffsetCommit {
+    type Request = OffsetCommitRequest;
+    type Response = OffsetCommitResponse;
+    const KEY: ApiKey = ApiKey::OffsetCommit;
+    const VERSIONS: (i16, i16) = (2, 9);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ, Acl::TOPIC_READ]);
+
+    fn coordinator(request: &OffsetCommitRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    /// A denied group refuses every partition (30); else a topic it may not read gets 29.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut OffsetCommitRequest,
+        _: i16,
+    ) -> Authorized<OffsetCommitResponse> {
+        if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            let code = ErrorCode::GroupAuthorizationFailed.code();
+            return Authorized::Answer(OffsetCommitResponse {
+                topics: request
+                    .topics
+                    .iter()
+                    .map(|t| OffsetCommitResponseTopic {
+                        name: t.name.clone(),
+                        topic_id: t.topic_id,
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| OffsetCommitResponsePartition {
+                                partition_index: p.partition_index,
+                                error_code: code,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            });
+        }
+        let refused = take_refused(&mut request.topics, |t| {
+            gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.name, &t.topic_id))
+        });
+        Authorized::restoring(move |_, response: &mut OffsetCommitResponse| {
+            response.topics.extend(refused.into_iter().map(|t| {
+                OffsetCommitResponseTopic {
+                    name: t.name,
+                    topic_id: t.topic_id,
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| OffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            }));
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: OffsetCommitRequest) -> Reply<OffsetCommitResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

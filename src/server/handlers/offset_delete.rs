@@ -5,15 +5,50 @@
 
 use crate::groups::consumer::TopicImage;
 use crate::groups::coordinator::ClassicSubscriptions;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetDeleteRequest;
 use crate::protocol::messages::OffsetDeleteResponse;
 use crate::protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write};
 use std::collections::BTreeSet;
+
+pub struct OffsetDelete;
+
+impl Api for OffsetDelete {
+    type Request = OffsetDeleteRequest;
+    type Response = OffsetDeleteResponse;
+    const KEY: ApiKey = ApiKey::OffsetDelete;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DELETE]);
+
+    fn coordinator(request: &OffsetDeleteRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut OffsetDeleteRequest,
+        _: i16,
+    ) -> Authorized<OffsetDeleteResponse> {
+        if gate.allowed(Acl::GROUP_DELETE, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(OffsetDeleteResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: OffsetDeleteRequest) -> Reply<OffsetDeleteResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDeleteResponse {
     let refuse = |code: ErrorCode| OffsetDeleteResponse {

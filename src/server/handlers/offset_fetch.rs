@@ -11,6 +11,7 @@
 //! loading its offsets partition does, and the client asks again.
 
 use crate::metadata::state::{GroupOffset, MetadataState};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetFetchRequest;
 use crate::protocol::messages::OffsetFetchResponse;
@@ -18,12 +19,146 @@ use crate::protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::fresh_copy::{LocalCopy, catch_up};
+use uuid::Uuid;
 
 /// One partition's committed position: (partition, offset, leader epoch, metadata, error); -1
 /// and an empty string when nothing was committed, as in Kafka.
 type Committed = (i32, i64, i32, String, ErrorCode);
+
+pub struct OffsetFetch;
+
+impl Api for OffsetFetch {
+    type Request = OffsetFetchRequest;
+    type Response = OffsetFetchResponse;
+    const KEY: ApiKey = ApiKey::OffsetFetch;
+    const VERSIONS: (i16, i16) = (1, 9);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_DESCRIBE, Acl::TOPIC_DESCRIBE]);
+
+    fn coordinator(request: &OffsetFetchRequest) -> Option<&str> {
+        match request.groups.first() {
+            Some(group) => Some(&group.group_id),
+            None => Some(&request.group_id),
+        }
+    }
+
+    /// 30 per denied group (the whole request below v8); 29 per named topic, hidden if all.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut OffsetFetchRequest,
+        _: i16,
+    ) -> Authorized<OffsetFetchResponse> {
+        // Before v8 a request names one group (`group_id`), from v8 on a list.
+        if request.groups.is_empty() && !gate.allowed(Acl::GROUP_DESCRIBE, &request.group_id) {
+            return Authorized::Answer(error_before_v8(
+                request,
+                ErrorCode::GroupAuthorizationFailed,
+            ));
+        }
+        // From v8 on, each group is answered on its own, as Kafka does. In every version a
+        // topic the client may not describe is answered with 29 when named, and left out of
+        // an answer that lists all the group committed (`filter`).
+        let refused_groups: Vec<String> = take_refused(&mut request.groups, |g| {
+            gate.allowed(Acl::GROUP_DESCRIBE, &g.group_id)
+        })
+        .into_iter()
+        .map(|g| g.group_id)
+        .collect();
+        // (group, name, id, partitions); the group is the request's own below v8.
+        let mut refused_topics: Vec<(String, String, Uuid, Vec<i32>)> = Vec::new();
+        let mut filter = false;
+        match &mut request.topics {
+            None => filter |= request.groups.is_empty(),
+            Some(topics) => {
+                let refused = take_refused(topics, |t| gate.allowed(Acl::TOPIC_DESCRIBE, &t.name));
+                for t in refused {
+                    refused_topics.push((
+                        request.group_id.clone(),
+                        t.name,
+                        Uuid::nil(),
+                        t.partition_indexes,
+                    ));
+                }
+            }
+        }
+        for group in &mut request.groups {
+            match &mut group.topics {
+                None => filter = true,
+                Some(topics) => {
+                    let refused = take_refused(topics, |t| {
+                        gate.allowed(Acl::TOPIC_DESCRIBE, &gate.topic_name(&t.name, &t.topic_id))
+                    });
+                    for t in refused {
+                        refused_topics.push((
+                            group.group_id.clone(),
+                            t.name,
+                            t.topic_id,
+                            t.partition_indexes,
+                        ));
+                    }
+                }
+            }
+        }
+        Authorized::restoring(move |gate, response: &mut OffsetFetchResponse| {
+            if filter {
+                let describable = |name: &str| gate.allowed_quietly(Acl::TOPIC_DESCRIBE, name);
+                response.topics.retain(|t| describable(&t.name));
+                for group in &mut response.groups {
+                    group
+                        .topics
+                        .retain(|t| describable(&gate.topic_name(&t.name, &t.topic_id)));
+                }
+            }
+            let code = ErrorCode::TopicAuthorizationFailed.code();
+            // As in Kafka, an answer that failed whole (the coordinator is loading, say) stays
+            // as it is: the client asks again.
+            for (group_id, name, topic_id, partitions) in refused_topics {
+                if response.groups.is_empty() && response.error_code == 0 {
+                    response.topics.push(OffsetFetchResponseTopic {
+                        name,
+                        partitions: partitions
+                            .into_iter()
+                            .map(|p| refused_partition(p, code))
+                            .collect(),
+                        ..Default::default()
+                    });
+                } else if let Some(group) = response
+                    .groups
+                    .iter_mut()
+                    .find(|g| g.group_id == group_id && g.error_code == 0)
+                {
+                    group.topics.push(OffsetFetchResponseTopics {
+                        name,
+                        topic_id,
+                        partitions: partitions
+                            .into_iter()
+                            .map(|p| refused_partition_v8(p, code))
+                            .collect(),
+                        ..Default::default()
+                    });
+                }
+            }
+            response
+                .groups
+                .extend(
+                    refused_groups
+                        .into_iter()
+                        .map(|group_id| OffsetFetchResponseGroup {
+                            group_id,
+                            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+                            ..Default::default()
+                        }),
+                );
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: OffsetFetchRequest) -> Reply<OffsetFetchResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -6,13 +6,69 @@
 //! from a copy caught up with the quorum (`fresh_copy`); when the agent cannot catch up it
 //! answers OFFSET_NOT_AVAILABLE, which clients retry.
 
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderTopicResult,
 };
 use crate::protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::fresh_copy::{LocalCopy, catch_up};
+
+pub struct OffsetForLeaderEpoch;
+
+impl Api for OffsetForLeaderEpoch {
+    type Request = OffsetForLeaderEpochRequest;
+    type Response = OffsetForLeaderEpochResponse;
+    const KEY: ApiKey = ApiKey::OffsetForLeaderEpoch;
+    const VERSIONS: (i16, i16) = (2, 4);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DESCRIBE]);
+
+    fn coordinator(_: &OffsetForLeaderEpochRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut OffsetForLeaderEpochRequest,
+        _: i16,
+    ) -> Authorized<OffsetForLeaderEpochResponse> {
+        let names = request.topics.iter().map(|t| t.topic.as_str());
+        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, || {
+            OffsetForLeaderEpochResponse {
+                topics: request
+                    .topics
+                    .iter()
+                    .map(|t| OffsetForLeaderTopicResult {
+                        topic: t.topic.clone(),
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| EpochEndOffset {
+                                partition: p.partition,
+                                error_code: ErrorCode::TopicAuthorizationFailed.code(),
+                                leader_epoch: -1,
+                                end_offset: -1,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: OffsetForLeaderEpochRequest,
+    ) -> Reply<OffsetForLeaderEpochResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -8,6 +8,7 @@ use crate::metadata::state::BatchOutcome;
 use crate::metadata::state::{TxnError, TxnStatus};
 use crate::produce::settings::TopicSettings;
 use crate::produce::{BatchResult, ProduceError};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ProduceRequest;
 use crate::protocol::messages::ProduceResponse;
@@ -19,11 +20,97 @@ use crate::protocol::record_batch::{
 };
 use crate::protocol::records;
 use crate::protocol::spliced::Records;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes;
 use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tokio::sync::oneshot;
+use uuid::Uuid;
+
+pub struct Produce;
+
+impl Api for Produce {
+    type Request = ProduceRequest;
+    type Response = ProduceResponse;
+    const KEY: ApiKey = ApiKey::Produce;
+    const VERSIONS: (i16, i16) = (3, 12);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE, Acl::TOPIC_WRITE]);
+
+    fn coordinator(_: &ProduceRequest) -> Option<&str> {
+        None
+    }
+
+    /// A transactional id the client may not write refuses every topic (53); otherwise each
+    /// topic it may not write is refused (29).
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut ProduceRequest,
+        _: i16,
+    ) -> Authorized<ProduceResponse> {
+        let txn_ok = request
+            .transactional_id
+            .as_deref()
+            .is_none_or(|id| gate.allowed(Acl::TXN_WRITE, id));
+        let code = if txn_ok {
+            ErrorCode::TopicAuthorizationFailed.code()
+        } else {
+            ErrorCode::TransactionalIdAuthorizationFailed.code()
+        };
+        // Only the names and partitions are kept, not the refused batches.
+        let refused: Vec<(String, Uuid, Vec<i32>)> = take_refused(&mut request.topic_data, |t| {
+            txn_ok && gate.allowed(Acl::TOPIC_WRITE, &gate.topic_name(&t.name, &t.topic_id))
+        })
+        .into_iter()
+        .map(|t| {
+            (
+                t.name,
+                t.topic_id,
+                t.partition_data.iter().map(|p| p.index).collect(),
+            )
+        })
+        .collect();
+        Authorized::restoring(move |_, response: &mut ProduceResponse| {
+            response
+                .responses
+                .extend(refused.into_iter().map(|(name, topic_id, partitions)| {
+                    TopicProduceResponse {
+                        name,
+                        topic_id,
+                        partition_responses: partitions
+                            .into_iter()
+                            .map(|index| PartitionProduceResponse {
+                                index,
+                                error_code: code,
+                                base_offset: -1,
+                                log_append_time_ms: -1,
+                                log_start_offset: -1,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    }
+                }));
+        })
+    }
+
+    /// Batches are queued in request order; the wait for their commits runs concurrently.
+    async fn handle(ctx: Ctx<'_>, request: ProduceRequest) -> Reply<ProduceResponse> {
+        let enqueued = enqueue(ctx.broker, request, ctx.version).await;
+        let broker = Arc::clone(ctx.broker);
+        let started = ctx.started;
+        Reply::Later(Box::pin(async move {
+            let response = complete(&broker, enqueued).await;
+            broker
+                .metrics
+                .produce_latency
+                .observe(started.elapsed().as_secs_f64());
+            response
+        }))
+    }
+}
 
 enum Pending {
     /// Refused: the code, a message, and Kafka's per-record errors (index, message).

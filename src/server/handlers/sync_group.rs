@@ -1,10 +1,45 @@
 //! SyncGroup (key 14): the leader hands out assignments; followers wait for theirs.
 
 use crate::groups::limits;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::SyncGroupRequest;
 use crate::protocol::messages::SyncGroupResponse;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+
+pub struct SyncGroup;
+
+impl Api for SyncGroup {
+    type Request = SyncGroupRequest;
+    type Response = SyncGroupResponse;
+    const KEY: ApiKey = ApiKey::SyncGroup;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::GROUP_READ]);
+
+    fn coordinator(request: &SyncGroupRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut SyncGroupRequest,
+        _: i16,
+    ) -> Authorized<SyncGroupResponse> {
+        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            return Authorized::run();
+        }
+        Authorized::Answer(SyncGroupResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(ctx: Ctx<'_>, request: SyncGroupRequest) -> Reply<SyncGroupResponse> {
+        Reply::Now(handle(ctx.broker, request).await)
+    }
+}
 
 pub async fn handle(broker: &Broker, request: SyncGroupRequest) -> SyncGroupResponse {
     if !broker.coordinates(&request.group_id) {

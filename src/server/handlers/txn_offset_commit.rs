@@ -7,14 +7,73 @@
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::GroupOffset;
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::TxnOffsetCommitRequest;
 use crate::protocol::messages::TxnOffsetCommitResponse;
 use crate::protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_answer, txn_refused};
+
+pub struct TxnOffsetCommit;
+
+impl Api for TxnOffsetCommit {
+    type Request = TxnOffsetCommitRequest;
+    type Response = TxnOffsetCommitResponse;
+    const KEY: ApiKey = ApiKey::TxnOffsetCommit;
+    const VERSIONS: (i16, i16) = (0, 5);
+    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE, Acl::GROUP_READ]);
+
+    fn coordinator(request: &TxnOffsetCommitRequest) -> Option<&str> {
+        Some(&request.group_id)
+    }
+
+    /// The group is checked only once the transactional id passed: 53, else 30.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut TxnOffsetCommitRequest,
+        _: i16,
+    ) -> Authorized<TxnOffsetCommitResponse> {
+        let code = if !gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
+            ErrorCode::TransactionalIdAuthorizationFailed
+        } else if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
+            ErrorCode::GroupAuthorizationFailed
+        } else {
+            return Authorized::run();
+        };
+        Authorized::Answer(TxnOffsetCommitResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| TxnOffsetCommitResponseTopic {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| TxnOffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: code.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: TxnOffsetCommitRequest,
+    ) -> Reply<TxnOffsetCommitResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.version).await)
+    }
+}
 
 pub async fn handle(
     broker: &Broker,

@@ -1,7 +1,6 @@
-//! AlterUserScramCredentials (key 51) and DescribeUserScramCredentials (key 50): the salted
-//! SCRAM credentials in the replicated state (KIP-554). The client salts the password; the
-//! broker keeps only the stored and server keys derived from it, never the password. Altering
-//! needs Cluster ALTER, describing Cluster DESCRIBE.
+//! AlterUserScramCredentials (key 51): sets or deletes users' salted SCRAM credentials in the
+//! replicated state (KIP-554). The client salts the password; the broker keeps only the stored
+//! and server keys derived from it, never the password. It needs Cluster ALTER.
 //!
 //! As in Kafka, results are per user (sorted, each user once): a user named twice for one
 //! mechanism gets DUPLICATE_RESOURCE, an unknown mechanism UNSUPPORTED_SASL_MECHANISM, an
@@ -10,21 +9,51 @@
 //! changes applied.
 
 use crate::metadata::state::security::{ScramChange, ScramStateError};
+use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
-use crate::protocol::messages::describe_user_scram_credentials_response::{
-    CredentialInfo, DescribeUserScramCredentialsResult,
-};
 use crate::protocol::messages::{
     AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
-    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
 };
 use crate::security::acl::Operation;
 use crate::security::scram::{ScramCredential, ScramMechanism};
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{self, Role};
 use crate::server::handlers::Client;
 use std::collections::{BTreeMap, BTreeSet};
+
+pub struct AlterUserScramCredentials;
+
+impl Api for AlterUserScramCredentials {
+    type Request = AlterUserScramCredentialsRequest;
+    type Response = AlterUserScramCredentialsResponse;
+    const KEY: ApiKey = ApiKey::AlterUserScramCredentials;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::InHandler(&[Acl::CLUSTER_ALTER]);
+
+    fn coordinator(_: &AlterUserScramCredentialsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        _: &Gate<'_>,
+        _: &mut AlterUserScramCredentialsRequest,
+        _: i16,
+    ) -> Authorized<AlterUserScramCredentialsResponse> {
+        // The handler checks Cluster ALTER itself: its refusal answers each user once, in the
+        // order of its results.
+        Authorized::run()
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: AlterUserScramCredentialsRequest,
+    ) -> Reply<AlterUserScramCredentialsResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.client).await)
+    }
+}
 
 type Refusal = (ErrorCode, String);
 
@@ -124,7 +153,7 @@ fn state_refusal(e: ScramStateError) -> Refusal {
     (code, message)
 }
 
-pub async fn alter(
+pub async fn handle(
     broker: &Broker,
     request: AlterUserScramCredentialsRequest,
     client: Client<'_>,
@@ -184,101 +213,6 @@ pub async fn alter(
                 Ok(_) => result(user, applied.get(user).and_then(Option::as_ref)),
             })
             .collect(),
-        ..Default::default()
-    }
-}
-
-pub fn describe(
-    broker: &Broker,
-    request: DescribeUserScramCredentialsRequest,
-    client: Client<'_>,
-) -> DescribeUserScramCredentialsResponse {
-    if !broker.allowed_on_cluster(&client, Operation::Describe) {
-        let denied = ErrorCode::ClusterAuthorizationFailed;
-        return DescribeUserScramCredentialsResponse {
-            error_code: denied.code(),
-            error_message: Some("Cluster authorization failed.".into()),
-            results: request
-                .users
-                .unwrap_or_default()
-                .into_iter()
-                .map(|_| DescribeUserScramCredentialsResult {
-                    error_code: denied.code(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-    }
-    let held: BTreeMap<String, Vec<CredentialInfo>> = broker.metadata.read(|s| {
-        let mut held: BTreeMap<String, Vec<CredentialInfo>> = BTreeMap::new();
-        for (user, mechanism, iterations) in s.security().scram_users() {
-            held.entry(user.to_string())
-                .or_default()
-                .push(CredentialInfo {
-                    mechanism: mechanism.code(),
-                    iterations: i32::try_from(iterations).unwrap_or(i32::MAX),
-                    ..Default::default()
-                });
-        }
-        held
-    });
-    let results = match request.users {
-        // Null or empty: every user with credentials.
-        None => held
-            .into_iter()
-            .map(
-                |(user, credential_infos)| DescribeUserScramCredentialsResult {
-                    user,
-                    credential_infos,
-                    ..Default::default()
-                },
-            )
-            .collect(),
-        Some(users) if users.is_empty() => held
-            .into_iter()
-            .map(
-                |(user, credential_infos)| DescribeUserScramCredentialsResult {
-                    user,
-                    credential_infos,
-                    ..Default::default()
-                },
-            )
-            .collect(),
-        Some(users) => {
-            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for u in &users {
-                *counts.entry(u.name.as_str()).or_default() += 1;
-            }
-            let mut done = BTreeSet::new();
-            users
-                .iter()
-                .filter(|u| done.insert(u.name.clone()))
-                .map(|u| {
-                    let (code, message) = if counts.get(u.name.as_str()).copied().unwrap_or(0) > 1 {
-                        (ErrorCode::DuplicateResource, Some(format!("Cannot describe SCRAM credentials for the same user twice in a single request: {}", u.name)))
-                    } else if !held.contains_key(&u.name) {
-                        (ErrorCode::ResourceNotFound, Some(format!("Attempt to describe a user credential that does not exist: {}", u.name)))
-                    } else {
-                        (ErrorCode::None, None)
-                    };
-                    DescribeUserScramCredentialsResult {
-                        user: u.name.clone(),
-                        error_code: code.code(),
-                        error_message: message,
-                        credential_infos: if code == ErrorCode::None {
-                            held.get(&u.name).cloned().unwrap_or_default()
-                        } else {
-                            Vec::new()
-                        },
-                        ..Default::default()
-                    }
-                })
-                .collect()
-        }
-    };
-    DescribeUserScramCredentialsResponse {
-        results,
         ..Default::default()
     }
 }

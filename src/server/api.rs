@@ -1,0 +1,316 @@
+//! One Kafka API as floe serves it ([`Api`]), and the serving every API shares.
+//!
+//! Each served API is a type in its own file under `handlers/` that declares, in one place:
+//! its key and versions, what it needs from the authorizer (as data, [`Needs`]), which
+//! group's coordinator must answer it, how the parts a client may not touch are refused
+//! ([`Api::authorize`]), and its handler. `handlers::REGISTRY` lists them. What ApiVersions
+//! advertises, what the router accepts and how it dispatches, and the authorization every
+//! request passes all derive from that list: an API cannot be served without its
+//! declarations, since none of them has a default.
+//!
+//! ```text
+//! frame ─► find(key, version) ─► decode ─► coordinator elsewhere? forward
+//!                                   └─► authorize (Answer: refused whole)
+//!                                          └─► handle ─► Now / Later ─► restore the refused ─► encode
+//! ```
+
+use super::authorize::{Authorized, Gate, Needs};
+use super::broker::Broker;
+use super::handlers::{Caller, Client, REGISTRY};
+use super::router::{Origin, PendingResponse, RouteError};
+use crate::protocol::ApiKey;
+use crate::protocol::api_versions::ApiRange;
+use crate::protocol::frame::{Frame, RequestFrame};
+use crate::protocol::frame::{encode_response, reframe_request};
+use crate::protocol::wire::Message;
+use crate::telemetry::ErrorChain;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+use tokio::time::Instant;
+
+/// One Kafka API: its declarations and its handler.
+pub trait Api: 'static {
+    type Request: Message + Send + 'static;
+    type Response: Message + Send + 'static;
+    const KEY: ApiKey;
+    /// The versions served (never beyond what `handle` implements).
+    const VERSIONS: (i16, i16);
+    /// What the API needs from the authorizer: the ACLs `authorize` (or the handler) may
+    /// check. A check of an ACL not declared here is denied.
+    const NEEDS: Needs;
+    /// The group whose coordinator must answer the request (behind a load balancer the
+    /// request is forwarded there); `None` for requests any agent answers.
+    fn coordinator(request: &Self::Request) -> Option<&str>;
+    /// Runs before the handler when ACLs are enforced: takes out of `request` what the client
+    /// may not touch (and says how to put it back into the response with its error), or
+    /// answers the whole request with the refusal in its own shape.
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut Self::Request,
+        version: i16,
+    ) -> Authorized<Self::Response>;
+    /// Handles what authorization left of the request.
+    fn handle(
+        ctx: Ctx<'_>,
+        request: Self::Request,
+    ) -> impl Future<Output = Reply<Self::Response>> + Send;
+}
+
+/// What a handler is given: the broker, who asks, at which version.
+pub struct Ctx<'a> {
+    pub broker: &'a Arc<Broker>,
+    pub client: Client<'a>,
+    pub version: i16,
+    /// When the request was taken (its latency is measured from here).
+    pub started: Instant,
+}
+
+/// A handler's answer.
+pub enum Reply<T> {
+    /// Complete before the connection takes its next request, as Kafka does: a CreateTopics
+    /// pipelined ahead of a Produce has created the topic when the Produce runs.
+    Now(T),
+    /// The rest (waiting for a commit, a long poll) runs concurrently with later requests;
+    /// `None`: no response is due (a produce with acks=0).
+    Later(Pin<Box<dyn Future<Output = Option<T>> + Send>>),
+}
+
+/// A request as it reaches its API: the frame and who sent it.
+pub struct Call<'a> {
+    pub frame: RequestFrame,
+    pub caller: &'a Caller,
+    pub origin: Origin,
+}
+
+type Serve = for<'a> fn(
+    &'a Arc<Broker>,
+    Call<'a>,
+) -> Pin<
+    Box<dyn Future<Output = Result<PendingResponse, RouteError>> + Send + 'a>,
+>;
+
+/// One registered API, with its type erased so the registry can be a list.
+pub struct Entry {
+    pub key: ApiKey,
+    pub versions: (i16, i16),
+    pub needs: Needs,
+    serve: Serve,
+}
+
+impl Entry {
+    pub const fn of<A: Api>() -> Entry {
+        Entry {
+            key: A::KEY,
+            versions: A::VERSIONS,
+            needs: A::NEEDS,
+            serve: |broker, call| Box::pin(serve::<A>(broker, call)),
+        }
+    }
+
+    pub fn serves(&self, version: i16) -> bool {
+        (self.versions.0..=self.versions.1).contains(&version)
+    }
+
+    pub async fn serve(
+        &self,
+        broker: &Arc<Broker>,
+        call: Call<'_>,
+    ) -> Result<PendingResponse, RouteError> {
+        (self.serve)(broker, call).await
+    }
+}
+
+/// The API `key` at `version`, if floe serves it.
+pub fn find(key: ApiKey, version: i16) -> Option<&'static Entry> {
+    REGISTRY
+        .iter()
+        .find(|entry| entry.key == key && entry.serves(version))
+}
+
+/// What ApiVersions advertises: every registered API, in the registry's order.
+pub fn supported() -> &'static [ApiRange] {
+    static SUPPORTED: LazyLock<Vec<ApiRange>> = LazyLock::new(|| {
+        REGISTRY
+            .iter()
+            .map(|entry| ApiRange {
+                api_key: entry.key,
+                min: entry.versions.0,
+                max: entry.versions.1,
+            })
+            .collect()
+    });
+    &SUPPORTED
+}
+
+/// What every API shares: decode, forward to the group's coordinator, authorize, handle,
+/// restore what authorization took out, encode.
+async fn serve<A: Api>(
+    broker: &Arc<Broker>,
+    call: Call<'_>,
+) -> Result<PendingResponse, RouteError> {
+    let Call {
+        frame,
+        caller,
+        origin,
+    } = call;
+    let version = frame.api_version();
+    let correlation_id = frame.correlation_id();
+    let mut request = A::Request::decode(&mut frame.body.clone(), version)?;
+    if origin == Origin::Client
+        && let Some(group) = A::coordinator(&request)
+        && let Some(target) = broker.forward_target(group)
+    {
+        // Behind a load balancer: the group's coordinator is another agent; it answers.
+        tracing::debug!(group, api = ?A::KEY, %target, "forwarding to the group's coordinator");
+        broker
+            .metrics
+            .forwarded_requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let bytes = reframe_request(&frame).map_err(RouteError::Encode)?;
+        let timeout = super::forward::FORWARD_TIMEOUT;
+        match super::forward::send(broker, &target, bytes, caller, timeout).await {
+            Ok(response) => return Ok(ready(Frame::from(response))),
+            // The coordinator is unreachable (it may have died, its lease not yet lapsed).
+            // Handled here instead, the request gets NOT_COORDINATOR in its own shape (this
+            // agent does not coordinate the group) and the client looks for the coordinator
+            // again; committed offsets are read from this agent's copy.
+            Err(e) => {
+                tracing::warn!(%target, error = %ErrorChain(&e), "forwarding failed; answering here")
+            }
+        }
+    }
+    let started = broker.clock.now();
+    let client = Client {
+        id: frame.header.client_id.as_deref(),
+        host: &caller.host,
+        principal: &caller.principal,
+        listener: &caller.listener,
+        lane: caller.lane,
+        forwarded: origin == Origin::Forwarded,
+    };
+    let encode = move |response: A::Response| {
+        encode_response(A::KEY, version, correlation_id, |buf| {
+            response.encode(buf, version)
+        })
+    };
+    let gate = Gate::new(broker, &client, A::NEEDS);
+    let refused = if gate.enforced() {
+        match A::authorize(&gate, &mut request, version) {
+            Authorized::Run(refused) => refused,
+            Authorized::Answer(response) => return Ok(ready(encode(response)?)),
+        }
+    } else {
+        Default::default()
+    };
+    let ctx = Ctx {
+        broker,
+        client,
+        version,
+        started,
+    };
+    match A::handle(ctx, request).await {
+        Reply::Now(mut response) => {
+            refused.restore(&gate, &mut response);
+            Ok(ready(encode(response)?))
+        }
+        Reply::Later(pending) => {
+            let broker = Arc::clone(broker);
+            let caller = caller.clone();
+            Ok(Box::pin(async move {
+                let Some(mut response) = pending.await else {
+                    return Ok(None);
+                };
+                let client = Client {
+                    id: None,
+                    ..caller.client(origin)
+                };
+                refused.restore(&Gate::new(&broker, &client, A::NEEDS), &mut response);
+                Ok(Some(encode(response)?))
+            }))
+        }
+    }
+}
+
+fn ready(frame: Frame) -> PendingResponse {
+    Box::pin(async move { Ok(Some(frame)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn registered() -> BTreeSet<String> {
+        REGISTRY.iter().map(|e| format!("{:?}", e.key)).collect()
+    }
+
+    #[test]
+    fn each_api_is_registered_once_within_kafkas_versions() {
+        assert_eq!(
+            registered().len(),
+            REGISTRY.len(),
+            "an API registered twice"
+        );
+        for entry in REGISTRY {
+            let (min, max) = entry.key.valid_versions();
+            let (from, to) = entry.versions;
+            assert!(
+                min <= from && from <= to && to <= max,
+                "{:?} serves {from}..={to}, Kafka defines {min}..={max}",
+                entry.key
+            );
+            if let Needs::Acls(acls) | Needs::InHandler(acls) = entry.needs {
+                assert!(!acls.is_empty(), "{:?} declares no ACLs", entry.key);
+            }
+        }
+    }
+
+    /// An `impl Api` that is not in `REGISTRY` would be neither advertised nor served.
+    #[test]
+    fn every_api_in_handlers_is_registered() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/server/handlers");
+        let mut implemented = BTreeSet::new();
+        for file in std::fs::read_dir(dir).expect("handlers") {
+            let text = std::fs::read_to_string(file.expect("file").path()).expect("read");
+            for line in text.lines() {
+                if let Some(rest) = line.trim().strip_prefix("impl Api for ") {
+                    implemented.insert(rest.trim_end_matches(" {").to_string());
+                }
+            }
+        }
+        assert_eq!(implemented, registered());
+    }
+
+    /// The README's table of Kafka APIs lists every served API with its versions.
+    #[test]
+    fn the_readme_lists_every_api_with_its_versions() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let table = readme
+            .split("## Kafka APIs")
+            .nth(1)
+            .expect("a Kafka APIs section")
+            .split("\n## ")
+            .next()
+            .expect("the section");
+        let mut listed = BTreeSet::new();
+        for row in table.lines().filter(|l| l.starts_with("| ")).skip(2) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let names: Vec<&str> = cells[1].split(" / ").collect();
+            let versions: Vec<&str> = cells[2].split(" / ").collect();
+            for (i, name) in names.iter().enumerate() {
+                let version = versions.get(i).or(versions.first()).expect("versions");
+                listed.insert(format!("{name} {version}"));
+            }
+        }
+        let served: BTreeSet<String> = REGISTRY
+            .iter()
+            .map(|e| match e.versions {
+                (a, b) if a == b => format!("{:?} {a}", e.key),
+                (a, b) => format!("{:?} {a}–{b}", e.key),
+            })
+            .collect();
+        assert_eq!(listed, served);
+    }
+}

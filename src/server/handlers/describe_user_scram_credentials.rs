@@ -1,0 +1,146 @@
+//! DescribeUserScramCredentials (key 50): which users have SCRAM credentials in the replicated
+//! state (KIP-554), with each one's mechanisms and iteration counts, never the keys. It needs
+//! Cluster DESCRIBE.
+//!
+//! As in Kafka, a user named twice gets DUPLICATE_RESOURCE (answered once), a user without
+//! credentials RESOURCE_NOT_FOUND; a null or empty list describes every user with credentials.
+
+use crate::protocol::ApiKey;
+use crate::protocol::ErrorCode;
+use crate::protocol::messages::describe_user_scram_credentials_response::{
+    CredentialInfo, DescribeUserScramCredentialsResult,
+};
+use crate::protocol::messages::{
+    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
+};
+use crate::security::acl::Operation;
+use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::broker::Broker;
+use crate::server::handlers::Client;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct DescribeUserScramCredentials;
+
+impl Api for DescribeUserScramCredentials {
+    type Request = DescribeUserScramCredentialsRequest;
+    type Response = DescribeUserScramCredentialsResponse;
+    const KEY: ApiKey = ApiKey::DescribeUserScramCredentials;
+    const VERSIONS: (i16, i16) = (0, 0);
+    const NEEDS: Needs = Needs::InHandler(&[Acl::CLUSTER_DESCRIBE]);
+
+    fn coordinator(_: &DescribeUserScramCredentialsRequest) -> Option<&str> {
+        None
+    }
+
+    fn authorize(
+        _: &Gate<'_>,
+        _: &mut DescribeUserScramCredentialsRequest,
+        _: i16,
+    ) -> Authorized<DescribeUserScramCredentialsResponse> {
+        // The handler checks Cluster DESCRIBE itself, and answers the refusal.
+        Authorized::run()
+    }
+
+    async fn handle(
+        ctx: Ctx<'_>,
+        request: DescribeUserScramCredentialsRequest,
+    ) -> Reply<DescribeUserScramCredentialsResponse> {
+        Reply::Now(handle(ctx.broker, request, ctx.client))
+    }
+}
+
+pub fn handle(
+    broker: &Broker,
+    request: DescribeUserScramCredentialsRequest,
+    client: Client<'_>,
+) -> DescribeUserScramCredentialsResponse {
+    if !broker.allowed_on_cluster(&client, Operation::Describe) {
+        let denied = ErrorCode::ClusterAuthorizationFailed;
+        return DescribeUserScramCredentialsResponse {
+            error_code: denied.code(),
+            error_message: Some("Cluster authorization failed.".into()),
+            results: request
+                .users
+                .unwrap_or_default()
+                .into_iter()
+                .map(|_| DescribeUserScramCredentialsResult {
+                    error_code: denied.code(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+    }
+    let held: BTreeMap<String, Vec<CredentialInfo>> = broker.metadata.read(|s| {
+        let mut held: BTreeMap<String, Vec<CredentialInfo>> = BTreeMap::new();
+        for (user, mechanism, iterations) in s.security().scram_users() {
+            held.entry(user.to_string())
+                .or_default()
+                .push(CredentialInfo {
+                    mechanism: mechanism.code(),
+                    iterations: i32::try_from(iterations).unwrap_or(i32::MAX),
+                    ..Default::default()
+                });
+        }
+        held
+    });
+    let results = match request.users {
+        // Null or empty: every user with credentials.
+        None => held
+            .into_iter()
+            .map(
+                |(user, credential_infos)| DescribeUserScramCredentialsResult {
+                    user,
+                    credential_infos,
+                    ..Default::default()
+                },
+            )
+            .collect(),
+        Some(users) if users.is_empty() => held
+            .into_iter()
+            .map(
+                |(user, credential_infos)| DescribeUserScramCredentialsResult {
+                    user,
+                    credential_infos,
+                    ..Default::default()
+                },
+            )
+            .collect(),
+        Some(users) => {
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for u in &users {
+                *counts.entry(u.name.as_str()).or_default() += 1;
+            }
+            let mut done = BTreeSet::new();
+            users
+                .iter()
+                .filter(|u| done.insert(u.name.clone()))
+                .map(|u| {
+                    let (code, message) = if counts.get(u.name.as_str()).copied().unwrap_or(0) > 1 {
+                        (ErrorCode::DuplicateResource, Some(format!("Cannot describe SCRAM credentials for the same user twice in a single request: {}", u.name)))
+                    } else if !held.contains_key(&u.name) {
+                        (ErrorCode::ResourceNotFound, Some(format!("Attempt to describe a user credential that does not exist: {}", u.name)))
+                    } else {
+                        (ErrorCode::None, None)
+                    };
+                    DescribeUserScramCredentialsResult {
+                        user: u.name.clone(),
+                        error_code: code.code(),
+                        error_message: message,
+                        credential_infos: if code == ErrorCode::None {
+                            held.get(&u.name).cloned().unwrap_or_default()
+                        } else {
+                            Vec::new()
+                        },
+                        ..Default::default()
+                    }
+                })
+                .collect()
+        }
+    };
+    DescribeUserScramCredentialsResponse {
+        results,
+        ..Default::default()
+    }
+}
