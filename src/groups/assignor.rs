@@ -103,7 +103,7 @@ fn uniform(
                 }
                 if counts[m.id] < floor {
                     taken.insert((*topic, p));
-                    *counts.get_mut(m.id).expect("member") += 1;
+                    *counts.entry(m.id).or_default() += 1;
                     give(&mut result, m.id, *topic, p);
                 } else {
                     leftovers.push((m.id, (*topic, p)));
@@ -116,7 +116,7 @@ fn uniform(
         if one_more > 0 && counts[id] == floor && !taken.contains(&(topic, p)) {
             one_more -= 1;
             taken.insert((topic, p));
-            *counts.get_mut(id).expect("member") += 1;
+            *counts.entry(id).or_default() += 1;
             give(&mut result, id, topic, p);
         }
     }
@@ -130,7 +130,7 @@ fn uniform(
             .filter(|m| m.subscribed.contains(&topic))
             .min_by_key(|m| (counts[m.id], m.id));
         if let Some(m) = least {
-            *counts.get_mut(m.id).expect("member") += 1;
+            *counts.entry(m.id).or_default() += 1;
             give(&mut result, m.id, topic, p);
         }
     }

@@ -211,10 +211,10 @@ impl Group {
         }
         let member_id = if request.member_id.is_empty() {
             let id = new_member_id();
-            match static_id {
-                Some(old) => {
+            let replaced = static_id.and_then(|old| self.members.remove(&old).map(|m| (old, m)));
+            match replaced {
+                Some((old, mut member)) => {
                     // A static member restarted: it takes over its old slot under a new id.
-                    let mut member = self.members.remove(&old).expect("member by instance");
                     member.id = id.clone();
                     if self.leader.as_ref() == Some(&old) {
                         self.leader = Some(id.clone());
@@ -222,10 +222,12 @@ impl Group {
                     self.awaiting_join.remove(&old);
                     self.awaiting_sync.remove(&old);
                     let unchanged = member.protocols == request.protocols;
-                    self.members.insert(id.clone(), member);
-                    if unchanged && self.state == State::Stable {
-                        let member = self.members.get_mut(&id).expect("just inserted");
+                    let stays_stable = unchanged && self.state == State::Stable;
+                    if stays_stable {
                         member.last_seen_ms = now_ms;
+                    }
+                    self.members.insert(id.clone(), member);
+                    if stays_stable {
                         let mut deliveries = Deliveries::default();
                         deliveries
                             .joins

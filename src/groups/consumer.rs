@@ -265,10 +265,12 @@ impl ConsumerGroup {
         }
 
         // Reconciled out of the map (its partitions released meanwhile), then put back.
-        let member = self
-            .members
-            .remove(&request.member_id)
-            .expect("the member was just stored");
+        let Some(member) = self.members.remove(&request.member_id) else {
+            return refuse(
+                ErrorCode::UnknownMemberId,
+                format!("member {} is not in group {}", request.member_id, self.id),
+            );
+        };
         self.release(&member);
         let assigned_before = member.assigned.clone();
         let empty = Partitions::new();

@@ -140,10 +140,14 @@ impl Index {
     }
 
     fn release(&mut self, old: Location) -> Vec<Reclaim> {
-        let live = self
-            .live
-            .get_mut(&old.pack)
-            .expect("a live object's pack is counted");
+        let Some(live) = self.live.get_mut(&old.pack) else {
+            // Cannot happen while the index is consistent; if it does, keep the bytes.
+            tracing::error!(
+                pack = old.pack,
+                "an indexed object's pack is not counted; its space is kept"
+            );
+            return Vec::new();
+        };
         *live -= 1;
         match self.drop_if_empty(old.pack) {
             Some(pack) => vec![pack],

@@ -19,6 +19,7 @@
 mod index;
 pub mod record;
 pub mod recover;
+mod shared_index;
 mod writer;
 
 use crate::clock::Clock;
@@ -26,16 +27,17 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use index::{Index, Location};
+use index::Location;
 use object_store::path::Path;
 use object_store::{
     CopyMode, CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload,
     ObjectMeta, ObjectStore, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
+use shared_index::SharedIndex;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::mpsc;
 use tokio::sync::oneshot;
 pub use writer::pack_path;
 use writer::{AlignedBuffer, Command, Writer, open_for_append};
@@ -44,7 +46,7 @@ const STORE: &str = "PackStore";
 
 pub struct PackStore {
     dir: PathBuf,
-    index: Arc<Mutex<Index>>,
+    index: SharedIndex,
     commands: mpsc::Sender<Command>,
     /// Held for the store's life: a second process on the same directory is refused.
     _lock: File,
@@ -104,7 +106,7 @@ impl PackStore {
             .map_err(io)?;
         File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
         tracing::info!(dir = %dir.display(), objects = index.len(), packs = index.packs().count(), "object packs opened");
-        let index = Arc::new(Mutex::new(index));
+        let index = SharedIndex::new(index);
         let mut writer = Writer {
             dir: dir.clone(),
             index: index.clone(),
@@ -141,7 +143,7 @@ impl PackStore {
     fn location(&self, path: &Path) -> object_store::Result<Location> {
         self.index
             .lock()
-            .expect("index lock")
+            .map_err(io_error)?
             .get(path.as_ref())
             .ok_or_else(|| not_found(path))
     }
@@ -354,11 +356,10 @@ impl ObjectStore for PackStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        let found = self
-            .index
-            .lock()
-            .expect("index lock")
-            .under(prefix.map(|p| p.as_ref()));
+        let found = match self.index.lock() {
+            Ok(index) => index.under(prefix.map(|p| p.as_ref())),
+            Err(e) => return futures::stream::iter([Err(io_error(e))]).boxed(),
+        };
         let metas: Vec<object_store::Result<ObjectMeta>> = found
             .into_iter()
             .map(|(key, at)| Ok(PackStore::meta(&stored_path(key), &at)))
@@ -372,7 +373,7 @@ impl ObjectStore for PackStore {
         let found = self
             .index
             .lock()
-            .expect("index lock")
+            .map_err(io_error)?
             .under(Some(prefix.as_ref()));
         let mut common_prefixes = std::collections::BTreeSet::new();
         let mut objects = Vec::new();

@@ -2,6 +2,7 @@ use super::*;
 use futures::TryStreamExt;
 use object_store::{GetRange, ObjectStoreExt};
 use std::io::Write;
+use std::sync::Arc;
 
 fn store(dir: &std::path::Path, target: u64) -> PackStore {
     PackStore::open_with(dir.to_path_buf(), Clock::system(), target).expect("open packs")

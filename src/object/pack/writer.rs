@@ -7,15 +7,16 @@
 //! left for the kernel to write back. Where direct I/O is refused (tmpfs, some network
 //! filesystems) the same writes are buffered.
 
-use super::index::{Index, Location, Reclaim};
+use super::index::{Location, Reclaim};
 use super::record::{ALIGN, RecordHeader};
+use super::shared_index::SharedIndex;
 use crate::clock::Clock;
 use bytes::Bytes;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::mpsc;
 use tokio::sync::oneshot;
 
 /// A pack is closed once it holds this much; a new one is started (a record larger than this
@@ -63,7 +64,7 @@ pub fn open_for_append(path: &Path, buffered: bool) -> io::Result<File> {
 
 pub struct Writer {
     pub dir: PathBuf,
-    pub index: Arc<Mutex<Index>>,
+    pub index: SharedIndex,
     pub clock: Clock,
     /// The active pack and where its next record goes.
     pub file: File,
@@ -104,7 +105,13 @@ impl Writer {
                     self.append(group);
                 }
                 Command::Delete { key, reply } => {
-                    let removed = self.index.lock().expect("index lock").remove(&key);
+                    let removed = match self.index.lock() {
+                        Ok(mut index) => index.remove(&key),
+                        Err(e) => {
+                            let _ = reply.send(Err(e));
+                            continue;
+                        }
+                    };
                     let existed = removed.is_some();
                     self.reclaim(removed.unwrap_or_default());
                     let _ = reply.send(Ok(existed));
@@ -134,7 +141,13 @@ impl Writer {
                     continue;
                 }
             }
-            let pack = self.index.lock().expect("index lock").active();
+            let pack = match self.index.lock() {
+                Ok(index) => index.active(),
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                    continue;
+                }
+            };
             let at = Location::of(pack, self.end + staged, &header);
             let into = self.buffer.grow_to((staged + len) as usize);
             let mut at_byte = staged as usize;
@@ -171,10 +184,18 @@ impl Writer {
         }
         self.end += staged;
         let mut reclaims = Vec::new();
-        {
-            let mut index = self.index.lock().expect("index lock");
-            for p in &pending {
-                reclaims.extend(index.insert(&p.key, p.at));
+        match self.index.lock() {
+            Ok(mut index) => {
+                for p in &pending {
+                    reclaims.extend(index.insert(&p.key, p.at));
+                }
+            }
+            // Written and durable, but not indexed: the next start finds them in the pack.
+            Err(e) => {
+                for p in pending {
+                    let _ = p.reply.send(Err(copy_error(&e)));
+                }
+                return Err(e);
             }
         }
         for p in pending {
@@ -214,7 +235,7 @@ impl Writer {
                 // Direct I/O refused at the first write (some filesystems accept the flag).
                 tracing::info!(dir = %self.dir.display(), "direct I/O refused; packs are written through the page cache");
                 self.buffered = true;
-                let pack = self.index.lock().expect("index lock").active();
+                let pack = self.index.lock()?.active();
                 self.file = open_for_append(&pack_path(&self.dir, pack), true)?;
                 self.file.write_all_at(bytes, self.end)?;
             }
@@ -225,7 +246,7 @@ impl Writer {
 
     /// Closes the active pack (its records are durable) and starts the next.
     fn roll(&mut self) -> io::Result<()> {
-        let next = self.index.lock().expect("index lock").active() + 1;
+        let next = self.index.lock()?.active() + 1;
         let path = pack_path(&self.dir, next);
         let file =
             open_for_append(&path, self.buffered).or_else(|_| open_for_append(&path, true))?;
@@ -233,7 +254,7 @@ impl Writer {
         File::open(&self.dir)?.sync_all()?;
         self.file = file;
         self.end = 0;
-        let reclaims = self.index.lock().expect("index lock").roll_to(next);
+        let reclaims = self.index.lock()?.roll_to(next);
         self.reclaim(reclaims);
         Ok(())
     }
