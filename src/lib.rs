@@ -2,13 +2,13 @@
 
 pub mod admin;
 pub mod bench;
+pub mod client;
 pub mod clock;
 pub mod config;
 pub mod cost;
 pub mod drain_signal;
 pub mod fetch;
 pub mod groups;
-pub mod history;
 pub mod ids;
 pub mod jobs;
 pub mod metadata;

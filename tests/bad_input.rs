@@ -661,7 +661,7 @@ fn every_api_survives_hostile_bodies_and_the_log_replays_cleanly() {
     let dir = temp_dir();
     let data = dir.path().join("data");
     let mut floe = Floe::start(&data, support::NO_FLAGS);
-    for range in floe::server::api::supported() {
+    for range in floe::server::handlers::supported() {
         for version in [range.min, range.max] {
             for (what, body) in hostile_bodies() {
                 let mut head = BytesMut::new();

@@ -7,7 +7,7 @@
 //! injected all along. An idempotent
 //! producer, a consumer group committing offsets and a high-watermark observer record every
 //! send, acknowledgement, failure, poll, commit and watermark into one history; after a heal
-//! and a full read of the topic, `floe::history::check` judges it: no lost, duplicated or
+//! and a full read of the topic, `floe_history::check` judges it: no lost, duplicated or
 //! misplaced record, no skipped or repeated poll, no committed offset or high watermark going
 //! back.
 //!
@@ -20,8 +20,8 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use floe::history::{Event, History};
 use floe::protocol::ErrorCode;
+use floe_history::{Event, History};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,7 +5,7 @@
 //! nodes 30 s ahead and 30 s behind at once. In each skew one more member joins each group,
 //! bootstrapped from the skewed nodes alone (its first metadata comes from them), and leaves
 //! when the skew ends, so both groups rebalance while the clocks are wrong.
-//! `floe::history::check` then judges the whole history: no lost or duplicated record, no
+//! `floe_history::check` then judges the whole history: no lost or duplicated record, no
 //! read below an offset the group had committed, no committed offset going back, no skipped
 //! record (a reset to `latest`).
 //!

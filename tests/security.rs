@@ -436,7 +436,7 @@ fn offset_fetch_as(
     };
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let response = runtime.block_on(async {
-        use floe::bench::client::{call, connect};
+        use floe::client::{call, connect};
         let (mut tx, mut rx) = connect(&addr.to_string()).await.expect("connect");
         let handshake = SaslHandshakeRequest {
             mechanism: "PLAIN".into(),

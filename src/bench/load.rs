@@ -6,7 +6,7 @@
 //! sends one batch per request. End-to-end latency compares a batch's first timestamp with
 //! the time it is consumed, so it has millisecond resolution.
 
-use super::client::{self, ClientError};
+use crate::client::{self, ClientError};
 use crate::clock::{Clock, Instant};
 use crate::protocol::messages::{
     CreateTopicsRequest, FetchRequest, InitProducerIdRequest, ProduceRequest, RequestBody,

@@ -11,7 +11,6 @@
 
 pub mod agent_cpu;
 pub mod calibrate;
-pub mod client;
 pub mod experiment;
 pub mod labels;
 pub mod latency_fit;

@@ -3,7 +3,7 @@
 //! leader or a group's coordinator, as Kafka's admin client addresses them.
 
 use anyhow::{Context, bail};
-use floe::bench::client::{call, connect_as};
+use floe::client::{call, connect_as};
 use floe::clock::Clock;
 use floe::protocol::ErrorCode;
 use floe::protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};

@@ -351,6 +351,7 @@ fn build_broker(
         request_budget: crate::server::byte_pool::BytePool::new(config.request_bytes_in_flight_max),
         fetch_budget: crate::server::byte_pool::BytePool::new(config.fetch_bytes_in_flight_max),
         metrics: Arc::new(crate::telemetry::BrokerMetrics::default()),
+        advertised_apis: crate::server::handlers::supported(),
         started: clock.now(),
         groups,
         drain,

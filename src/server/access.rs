@@ -7,7 +7,7 @@
 use crate::security::acl::{self, AuthorizerSettings, Operation, ResourceType};
 use crate::security::metrics::SecurityMetrics;
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 
 /// The name of the one Cluster resource (Kafka's `kafka-cluster`).
 pub const CLUSTER: &str = acl::CLUSTER_NAME;

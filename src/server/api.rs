@@ -16,18 +16,30 @@
 
 use super::authorize::{Authorized, Gate, Needs};
 use super::broker::Broker;
-use super::handlers::{Caller, Client, REGISTRY};
-use super::router::{Origin, PendingResponse, RouteError};
-use crate::protocol::ApiKey;
-use crate::protocol::api_versions::ApiRange;
+use super::caller::{Caller, Client, Origin};
 use crate::protocol::frame::{Frame, RequestFrame};
 use crate::protocol::frame::{encode_response, reframe_request};
 use crate::protocol::wire::Message;
+use crate::protocol::{ApiKey, DecodeError, EncodeError};
 use crate::telemetry::ErrorChain;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use tokio::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    #[error("{api:?} v{version} is not supported")]
+    UnsupportedVersion { api: ApiKey, version: i16 },
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("cannot encode the response: {0}")]
+    Encode(#[from] EncodeError),
+}
+
+/// The rest of a request's handling, run concurrently with later requests; resolves to the
+/// encoded response, or `None` when no response is due (acks=0 produce).
+pub type PendingResponse = Pin<Box<dyn Future<Output = Result<Option<Frame>, RouteError>> + Send>>;
 
 /// One Kafka API: its declarations and its handler.
 pub trait Api: 'static {
@@ -121,28 +133,6 @@ impl Entry {
     }
 }
 
-/// The API `key` at `version`, if floe serves it.
-pub fn find(key: ApiKey, version: i16) -> Option<&'static Entry> {
-    REGISTRY
-        .iter()
-        .find(|entry| entry.key == key && entry.serves(version))
-}
-
-/// What ApiVersions advertises: every registered API, in the registry's order.
-pub fn supported() -> &'static [ApiRange] {
-    static SUPPORTED: LazyLock<Vec<ApiRange>> = LazyLock::new(|| {
-        REGISTRY
-            .iter()
-            .map(|entry| ApiRange {
-                api_key: entry.key,
-                min: entry.versions.0,
-                max: entry.versions.1,
-            })
-            .collect()
-    });
-    &SUPPORTED
-}
-
 /// What every API shares: decode, forward to the group's coordinator, authorize, handle,
 /// restore what authorization took out, encode.
 async fn serve<A: Api>(
@@ -234,83 +224,4 @@ async fn serve<A: Api>(
 
 fn ready(frame: Frame) -> PendingResponse {
     Box::pin(async move { Ok(Some(frame)) })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    fn registered() -> BTreeSet<String> {
-        REGISTRY.iter().map(|e| format!("{:?}", e.key)).collect()
-    }
-
-    #[test]
-    fn each_api_is_registered_once_within_kafkas_versions() {
-        assert_eq!(
-            registered().len(),
-            REGISTRY.len(),
-            "an API registered twice"
-        );
-        for entry in REGISTRY {
-            let (min, max) = entry.key.valid_versions();
-            let (from, to) = entry.versions;
-            assert!(
-                min <= from && from <= to && to <= max,
-                "{:?} serves {from}..={to}, Kafka defines {min}..={max}",
-                entry.key
-            );
-            if let Needs::Acls(acls) | Needs::InHandler(acls) = entry.needs {
-                assert!(!acls.is_empty(), "{:?} declares no ACLs", entry.key);
-            }
-        }
-    }
-
-    /// An `impl Api` that is not in `REGISTRY` would be neither advertised nor served.
-    #[test]
-    fn every_api_in_handlers_is_registered() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/server/handlers");
-        let mut implemented = BTreeSet::new();
-        for file in std::fs::read_dir(dir).expect("handlers") {
-            let text = std::fs::read_to_string(file.expect("file").path()).expect("read");
-            for line in text.lines() {
-                if let Some(rest) = line.trim().strip_prefix("impl Api for ") {
-                    implemented.insert(rest.trim_end_matches(" {").to_string());
-                }
-            }
-        }
-        assert_eq!(implemented, registered());
-    }
-
-    /// The README's table of Kafka APIs lists every served API with its versions.
-    #[test]
-    fn the_readme_lists_every_api_with_its_versions() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README.md");
-        let table = readme
-            .split("## Kafka APIs")
-            .nth(1)
-            .expect("a Kafka APIs section")
-            .split("\n## ")
-            .next()
-            .expect("the section");
-        let mut listed = BTreeSet::new();
-        for row in table.lines().filter(|l| l.starts_with("| ")).skip(2) {
-            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-            let names: Vec<&str> = cells[1].split(" / ").collect();
-            let versions: Vec<&str> = cells[2].split(" / ").collect();
-            for (i, name) in names.iter().enumerate() {
-                let version = versions.get(i).or(versions.first()).expect("versions");
-                listed.insert(format!("{name} {version}"));
-            }
-        }
-        let served: BTreeSet<String> = REGISTRY
-            .iter()
-            .map(|e| match e.versions {
-                (a, b) if a == b => format!("{:?} {a}", e.key),
-                (a, b) => format!("{:?} {a}–{b}", e.key),
-            })
-            .collect();
-        assert_eq!(listed, served);
-    }
 }

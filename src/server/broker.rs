@@ -45,6 +45,8 @@ pub struct Broker {
     /// Bytes fetches read and hold (`Config::fetch_bytes_in_flight_max`).
     pub fetch_budget: Arc<crate::server::byte_pool::BytePool>,
     pub metrics: Arc<BrokerMetrics>,
+    /// What ApiVersions advertises: every registered API (`handlers::supported`).
+    pub advertised_apis: Vec<crate::protocol::api_versions::ApiRange>,
     pub started: Instant,
     /// The consumer groups this agent coordinates.
     pub groups: crate::groups::Coordinator,

@@ -13,8 +13,9 @@
 
 use super::broker::Broker;
 use super::byte_pool::Reservation;
-use super::handlers::Caller;
-use super::router::{Origin, route};
+use super::caller::Caller;
+use super::caller::Origin;
+use super::router::route;
 use crate::protocol::frame::{Frame, declared_frame_size, parse_request, split_frame};
 use crate::telemetry::ErrorChain;
 use bytes::{Bytes, BytesMut};
@@ -47,7 +48,7 @@ enum RequestFailed {
     Route {
         api: crate::protocol::ApiKey,
         #[source]
-        source: super::router::RouteError,
+        source: super::api::RouteError,
     },
 }
 

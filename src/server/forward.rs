@@ -11,7 +11,7 @@
 
 use crate::metadata::quorum::network::PostError;
 use crate::server::broker::Broker;
-use crate::server::handlers::Caller;
+use crate::server::caller::Caller;
 use axum::body::Bytes;
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 
 use crate::protocol::frame::parse_request;
 use crate::server::broker::Broker;
-use crate::server::handlers::Caller;
-use crate::server::router::{Origin, route};
+use crate::server::caller::Caller;
+use crate::server::{caller::Origin, router::route};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Query, State};
@@ -52,7 +52,7 @@ async fn serve(
         host: forwarded.client_host,
         principal: forwarded
             .principal
-            .unwrap_or_else(|| crate::server::handlers::ANONYMOUS.to_string()),
+            .unwrap_or_else(|| crate::server::caller::ANONYMOUS.to_string()),
         listener: forwarded.listener.unwrap_or_default(),
         lane: 0,
     };

@@ -20,9 +20,9 @@ use crate::protocol::wire::Message;
 use crate::security::metrics::SecurityMetrics;
 use crate::security::sasl::{Admission, AuthenticateAnswer, Credentials, Session};
 use crate::security::scram::{ScramCredential, ScramMechanism};
+use crate::server::api::RouteError;
 use crate::server::broker::Broker;
-use crate::server::handlers::Caller;
-use crate::server::router::RouteError;
+use crate::server::caller::Caller;
 
 /// What the connection does with a request.
 pub enum Step {
@@ -98,7 +98,7 @@ pub fn step(
     match api {
         ApiKey::ApiVersions => {
             let accepted =
-                crate::server::api::find(ApiKey::ApiVersions, frame.api_version()).is_some();
+                crate::server::handlers::find(ApiKey::ApiVersions, frame.api_version()).is_some();
             session.api_versions_answered(accepted);
             Ok(Step::Route(frame))
         }

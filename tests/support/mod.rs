@@ -335,8 +335,8 @@ pub fn kafka_call(
 ) -> floe::protocol::messages::ResponseBody {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let (mut tx, mut rx) = floe::bench::client::connect(addr).await.expect("connect");
-        floe::bench::client::call(&mut tx, &mut rx, version, request)
+        let (mut tx, mut rx) = floe::client::connect(addr).await.expect("connect");
+        floe::client::call(&mut tx, &mut rx, version, request)
             .await
             .expect("call")
     })

@@ -1,10 +1,10 @@
 //! A workload of real librdkafka clients that records what they did and saw into one
-//! `floe::history::History`, for `floe::history::check` to judge: an idempotent producer of
+//! `floe_history::History`, for `floe_history::check` to judge: an idempotent producer of
 //! unique values, consumer group members committing their positions, a high-watermark
 //! observer, and a last reader of every partition.
 #![allow(dead_code)]
 
-use floe::history::{Event, History, TopicPartition};
+use floe_history::{Event, History, TopicPartition};
 use rdkafka::ClientConfig;
 use rdkafka::ClientContext;
 use rdkafka::config::RDKafkaLogLevel;
@@ -324,20 +324,20 @@ pub fn watch_watermarks(
     })
 }
 
-/// Judges a run's history with `floe::history::check` and prints the report; with
+/// Judges a run's history with `floe_history::check` and prints the report; with
 /// `FLOE_CHAOS_HISTORY=path.json` the whole history is kept there too.
-pub fn judge(history: &History) -> floe::history::Report {
+pub fn judge(history: &History) -> floe_history::Report {
     if let Some(path) = std::env::var_os("FLOE_CHAOS_HISTORY") {
         std::fs::write(&path, serde_json::to_vec(history).expect("json")).expect("history file");
     }
-    let report = floe::history::check(history);
+    let report = floe_history::check(history);
     eprintln!("{report}");
     report
 }
 
 /// Fails unless `report` judges a run that got records through, committed offsets, read back
 /// every acknowledged record and found no anomaly.
-pub fn assert_clean(report: &floe::history::Report) {
+pub fn assert_clean(report: &floe_history::Report) {
     assert!(
         report.totals.acknowledged > 1_000,
         "too little got through:\n{report}"

@@ -1,10 +1,10 @@
 //! The authorizer as one API sees it: only the ACLs its `NEEDS` declares can be checked.
 
-use super::Acl;
+use super::needs::{Acl, Needs};
 use crate::security::acl::{Operation, ResourceType};
 use crate::server::access::CLUSTER;
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 use uuid::Uuid;
 
 /// Decides, for one request of one API, what its client may do.
@@ -15,7 +15,7 @@ pub struct Gate<'a> {
 }
 
 impl<'a> Gate<'a> {
-    pub fn new(broker: &'a Broker, client: &'a Client<'a>, needs: super::Needs) -> Self {
+    pub fn new(broker: &'a Broker, client: &'a Client<'a>, needs: Needs) -> Self {
         Gate {
             broker,
             client,

@@ -8,7 +8,7 @@ use crate::security::acl::{
     ResourcePatternFilter, ResourceType,
 };
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 
 /// Why the ACL APIs refuse `client` outright: no authorizer, or no `operation` on the cluster.
 pub(super) fn refusal(

@@ -20,8 +20,8 @@ use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+use crate::server::caller::Client;
 use crate::server::error_codes::{self, Role};
-use crate::server::handlers::Client;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub struct AlterUserScramCredentials;

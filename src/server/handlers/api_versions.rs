@@ -1,4 +1,4 @@
-//! ApiVersions (key 18): the APIs and versions registered (`api::supported`), with KIP-511's
+//! ApiVersions (key 18): the APIs and versions registered (`handlers::REGISTRY`, as the broker advertises them), with KIP-511's
 //! fallback, and the `transaction.version` feature: finalized at 2 (v3+), which makes Kafka 4
 //! clients use transaction version 2 (KIP-890 part 2), only when the broker is configured so
 //! (`--transaction-version 2`); at 1 no feature is finalized and clients use version 1.
@@ -7,10 +7,11 @@
 //! refuse a supported range that starts at 0 (KAFKA-17011), as Kafka's brokers avoid.
 
 use crate::protocol::ApiKey;
+use crate::protocol::api_versions::ApiRange;
 use crate::protocol::api_versions::api_versions_response;
 use crate::protocol::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
 use crate::protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
-use crate::server::api::{Api, Ctx, Reply, supported};
+use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Authorized, Gate, Needs};
 
 const TRANSACTION_VERSION: &str = "transaction.version";
@@ -42,12 +43,24 @@ impl Api for ApiVersions {
     /// fallback); this serves the versions registered here, at which the answer's version is
     /// the request's.
     async fn handle(ctx: Ctx<'_>, _: ApiVersionsRequest) -> Reply<ApiVersionsResponse> {
-        Reply::Now(handle(ctx.version, ctx.broker.config.transaction_version).0)
+        let broker = ctx.broker;
+        Reply::Now(
+            handle(
+                ctx.version,
+                &broker.advertised_apis,
+                broker.config.transaction_version,
+            )
+            .0,
+        )
     }
 }
 
-pub fn handle(version: i16, transaction_version: i16) -> (ApiVersionsResponse, i16) {
-    let (mut response, version) = api_versions_response(supported(), version);
+pub fn handle(
+    version: i16,
+    advertised: &[ApiRange],
+    transaction_version: i16,
+) -> (ApiVersionsResponse, i16) {
+    let (mut response, version) = api_versions_response(advertised, version);
     if response.error_code != 0 {
         return (response, version);
     }
@@ -78,17 +91,23 @@ pub fn handle(version: i16, transaction_version: i16) -> (ApiVersionsResponse, i
 mod tests {
     use super::*;
 
+    const ADVERTISED: &[ApiRange] = &[ApiRange {
+        api_key: ApiKey::ApiVersions,
+        min: 0,
+        max: 4,
+    }];
+
     #[test]
     fn the_feature_is_listed_where_each_version_can_carry_it() {
-        let (v3, _) = handle(3, 1);
+        let (v3, _) = handle(3, ADVERTISED, 1);
         assert!(v3.supported_features.is_empty() && v3.finalized_features.is_empty());
-        let (v4, _) = handle(4, 1);
+        let (v4, _) = handle(4, ADVERTISED, 1);
         assert_eq!(v4.supported_features.len(), 1);
         assert!(
             v4.finalized_features.is_empty(),
             "level 1 finalizes nothing"
         );
-        let (v3, _) = handle(3, 2);
+        let (v3, _) = handle(3, ADVERTISED, 2);
         assert_eq!(v3.finalized_features[0].max_version_level, 2);
         assert_eq!(v3.finalized_features_epoch, 2);
         assert!(v3.supported_features.is_empty());

@@ -1,7 +1,6 @@
 //! ConsumerGroupHeartbeat (key 68): the whole KIP-848 protocol in one request — join, stay,
 //! acknowledge revocations, receive the server-side assignment, leave (see `groups::consumer`).
 
-use super::Client;
 use crate::groups::limits;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -11,6 +10,7 @@ use crate::protocol::messages::consumer_group_heartbeat_response::{Assignment, T
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+use crate::server::caller::Client;
 
 pub struct ConsumerGroupHeartbeat;
 

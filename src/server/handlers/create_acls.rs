@@ -12,8 +12,8 @@ use crate::security::acl::{
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+use crate::server::caller::Client;
 use crate::server::error_codes::{self, Role};
-use crate::server::handlers::Client;
 use crate::server::handlers::acls::refusal;
 
 pub struct CreateAcls;

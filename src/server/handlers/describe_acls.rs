@@ -10,7 +10,7 @@ use crate::security::acl::{Operation, ResourcePattern};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 use crate::server::handlers::acls::{filter, refusal};
 use std::collections::BTreeMap;
 

@@ -11,7 +11,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Authorized, Gate, Needs};
 use crate::server::authorized;
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 
 pub struct DescribeCluster;
 

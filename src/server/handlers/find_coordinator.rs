@@ -9,7 +9,7 @@ use crate::protocol::messages::find_coordinator_response::Coordinator;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 
 pub struct FindCoordinator;
 

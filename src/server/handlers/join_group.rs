@@ -1,7 +1,6 @@
 //! JoinGroup (key 11): joins the member to the group's next generation; waits for the
 //! rebalance (see `groups::classic`).
 
-use super::Client;
 use crate::groups::classic::JoinRequest;
 use crate::groups::limits;
 use crate::protocol::ApiKey;
@@ -12,6 +11,7 @@ use crate::protocol::messages::join_group_response::JoinGroupResponseMember;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
+use crate::server::caller::Client;
 
 pub struct JoinGroup;
 

@@ -14,7 +14,7 @@ use crate::security::acl::Operation;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 use crate::server::siblings;
 use std::collections::BTreeMap;
 

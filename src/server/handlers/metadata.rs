@@ -16,7 +16,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
-use crate::server::handlers::Client;
+use crate::server::caller::Client;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 

@@ -48,6 +48,8 @@ pub mod sasl_handshake;
 pub mod sync_group;
 pub mod txn_offset_commit;
 
+use crate::protocol::ApiKey;
+use crate::protocol::api_versions::ApiRange;
 use crate::server::api::Entry;
 
 /// Every API floe serves, in the order ApiVersions lists them. An API's file declares the
@@ -99,60 +101,101 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<alter_user_scram_credentials::AlterUserScramCredentials>(),
 ];
 
-/// Who sent a request: the client id from its header, its address as Kafka shows it
-/// (`/127.0.0.1`), its principal (`User:alice`), the listener it came in on, and whether
-/// another agent forwarded it (such a request is answered here alone, never passed on).
-#[derive(Debug, Clone, Copy)]
-pub struct Client<'a> {
-    pub id: Option<&'a str>,
-    pub host: &'a str,
-    pub principal: &'a str,
-    pub listener: &'a str,
-    pub lane: u16,
-    pub forwarded: bool,
+/// The API `key` at `version`, if floe serves it.
+pub fn find(key: ApiKey, version: i16) -> Option<&'static Entry> {
+    REGISTRY
+        .iter()
+        .find(|entry| entry.key == key && entry.serves(version))
 }
 
-impl Client<'_> {
-    /// Who the client is, for a request sent on its behalf (forwarded to another agent).
-    pub fn caller(&self) -> Caller {
-        Caller {
-            host: self.host.to_string(),
-            principal: self.principal.to_string(),
-            listener: self.listener.to_string(),
-            lane: self.lane,
-        }
-    }
+/// What ApiVersions advertises: every registered API, in the registry's order.
+pub fn supported() -> Vec<ApiRange> {
+    REGISTRY
+        .iter()
+        .map(|entry| ApiRange {
+            api_key: entry.key,
+            min: entry.versions.0,
+            max: entry.versions.1,
+        })
+        .collect()
 }
 
-/// The principal of a client that did not authenticate (Kafka's `User:ANONYMOUS`).
-pub const ANONYMOUS: &str = "User:ANONYMOUS";
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::authorize::Needs;
+    use std::collections::BTreeSet;
 
-/// Who a connection speaks for, as a request is routed: its address as Kafka shows it
-/// (`/127.0.0.1`), its principal, the listener it came in on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    pub host: String,
-    pub principal: String,
-    pub listener: String,
-    /// The lane of the agent the connection was opened for (`placement`; 0: the agent).
-    pub lane: u16,
-}
-
-impl Caller {
-    /// The caller as a request's client (without a client id).
-    pub fn client(&self, origin: crate::server::router::Origin) -> Client<'_> {
-        Client {
-            id: None,
-            host: &self.host,
-            principal: &self.principal,
-            listener: &self.listener,
-            lane: self.lane,
-            forwarded: origin == crate::server::router::Origin::Forwarded,
-        }
+    fn registered() -> BTreeSet<String> {
+        REGISTRY.iter().map(|e| format!("{:?}", e.key)).collect()
     }
 
-    /// The bare IP, as ACL hosts name it (`host` without Kafka's leading slash).
-    pub fn ip(&self) -> &str {
-        self.host.trim_start_matches('/')
+    #[test]
+    fn each_api_is_registered_once_within_kafkas_versions() {
+        assert_eq!(
+            registered().len(),
+            REGISTRY.len(),
+            "an API registered twice"
+        );
+        for entry in REGISTRY {
+            let (min, max) = entry.key.valid_versions();
+            let (from, to) = entry.versions;
+            assert!(
+                min <= from && from <= to && to <= max,
+                "{:?} serves {from}..={to}, Kafka defines {min}..={max}",
+                entry.key
+            );
+            if let Needs::Acls(acls) | Needs::InHandler(acls) = entry.needs {
+                assert!(!acls.is_empty(), "{:?} declares no ACLs", entry.key);
+            }
+        }
+    }
+
+    /// An `impl Api` that is not in `REGISTRY` would be neither advertised nor served.
+    #[test]
+    fn every_api_in_handlers_is_registered() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/server/handlers");
+        let mut implemented = BTreeSet::new();
+        for file in std::fs::read_dir(dir).expect("handlers") {
+            let text = std::fs::read_to_string(file.expect("file").path()).expect("read");
+            for line in text.lines() {
+                if let Some(rest) = line.trim().strip_prefix("impl Api for ") {
+                    implemented.insert(rest.trim_end_matches(" {").to_string());
+                }
+            }
+        }
+        assert_eq!(implemented, registered());
+    }
+
+    /// The README's table of Kafka APIs lists every served API with its versions.
+    #[test]
+    fn the_readme_lists_every_api_with_its_versions() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let table = readme
+            .split("## Kafka APIs")
+            .nth(1)
+            .expect("a Kafka APIs section")
+            .split("\n## ")
+            .next()
+            .expect("the section");
+        let mut listed = BTreeSet::new();
+        for row in table.lines().filter(|l| l.starts_with("| ")).skip(2) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let names: Vec<&str> = cells[1].split(" / ").collect();
+            let versions: Vec<&str> = cells[2].split(" / ").collect();
+            for (i, name) in names.iter().enumerate() {
+                let version = versions.get(i).or(versions.first()).expect("versions");
+                listed.insert(format!("{name} {version}"));
+            }
+        }
+        let served: BTreeSet<String> = REGISTRY
+            .iter()
+            .map(|e| match e.versions {
+                (a, b) if a == b => format!("{:?} {a}", e.key),
+                (a, b) => format!("{:?} {a}–{b}", e.key),
+            })
+            .collect();
+        assert_eq!(listed, served);
     }
 }

@@ -1,5 +1,6 @@
-//! A minimal Kafka client over floe's own codec, for the load generator: one connection,
-//! pipelined requests, responses matched in order.
+//! floe's own minimal Kafka client over its codec: one connection, pipelined requests,
+//! responses matched in order. The load generator (`bench`), the `floe` admin commands
+//! (`cli`) and the tests speak Kafka through it.
 
 use crate::protocol::frame::{encode_request, split_frame};
 use crate::protocol::messages::{RequestBody, RequestHeader, ResponseBody, ResponseHeader};

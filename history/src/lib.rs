@@ -32,8 +32,8 @@ use std::fmt;
 /// report of a long chaos run stays readable.
 pub const EXAMPLES_MAX: usize = 10;
 
-/// A partition of a topic, by name. (Clients know topics by name; [`crate::ids::TopicPartition`]
-/// is the broker's own, by topic id.)
+/// A partition of a topic, by name, as clients know it (the broker's own `TopicPartition`
+/// names the topic by id).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TopicPartition {
     pub topic: String,
