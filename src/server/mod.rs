@@ -7,10 +7,8 @@
 //! internal listener /kafka/forward ─► forwarded (in) ─► router
 //! ```
 
-pub mod access;
 pub mod api;
 pub mod authorize;
-pub mod authorized;
 pub mod broker;
 pub mod byte_pool;
 pub mod caller;

@@ -2,7 +2,7 @@
 
 use super::needs::{Acl, Needs};
 use crate::security::acl::{Operation, ResourceType};
-use crate::server::access::CLUSTER;
+use crate::server::authorize::access::CLUSTER;
 use crate::server::broker::Broker;
 use crate::server::caller::Client;
 use uuid::Uuid;

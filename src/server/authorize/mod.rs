@@ -15,8 +15,10 @@
 //! OffsetForLeaderEpoch, DescribeTopicPartitions, ConsumerGroupDescribe) are refused whole
 //! when any item is denied ([`all_or_refuse`]), where Kafka answers item by item.
 
+pub mod access;
 mod gate;
 mod needs;
+pub mod operations;
 pub use gate::Gate;
 pub use needs::{Acl, Needs};
 

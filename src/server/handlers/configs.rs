@@ -8,7 +8,7 @@
 //! read-only here.
 
 use crate::protocol::ErrorCode;
-use crate::server::access::CLUSTER;
+use crate::server::authorize::access::CLUSTER;
 use crate::server::authorize::{Acl, Authorized, Gate};
 use crate::server::broker::{Broker, validate_topic_name};
 use crate::server::error_codes::topic_change;

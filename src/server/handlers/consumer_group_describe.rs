@@ -11,8 +11,8 @@ use crate::protocol::messages::consumer_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
 };
 use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::operations;
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
-use crate::server::authorized;
 use crate::server::broker::Broker;
 
 /// KIP-1099's member type of a consumer-protocol member.
@@ -95,9 +95,9 @@ pub fn handle(
                 return error(ErrorCode::GroupIdNotFound, message);
             };
             broker.metadata.read(|topics| DescribedGroup {
-                authorized_operations: authorized::if_asked(
+                authorized_operations: operations::if_asked(
                     request.include_authorized_operations,
-                    authorized::GROUP,
+                    operations::GROUP,
                 ),
                 group_id: id.clone(),
                 group_state: group.state_name().into(),

@@ -8,8 +8,8 @@ use crate::protocol::messages::DescribeClusterRequest;
 use crate::protocol::messages::DescribeClusterResponse;
 use crate::protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::operations;
 use crate::server::authorize::{Authorized, Gate, Needs};
-use crate::server::authorized;
 use crate::server::broker::Broker;
 use crate::server::caller::Client;
 
@@ -54,16 +54,16 @@ pub fn handle(
         endpoint_type: request.endpoint_type,
         cluster_id: broker.cluster_id(),
         controller_id: broker.shown_id_in(&shown),
-        cluster_authorized_operations: authorized::if_asked(
+        cluster_authorized_operations: operations::if_asked(
             request.include_cluster_authorized_operations,
             if broker.authorizes() {
                 broker.authorized_operations(
                     &client,
                     crate::security::acl::ResourceType::Cluster,
-                    crate::server::access::CLUSTER,
+                    crate::server::authorize::access::CLUSTER,
                 )
             } else {
-                authorized::CLUSTER
+                operations::CLUSTER
             },
         ),
         brokers: broker

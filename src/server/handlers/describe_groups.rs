@@ -6,8 +6,8 @@ use crate::protocol::messages::DescribeGroupsRequest;
 use crate::protocol::messages::DescribeGroupsResponse;
 use crate::protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::operations;
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
-use crate::server::authorized;
 use crate::server::broker::Broker;
 
 pub struct DescribeGroups;
@@ -49,7 +49,7 @@ impl Api for DescribeGroups {
 }
 
 pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
-    let operations = authorized::if_asked(request.include_authorized_operations, authorized::GROUP);
+    let operations = operations::if_asked(request.include_authorized_operations, operations::GROUP);
     let groups = request
         .groups
         .iter()

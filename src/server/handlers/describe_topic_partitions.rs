@@ -10,8 +10,8 @@ use crate::protocol::messages::describe_topic_partitions_response::{
 };
 use crate::protocol::messages::{DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse};
 use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::operations;
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
-use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 
 /// Kafka's `max.request.partition.size.limit` default: no response holds more partitions.
@@ -125,7 +125,7 @@ pub fn handle(
                 name: Some(name.clone()),
                 topic_id: topic.id,
                 partitions,
-                topic_authorized_operations: authorized::TOPIC,
+                topic_authorized_operations: operations::TOPIC,
                 ..Default::default()
             });
             if last < count {

@@ -13,8 +13,8 @@ use crate::protocol::messages::metadata_response::{
 };
 use crate::security::acl::{Operation, ResourceType};
 use crate::server::api::{Api, Ctx, Reply};
+use crate::server::authorize::operations;
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
-use crate::server::authorized;
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::caller::Client;
 use std::collections::BTreeMap;
@@ -146,9 +146,9 @@ pub async fn handle(
             Some(topic) => MetadataResponseTopic {
                 name: Some(topic.name.clone()),
                 topic_id: topic.id,
-                topic_authorized_operations: authorized::if_asked(
+                topic_authorized_operations: operations::if_asked(
                     request.include_topic_authorized_operations,
-                    authorized::TOPIC,
+                    operations::TOPIC,
                 ),
                 partitions: (0..topic.partitions.len() as i32)
                     .map(|index| {
@@ -206,10 +206,10 @@ pub async fn handle(
         broker.authorized_operations(
             &client,
             ResourceType::Cluster,
-            crate::server::access::CLUSTER,
+            crate::server::authorize::access::CLUSTER,
         )
     } else {
-        authorized::CLUSTER
+        operations::CLUSTER
     };
     MetadataResponse {
         brokers: broker
@@ -225,7 +225,7 @@ pub async fn handle(
             .collect(),
         cluster_id: Some(broker.cluster_id()),
         controller_id: broker.shown_id_in(&shown),
-        cluster_authorized_operations: authorized::if_asked(
+        cluster_authorized_operations: operations::if_asked(
             request.include_cluster_authorized_operations,
             cluster_operations,
         ),
