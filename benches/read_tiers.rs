@@ -13,8 +13,8 @@ use floe::object::ObjectClient;
 use floe::object::client::Chaos;
 use floe::object::retry::RetryPolicy;
 use floe::random::Rng;
-use floe::tiers::metrics::TierMetrics;
-use floe::tiers::{TierSettings, Tiers};
+use floe::read_cache::metrics::TierMetrics;
+use floe::read_cache::{ReadCache, TierSettings};
 use object_store::memory::InMemory;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -41,9 +41,9 @@ fn settings(dir: &std::path::Path, memory: u64) -> TierSettings {
     }
 }
 
-/// Tiers over a segment whose every block is in the disk tier (filled one GET at a time, as
+/// ReadCache over a segment whose every block is in the disk tier (filled one GET at a time, as
 /// a reader would, then taken back by a fresh start).
-fn tiers(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) -> Tiers {
+fn read_cache(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) -> ReadCache {
     let store = Arc::new(ObjectClient::new(
         Arc::new(InMemory::new()),
         "memory://".into(),
@@ -55,7 +55,7 @@ fn tiers(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) -> Ti
     let key = ObjectKey::new(KEY);
     rt.block_on(async {
         store.put(key.as_str(), object()).await.expect("put");
-        let filler = Tiers::open(store.clone(), &settings(dir, 0)).expect("tiers");
+        let filler = ReadCache::open(store.clone(), &settings(dir, 0)).expect("read_cache");
         let blocks = OBJECT_BYTES / (4 << 20);
         for b in 0..blocks {
             filler.read(&key, b * (4 << 20), 1).await.expect("read");
@@ -64,7 +64,7 @@ fn tiers(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) -> Ti
             }
         }
     });
-    Tiers::open(store, &settings(dir, memory)).expect("tiers")
+    ReadCache::open(store, &settings(dir, memory)).expect("read_cache")
 }
 
 fn reads(c: &mut Criterion) {
@@ -90,12 +90,12 @@ fn reads(c: &mut Criterion) {
 
     for (name, memory) in [("hot_tier_memory", 256u64 << 20), ("hot_tier_disk_only", 0)] {
         let dir = tempfile::tempdir().expect("dir");
-        let tiers = tiers(&rt, dir.path(), memory);
+        let read_cache = read_cache(&rt, dir.path(), memory);
         let mut i = 0u64;
         group.bench_function(name, |b| {
             b.iter(|| {
                 i = (i + 1) % offsets;
-                rt.block_on(tiers.read(&key, i * READ_BYTES, READ_BYTES))
+                rt.block_on(read_cache.read(&key, i * READ_BYTES, READ_BYTES))
                     .expect("read")
             })
         });

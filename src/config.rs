@@ -123,12 +123,12 @@ impl Default for ReadConfig {
 }
 
 impl ReadConfig {
-    pub fn tier_settings(&self, data_dir: &std::path::Path) -> crate::tiers::TierSettings {
+    pub fn tier_settings(&self, data_dir: &std::path::Path) -> crate::read_cache::TierSettings {
         let dir = self
             .hot_tier_dir
             .clone()
             .unwrap_or_else(|| data_dir.join("hot"));
-        crate::tiers::TierSettings {
+        crate::read_cache::TierSettings {
             block_bytes: self.block_bytes,
             memory_bytes_max: self.block_cache_bytes_max,
             disk: (self.hot_tier_bytes_max > 0).then_some((dir, self.hot_tier_bytes_max)),

@@ -275,9 +275,9 @@ fn transactions(e: &mut Exposition, broker: &Broker) {
 /// The read path's tiers: hits, misses, bytes and fills per tier, GETs by reason, coalesced
 /// misses, damaged disk files, and how long woken fetches took to notice a commit.
 fn read_tiers(e: &mut Exposition, broker: &Broker) {
-    use crate::tiers::metrics::{GetReason, TierCounters, TierMetrics};
-    let m = broker.tiers.metrics();
-    let (memory, disk) = broker.tiers.usage();
+    use crate::read_cache::metrics::{GetReason, TierCounters, TierMetrics};
+    let m = broker.read_cache.metrics();
+    let (memory, disk) = broker.read_cache.usage();
     let tiers = [("memory", &m.memory, Some(memory)), ("disk", &m.disk, disk)];
     e.header(
         "floe_read_tier_reads_total",

@@ -14,7 +14,7 @@ use crate::protocol::record_batch::{
     set_partition_leader_epoch,
 };
 use crate::protocol::spliced::{Records, SPLICE_MIN};
-use crate::tiers::Tiers;
+use crate::read_cache::ReadCache;
 use bytes::{Bytes, BytesMut};
 
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ pub struct ReadBatches {
 /// `stable` (the last stable offset, for read_committed; else the high watermark), patched,
 /// up to `max_bytes` (always at least one batch).
 pub async fn read_batches(
-    tiers: &Tiers,
+    read_cache: &ReadCache,
     runs: &[Run],
     fetch_offset: Offset,
     stable: Offset,
@@ -87,7 +87,7 @@ pub async fn read_batches(
         if run.base_offset >= stable {
             break;
         }
-        let raw = read_run(tiers, run).await?;
+        let raw = read_run(read_cache, run).await?;
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {
@@ -160,11 +160,11 @@ impl Patched {
 }
 
 /// A run's bytes, through the read tiers; a marker's, built.
-pub async fn read_run(tiers: &Tiers, run: &Run) -> Result<Bytes, ObjectStoreError> {
+pub async fn read_run(read_cache: &ReadCache, run: &Run) -> Result<Bytes, ObjectStoreError> {
     if let Some(marker) = run.marker {
         return Ok(marker_bytes(marker, run.max_timestamp));
     }
-    tiers
+    read_cache
         .read(&run.object_key, run.byte_start, run.byte_len)
         .await
 }

@@ -9,7 +9,7 @@ use crate::object::client::Chaos;
 use crate::object::format::encode_object;
 use crate::object::retry::RetryPolicy;
 use crate::protocol::record_batch::{Batches, build_test_batch};
-use crate::tiers::{TierSettings, Tiers};
+use crate::read_cache::{ReadCache, TierSettings};
 use object_store::memory::InMemory;
 use std::sync::Arc;
 
@@ -21,14 +21,14 @@ fn tp() -> TopicPartition {
 }
 
 /// Read tiers over `store` holding `memory` bytes, without a disk tier.
-fn tiers(store: &Arc<ObjectClient>, memory: u64) -> Tiers {
+fn read_cache(store: &Arc<ObjectClient>, memory: u64) -> ReadCache {
     let settings = TierSettings {
         block_bytes: 4096,
         memory_bytes_max: memory,
         disk: None,
         read_ahead: false,
     };
-    Tiers::open(store.clone(), &settings).unwrap()
+    ReadCache::open(store.clone(), &settings).unwrap()
 }
 
 async fn store_with_run() -> (Arc<ObjectClient>, Run, Vec<usize>) {
@@ -70,7 +70,7 @@ const OPEN: Offset = Offset(i64::MAX);
 async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
     let (store, run, _) = store_with_run().await;
     let all = read_batches(
-        &tiers(&store, 0),
+        &read_cache(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
         OPEN,
@@ -90,11 +90,18 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
         .collect();
     assert_eq!(bases, vec![(100, 7), (103, 7), (105, 7)]);
 
-    let tail = read_batches(&tiers(&store, 0), &[run], Offset(104), OPEN, 1 << 20, 7)
-        .await
-        .unwrap()
-        .bytes
-        .to_bytes();
+    let tail = read_batches(
+        &read_cache(&store, 0),
+        &[run],
+        Offset(104),
+        OPEN,
+        1 << 20,
+        7,
+    )
+    .await
+    .unwrap()
+    .bytes
+    .to_bytes();
     let bases: Vec<i64> = Batches::new(tail)
         .map(|b| b.unwrap().base_offset())
         .collect();
@@ -109,7 +116,7 @@ async fn patches_committed_offsets_and_skips_batches_below_the_fetch_offset() {
 async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     let (store, run, sizes) = store_with_run().await;
     let one = read_batches(
-        &tiers(&store, 0),
+        &read_cache(&store, 0),
         std::slice::from_ref(&run),
         Offset(100),
         OPEN,
@@ -122,7 +129,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
     .to_bytes();
     assert_eq!(one.len(), sizes[0]);
     let two = read_batches(
-        &tiers(&store, 0),
+        &read_cache(&store, 0),
         &[run],
         Offset(100),
         OPEN,
@@ -139,7 +146,7 @@ async fn stops_at_the_byte_budget_but_returns_at_least_one_batch() {
 #[tokio::test]
 async fn uploaded_objects_are_read_without_the_store() {
     let (store, run, sizes) = store_with_run().await;
-    let cached = tiers(&store, 1 << 20);
+    let cached = read_cache(&store, 1 << 20);
     // Admit the object as an upload would, then remove it from the store.
     let object = store
         .get_range("o1", 0..run.byte_start + run.byte_len)
@@ -160,7 +167,7 @@ async fn a_read_committed_read_stops_before_the_stable_offset() {
     let (store, run, sizes) = store_with_run().await;
     // Batches at 100 (3 offsets), 103 (2) and 105: a stable offset of 105 keeps two.
     let read = read_batches(
-        &tiers(&store, 0),
+        &read_cache(&store, 0),
         &[run],
         Offset(100),
         Offset(105),
@@ -190,7 +197,7 @@ async fn a_marker_run_reads_as_its_control_batch() {
         max_timestamp: 77,
         marker: Some(marker),
     };
-    let read = read_batches(&tiers(&store, 0), &[run], Offset(40), OPEN, 1 << 20, 3)
+    let read = read_batches(&read_cache(&store, 0), &[run], Offset(40), OPEN, 1 << 20, 3)
         .await
         .unwrap();
     let batch = crate::protocol::record_batch::RecordBatch::new(read.bytes.to_bytes()).unwrap();

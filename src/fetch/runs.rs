@@ -11,7 +11,7 @@ use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::markers::Marker;
 use crate::metadata::state::{BatchRef, FooterAt, Objects};
 use crate::object::segment::{Chunk, SegmentIndex, decode_footer};
-use crate::tiers::Tiers;
+use crate::read_cache::ReadCache;
 use std::sync::Arc;
 
 /// An index entry with what reading it takes, copied out of the state under its read lock.
@@ -111,14 +111,14 @@ impl SegmentIndexCache {
     /// The segment's footer, from the cache or else read and decoded.
     pub async fn get(
         &self,
-        tiers: &Tiers,
+        read_cache: &ReadCache,
         segment: &Located,
         footer: FooterAt,
     ) -> Result<Arc<SegmentIndex>, ReadError> {
         if let Some(index) = self.indexes.as_ref().and_then(|c| c.get(&segment.key)) {
             return Ok(index);
         }
-        let raw = tiers
+        let raw = read_cache
             .read(&segment.key, footer.start, u64::from(footer.len))
             .await?;
         let index = decode_footer(&raw, segment.entry.byte_len).map_err(|cause| {
@@ -146,7 +146,7 @@ impl SegmentIndexCache {
 /// The first entry always yields something (Kafka's "at least one batch").
 pub async fn runs_for_fetch(
     indexes: &SegmentIndexCache,
-    tiers: &Tiers,
+    read_cache: &ReadCache,
     entries: &[Located],
     offset: Offset,
     budget: u64,
@@ -157,7 +157,7 @@ pub async fn runs_for_fetch(
         let run = match located.footer {
             None => located.whole(),
             Some(footer) => {
-                let index = indexes.get(tiers, located, footer).await?;
+                let index = indexes.get(read_cache, located, footer).await?;
                 let from = offset.max(located.entry.base_offset);
                 located
                     .chunks(index.chunks_from(from, left))
@@ -181,14 +181,14 @@ pub async fn runs_for_fetch(
 /// or a segment's chunks that reach it.
 pub async fn runs_reaching(
     indexes: &SegmentIndexCache,
-    tiers: &Tiers,
+    read_cache: &ReadCache,
     located: &Located,
     target: i64,
 ) -> Result<Vec<Run>, ReadError> {
     let Some(footer) = located.footer else {
         return Ok(vec![located.whole()]);
     };
-    let index = indexes.get(tiers, located, footer).await?;
+    let index = indexes.get(read_cache, located, footer).await?;
     Ok(index
         .chunks
         .iter()

@@ -52,7 +52,7 @@ pub async fn compact(
         let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;
         let raw = match entry.marker {
             Some(marker) => marker_bytes(marker, entry.entry.max_timestamp),
-            None => match ctx.tiers.peek(&entry.key, range.clone()).await {
+            None => match ctx.read_cache.peek(&entry.key, range.clone()).await {
                 Some(raw) => raw,
                 None => ctx.store.get_range(entry.key.as_str(), range).await?,
             },

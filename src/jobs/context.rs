@@ -6,7 +6,7 @@ use crate::config::LifecycleConfig;
 use crate::metadata::MetadataStore;
 use crate::object::ObjectClient;
 use crate::random::Rng;
-use crate::tiers::Tiers;
+use crate::read_cache::ReadCache;
 use std::sync::Arc;
 
 /// What the jobs share.
@@ -16,7 +16,7 @@ pub struct JobContext {
     /// The jobs' own client of the store (see `ObjectClient::with_own_metrics`).
     pub store: Arc<ObjectClient>,
     /// The agent's read tiers: a run still held there is copied from memory, not fetched.
-    pub tiers: Tiers,
+    pub read_cache: ReadCache,
     pub clock: Clock,
     pub rng: Rng,
     pub config: LifecycleConfig,

@@ -181,15 +181,16 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         config.advertised_addr = format!("{}:{}", primary.host, primary.port);
     }
     let settings = config.read.tier_settings(&data_dir);
-    let tiers = crate::tiers::Tiers::open(store.clone(), &settings).map_err(|source| {
-        StartError::DataDir {
-            path: settings
-                .disk
-                .as_ref()
-                .map_or_else(String::new, |(dir, _)| dir.display().to_string()),
-            source,
-        }
-    })?;
+    let read_cache =
+        crate::read_cache::ReadCache::open(store.clone(), &settings).map_err(|source| {
+            StartError::DataDir {
+                path: settings
+                    .disk
+                    .as_ref()
+                    .map_or_else(String::new, |(dir, _)| dir.display().to_string()),
+                source,
+            }
+        })?;
     let sasl = sasl_settings(&config.security)?;
     let broker = Arc::new(build_broker(
         config,
@@ -197,7 +198,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         endpoints,
         metadata,
         store,
-        tiers,
+        read_cache,
         local_cluster_id,
         clock,
         rng,
@@ -248,7 +249,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         others.push(tokio::spawn(crate::jobs::run(crate::jobs::JobContext {
             metadata: broker.metadata.clone(),
             store: broker.jobs_store.clone(),
-            tiers: broker.tiers.clone(),
+            read_cache: broker.read_cache.clone(),
             clock: broker.clock.clone(),
             rng: broker.rng.clone(),
             config: broker.config.lifecycle.clone(),
@@ -304,7 +305,7 @@ fn build_broker(
     endpoints: Vec<Endpoint>,
     metadata: MetadataStore,
     store: Arc<crate::object::ObjectClient>,
-    tiers: crate::tiers::Tiers,
+    read_cache: crate::read_cache::ReadCache,
     local_cluster_id: String,
     clock: Clock,
     rng: Rng,
@@ -318,7 +319,7 @@ fn build_broker(
             uploads_in_flight_max: config.uploads_in_flight_max,
         },
         store.clone(),
-        tiers.clone(),
+        read_cache.clone(),
         metadata.clone(),
         drain.clone(),
         clock.clone(),
@@ -360,7 +361,7 @@ fn build_broker(
         metadata,
         pipeline,
         store,
-        tiers,
+        read_cache,
         run_batches: crate::fetch::by_time::RunBatchesCache::new(RUN_BATCHES_BYTES_MAX),
         segment_indexes,
         jobs_store,

@@ -21,8 +21,8 @@ use crate::object::{ObjectClient, ObjectStoreError};
 use crate::object::{format::encode_object, key::new_object_key};
 use crate::protocol::record_batch::RecordBatch;
 use crate::random::Rng;
+use crate::read_cache::ReadCache;
 use crate::telemetry::ErrorChain;
-use crate::tiers::Tiers;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -75,7 +75,7 @@ impl ProducePipeline {
     pub fn start(
         config: PipelineConfig,
         store: Arc<ObjectClient>,
-        tiers: Tiers,
+        read_cache: ReadCache,
         metadata: MetadataStore,
         drain: DrainSignal,
         clock: Clock,
@@ -87,7 +87,7 @@ impl ProducePipeline {
         let metrics = Arc::new(PipelineMetrics::default());
         let storage = Storage {
             client: store,
-            tiers,
+            read_cache,
             clock: clock.clone(),
             rng,
             metrics: metrics.clone(),
@@ -196,7 +196,7 @@ async fn sleep_until(clock: &Clock, deadline: Option<Instant>) {
 #[derive(Clone)]
 struct Storage {
     client: Arc<ObjectClient>,
-    tiers: Tiers,
+    read_cache: ReadCache,
     clock: Clock,
     rng: Rng,
     metrics: Arc<PipelineMetrics>,
@@ -216,7 +216,7 @@ fn start_upload(sealed: Sealed<AwaitingCommit>, store: Storage) -> Upload {
         let result = match store.client.put(key.as_str(), object.clone()).await {
             Ok(()) => {
                 // Cached before the commit makes it visible, so fresh fetches never miss.
-                store.tiers.admit_upload(&key, &object).await;
+                store.read_cache.admit_upload(&key, &object).await;
                 Ok(layouts)
             }
             Err(e) => Err(ProduceError::Storage(Arc::new(e))),

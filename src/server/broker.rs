@@ -23,7 +23,7 @@ pub struct Broker {
     pub pipeline: ProducePipeline,
     pub store: Arc<ObjectClient>,
     /// The read path's tiers (memory, local disk) in front of the object store.
-    pub tiers: crate::tiers::Tiers,
+    pub read_cache: crate::read_cache::ReadCache,
     /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
     pub run_batches: crate::fetch::by_time::RunBatchesCache,
     /// The background jobs' own client of the object store (their requests counted apart).

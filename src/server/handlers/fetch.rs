@@ -409,7 +409,7 @@ async fn fetch_once(
             let plan = match plan {
                 Planned::Read(entries) => match runs_for_fetch(
                     &broker.segment_indexes,
-                    &broker.tiers,
+                    &broker.read_cache,
                     &entries,
                     Offset(p.fetch_offset),
                     budget as u64,
@@ -480,7 +480,7 @@ async fn fetch_once(
     let _held = broker.fetch_budget.reserve(planned_bytes).await;
     let results = futures::future::join_all(reads.iter().map(|r| {
         read_batches(
-            &broker.tiers,
+            &broker.read_cache,
             &r.runs,
             Offset(r.fetch_offset),
             r.stable,

@@ -243,7 +243,13 @@ async fn first_in_entries<'a>(
     // A time lookup answers with a data record: markers hold none a client could read.
     for entry in entries.filter(|e| Marker::of(e).is_none()) {
         let located = locate(objects, entry).ok_or("an index entry names an unknown object")?;
-        let runs = runs_reaching(&broker.segment_indexes, &broker.tiers, &located, target).await?;
+        let runs = runs_reaching(
+            &broker.segment_indexes,
+            &broker.read_cache,
+            &located,
+            target,
+        )
+        .await?;
         if let Some(found) = first_in_runs(broker, part, runs.iter(), target).await? {
             return Ok(Some(found));
         }
@@ -259,12 +265,12 @@ async fn first_in_runs<'a>(
     runs: impl Iterator<Item = &'a Run>,
     target: i64,
 ) -> Result<Option<(Offset, i64)>, LookupError> {
-    let tiers = &broker.tiers;
+    let read_cache = &broker.read_cache;
     for run in runs {
         let (batches, raw) = match broker.run_batches.get(run) {
             Some(batches) => (batches, None),
             None => {
-                let raw = read_run(tiers, run).await?;
+                let raw = read_run(read_cache, run).await?;
                 let batches = Arc::new(RunBatches::read(run, raw.clone())?);
                 broker.run_batches.insert(run, batches.clone());
                 (batches, Some(raw))
@@ -274,7 +280,7 @@ async fn first_in_runs<'a>(
             let bytes = match &raw {
                 Some(raw) => raw.slice(b.at as usize..(b.at + b.len) as usize),
                 None => {
-                    tiers
+                    read_cache
                         .read(&run.object_key, run.byte_start + b.at, b.len)
                         .await?
                 }

@@ -87,12 +87,12 @@ proptest! {
             let store = client(Chaos::new(None, faults, 7));
             let dir = tempfile::tempdir().unwrap();
             let disk = (disk_bytes > 0).then_some((dir.path(), disk_bytes));
-            let tiers = Tiers::open(store.clone(), &settings(block, memory, disk)).unwrap();
+            let read_cache = ReadCache::open(store.clone(), &settings(block, memory, disk)).unwrap();
             let objects: Vec<Bytes> = sizes.iter().enumerate().map(|(i, &s)| object(i as u64, s)).collect();
             for (i, o) in objects.iter().enumerate() {
                 store.put(key(i).as_str(), o.clone()).await.unwrap();
                 if uploaded {
-                    tiers.admit_upload(&key(i), o).await;
+                    read_cache.admit_upload(&key(i), o).await;
                 }
             }
             for (which, start, len) in reads {
@@ -100,12 +100,12 @@ proptest! {
                 let size = objects[i].len() as u64;
                 let start = start % size;
                 let len = len.min(size - start);
-                let got = tiers.read(&key(i), start, len).await.unwrap();
+                let got = read_cache.read(&key(i), start, len).await.unwrap();
                 prop_assert_eq!(&got[..], &objects[i][start as usize..(start + len) as usize]);
             }
             // A read past the end is an error, not a short answer.
             let size = objects[0].len() as u64;
-            prop_assert!(tiers.read(&key(0), size - 1, 2).await.is_err());
+            prop_assert!(read_cache.read(&key(0), size - 1, 2).await.is_err());
             Ok(())
         })?;
     }
@@ -118,15 +118,15 @@ async fn concurrent_misses_of_a_block_share_one_get() {
     let latency = LatencyModel::parse("s3-standard").unwrap();
     let store = client(Chaos::new(latency, None, 1));
     store.put("o", object(1, 10_000)).await.unwrap();
-    let tiers = Tiers::open(store.clone(), &settings(4_096, 1 << 20, None)).unwrap();
+    let read_cache = ReadCache::open(store.clone(), &settings(4_096, 1 << 20, None)).unwrap();
     let before = gets(&store);
     let k = ObjectKey::new("o");
-    let reads = (0..16).map(|i| tiers.read(&k, i * 100, 100));
+    let reads = (0..16).map(|i| read_cache.read(&k, i * 100, 100));
     for got in futures::future::join_all(reads).await {
         assert_eq!(got.unwrap().len(), 100);
     }
     assert_eq!(gets(&store) - before, 1, "one GET for sixteen readers");
-    assert_eq!(TierMetrics::load(&tiers.metrics().coalesced), 15);
+    assert_eq!(TierMetrics::load(&read_cache.metrics().coalesced), 15);
 }
 
 /// A read in the second half of a block fetches the next ahead; the reader then finds it.
@@ -134,12 +134,12 @@ async fn concurrent_misses_of_a_block_share_one_get() {
 async fn sequential_readers_find_the_next_block_fetched() {
     let store = client(Chaos::new(None, None, 1));
     store.put("v1/o.seg", object(2, 10_000)).await.unwrap();
-    let tiers = Tiers::open(store.clone(), &settings(4_000, 1 << 20, None)).unwrap();
+    let read_cache = ReadCache::open(store.clone(), &settings(4_000, 1 << 20, None)).unwrap();
     let k = ObjectKey::new("v1/o.seg");
-    tiers.read(&k, 0, 3_000).await.unwrap();
-    eventually(|| tiers.metrics().gets(GetReason::ReadAhead).0 == 1).await;
+    read_cache.read(&k, 0, 3_000).await.unwrap();
+    eventually(|| read_cache.metrics().gets(GetReason::ReadAhead).0 == 1).await;
     let before = gets(&store);
-    tiers.read(&k, 3_000, 2_000).await.unwrap();
+    read_cache.read(&k, 3_000, 2_000).await.unwrap();
     assert_eq!(gets(&store), before, "block 1 was already read ahead");
 }
 
@@ -152,18 +152,20 @@ async fn the_disk_tier_survives_a_restart_and_discards_damaged_files() {
     let o = object(3, 10_000);
     store.put("v1/o.seg", o.clone()).await.unwrap();
     {
-        let tiers = Tiers::open(
+        let read_cache = ReadCache::open(
             store.clone(),
             &settings(4_000, 1 << 20, Some((dir.path(), 1 << 20))),
         )
         .unwrap();
-        tiers.admit_upload(&ObjectKey::new("v1/o.seg"), &o).await;
-        let tiers2 = tiers.clone();
+        read_cache
+            .admit_upload(&ObjectKey::new("v1/o.seg"), &o)
+            .await;
+        let tiers2 = read_cache.clone();
         eventually(move || tiers2.metrics().disk.fills.load(Ordering::Relaxed) == 3).await;
     }
     // A file left half-written by a crash, and a stray temporary one.
     std::fs::write(dir.path().join("v1%2Fo%2Eseg.9.blk.tmp4"), b"partial").unwrap();
-    let restarted = Tiers::open(
+    let restarted = ReadCache::open(
         store.clone(),
         &settings(4_000, 0, Some((dir.path(), 1 << 20))),
     )
@@ -179,7 +181,7 @@ async fn the_disk_tier_survives_a_restart_and_discards_damaged_files() {
     let mut raw = std::fs::read(&file).unwrap();
     raw[100] ^= 1;
     std::fs::write(&file, raw).unwrap();
-    let fresh = Tiers::open(
+    let fresh = ReadCache::open(
         store.clone(),
         &settings(4_000, 0, Some((dir.path(), 1 << 20))),
     )
@@ -192,7 +194,7 @@ async fn the_disk_tier_survives_a_restart_and_discards_damaged_files() {
     assert_eq!(TierMetrics::load(&fresh.metrics().disk_corrupt), 1);
 
     // A start with another block size: the files hold other ranges, so they are discarded.
-    let resized = Tiers::open(
+    let resized = ReadCache::open(
         store.clone(),
         &settings(3_000, 0, Some((dir.path(), 1 << 20))),
     )
@@ -206,7 +208,7 @@ async fn the_disk_tier_survives_a_restart_and_discards_damaged_files() {
 async fn the_disk_tier_stays_within_its_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let store = client(Chaos::new(None, None, 1));
-    let tiers = Tiers::open(
+    let read_cache = ReadCache::open(
         store.clone(),
         // Files are charged at least 64 KiB: room for five.
         &settings(1_000, 0, Some((dir.path(), 5 << 16))),
@@ -215,15 +217,15 @@ async fn the_disk_tier_stays_within_its_bytes() {
     for i in 0..10 {
         let o = object(i as u64, 1_000);
         store.put(key(i).as_str(), o.clone()).await.unwrap();
-        assert_eq!(tiers.read(&key(i), 0, 1_000).await.unwrap(), o);
+        assert_eq!(read_cache.read(&key(i), 0, 1_000).await.unwrap(), o);
     }
-    let t = tiers.clone();
+    let t = read_cache.clone();
     eventually(move || {
         let m = t.metrics();
         TierMetrics::load(&m.disk.fills) + TierMetrics::load(&m.disk_skipped) == 10
     })
     .await;
-    let ((_, _), disk) = tiers.usage();
+    let ((_, _), disk) = read_cache.usage();
     let (files, bytes) = disk.unwrap();
     assert!(bytes <= 5 << 16, "{bytes} bytes in {files} files");
     assert!((1..=5).contains(&files), "{files} files");

@@ -1,4 +1,6 @@
-//! The read path's tiers: an object's bytes from the nearest place that holds them.
+//! The read cache: an object's bytes from the nearest place that holds them (a memory tier,
+//! a disk tier), in front of the object store. Not Kafka's tiered storage: every byte lives in
+//! the object store; this only keeps copies near the reader.
 //!
 //! Every read of object bytes by a fetch goes through here, in blocks (`block.rs`): a
 //! segment in aligned blocks of `block_bytes`, a produce object whole (it is about
@@ -52,7 +54,7 @@ pub struct TierSettings {
 }
 
 #[derive(Clone)]
-pub struct Tiers {
+pub struct ReadCache {
     store: Arc<ObjectClient>,
     block_bytes: u64,
     memory: moka::future::Cache<BlockId, Block>,
@@ -62,8 +64,8 @@ pub struct Tiers {
     metrics: Arc<TierMetrics>,
 }
 
-impl Tiers {
-    pub fn open(store: Arc<ObjectClient>, settings: &TierSettings) -> std::io::Result<Tiers> {
+impl ReadCache {
+    pub fn open(store: Arc<ObjectClient>, settings: &TierSettings) -> std::io::Result<ReadCache> {
         let metrics = Arc::new(TierMetrics::default());
         let memory = moka::future::Cache::builder()
             .max_capacity(settings.memory_bytes_max)
@@ -82,7 +84,7 @@ impl Tiers {
         };
         // A block fetched ahead must be kept somewhere until its reader comes.
         let read_ahead = settings.read_ahead && (settings.memory_bytes_max > 0 || disk.is_some());
-        Ok(Tiers {
+        Ok(ReadCache {
             store,
             block_bytes: settings.block_bytes.max(1),
             memory,
@@ -250,10 +252,10 @@ impl Tiers {
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             return;
         };
-        let tiers = self.clone();
+        let read_cache = self.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            if let Err(e) = tiers.block(id, GetReason::ReadAhead).await {
+            if let Err(e) = read_cache.block(id, GetReason::ReadAhead).await {
                 tracing::debug!(error = %crate::telemetry::ErrorChain(&e), "read-ahead failed");
             }
         });
