@@ -17,7 +17,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use floe::bench::client::{ClientError, call, connect};
+use floe::client::{ClientError, call, connect};
 use floe::protocol::messages::*;
 use floe::protocol::record_batch::build_test_batch;
 use floe::server::handlers::REGISTRY;
@@ -867,11 +867,14 @@ fn probes(key: ApiKey, version: i16, known: &Known) -> Vec<RequestBody> {
     }
 }
 
+/// A config name and the value a probe sets it to.
+type ConfigChange = (&'static str, &'static str);
+
 /// The resources a config probe names, one per request: the topic (with a change to its
 /// retention, which `check_unchanged` looks for), and the cluster-wide broker resource (named
 /// "": Kafka checks that a named one is this broker, and a broker change, before it looks at
 /// ACLs, so it gets no change).
-fn config_resources() -> [(i8, &'static str, Option<(&'static str, &'static str)>); 2] {
+fn config_resources() -> [(i8, &'static str, Option<ConfigChange>); 2] {
     [
         (TOPIC_CONFIG, TOPIC, Some(("retention.ms", "1000"))),
         (BROKER_CONFIG, "", None),

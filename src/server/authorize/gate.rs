@@ -61,6 +61,13 @@ impl<'a> Gate<'a> {
             .unwrap_or_default()
     }
 
+    /// Every topic's name.
+    pub fn topic_names(&self) -> Vec<String> {
+        self.broker
+            .metadata
+            .read(|s| s.topics().map(|t| t.name.clone()).collect())
+    }
+
     /// Whether the client may write to some topic (InitProducerId without a transactional
     /// id, KIP-679: idempotence needs only a topic it may write).
     pub fn any_topic_writable(&self) -> bool {

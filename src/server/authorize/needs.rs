@@ -32,6 +32,7 @@ impl Acl {
     pub const TXN_DESCRIBE: Acl = Acl::new(ResourceType::TransactionalId, Operation::Describe);
     pub const CLUSTER_CREATE: Acl = Acl::new(ResourceType::Cluster, Operation::Create);
     pub const CLUSTER_ALTER: Acl = Acl::new(ResourceType::Cluster, Operation::Alter);
+    pub const CLUSTER_ACTION: Acl = Acl::new(ResourceType::Cluster, Operation::ClusterAction);
     pub const CLUSTER_DESCRIBE: Acl = Acl::new(ResourceType::Cluster, Operation::Describe);
     pub const CLUSTER_IDEMPOTENT_WRITE: Acl =
         Acl::new(ResourceType::Cluster, Operation::IdempotentWrite);

@@ -13,6 +13,7 @@ use crate::protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxn
 use crate::protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
 };
+use crate::security::acl::Operation;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
@@ -25,7 +26,7 @@ impl Api for AddPartitionsToTxn {
     type Response = AddPartitionsToTxnResponse;
     const KEY: ApiKey = ApiKey::AddPartitionsToTxn;
     const VERSIONS: (i16, i16) = (0, 5);
-    const NEEDS: Needs = Needs::Acls(&[Acl::TXN_WRITE]);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_ACTION, Acl::TXN_WRITE]);
 
     fn coordinator(_: &AddPartitionsToTxnRequest) -> Option<&str> {
         None
@@ -35,8 +36,16 @@ impl Api for AddPartitionsToTxn {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut AddPartitionsToTxnRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<AddPartitionsToTxnResponse> {
+        // From v4 the request is the brokers' own (KIP-890: a partition leader verifying a
+        // transaction), so Kafka first requires CLUSTER_ACTION on the cluster.
+        if version >= 4 && !gate.on_cluster(Operation::ClusterAction) {
+            return Authorized::Answer(AddPartitionsToTxnResponse {
+                error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            });
+        }
         // v4+ batch several transactions; v0-v3 carry one.
         let ids: Vec<&str> = if request.transactions.is_empty() {
             vec![request.v3_and_below_transactional_id.as_str()]

@@ -5,6 +5,7 @@
 use crate::placement;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::messages::describe_topic_partitions_request::TopicRequest;
 use crate::protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
@@ -35,6 +36,26 @@ impl Api for DescribeTopicPartitions {
         request: &mut DescribeTopicPartitionsRequest,
         _: i16,
     ) -> Authorized<DescribeTopicPartitionsResponse> {
+        if request.topics.is_empty() {
+            // All topics: only those the client may describe, quietly (Kafka filters them
+            // before paging, so neither a page nor its cursor names a hidden one).
+            let describable: Vec<String> = gate
+                .topic_names()
+                .into_iter()
+                .filter(|name| gate.allowed_quietly(Acl::TOPIC_DESCRIBE, name))
+                .collect();
+            if describable.is_empty() {
+                return Authorized::Answer(DescribeTopicPartitionsResponse::default());
+            }
+            request.topics = describable
+                .into_iter()
+                .map(|name| TopicRequest {
+                    name,
+                    ..Default::default()
+                })
+                .collect();
+            return Authorized::run();
+        }
         let names = request.topics.iter().map(|t| t.name.as_str());
         all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, || {
             DescribeTopicPartitionsResponse {

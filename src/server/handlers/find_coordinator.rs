@@ -30,7 +30,7 @@ impl Api for FindCoordinator {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut FindCoordinatorRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<FindCoordinatorResponse> {
         let keys: Vec<String> = if request.coordinator_keys.is_empty() {
             vec![request.key.clone()]
@@ -51,23 +51,27 @@ impl Api for FindCoordinator {
         if keys.iter().all(|k| gate.allowed(acl, k)) {
             return Authorized::run();
         }
+        // As Kafka's `getErrorResponse`: before v4 one coordinator at the top level, from v4
+        // one per key (the top-level fields are not in v4: setting them fails the encoding).
+        if version < 4 {
+            return Authorized::Answer(FindCoordinatorResponse {
+                error_code: code,
+                node_id: -1,
+                port: -1,
+                ..Default::default()
+            });
+        }
         Authorized::Answer(FindCoordinatorResponse {
-            error_code: code,
-            node_id: -1,
-            port: -1,
-            coordinators: if request.coordinator_keys.is_empty() {
-                Vec::new()
-            } else {
-                keys.into_iter()
-                    .map(|key| Coordinator {
-                        key,
-                        node_id: -1,
-                        port: -1,
-                        error_code: code,
-                        ..Default::default()
-                    })
-                    .collect()
-            },
+            coordinators: keys
+                .into_iter()
+                .map(|key| Coordinator {
+                    key,
+                    node_id: -1,
+                    port: -1,
+                    error_code: code,
+                    ..Default::default()
+                })
+                .collect(),
             ..Default::default()
         })
     }
