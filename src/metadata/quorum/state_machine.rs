@@ -4,8 +4,8 @@
 //! ```text
 //! raft/snapshot   postcard(SnapshotMeta, MACHINE_FORMAT ++ postcard(Machine)), replaced atomically
 //! ```
-//! A snapshot's data tagged with an older format, or without a tag (the first layout), is in
-//! an earlier layout of the state (`state::legacy`) and is converted as it is read.
+//! A snapshot's data with another tag than `MACHINE_FORMAT` was written by an earlier build
+//! (no release wrote one) and is refused, never guessed at.
 //!
 //! The machine is shared with the broker (`Shared`): handlers read it under a read lock, so a
 //! lookup never leaves the process. On restart the machine starts from the last snapshot and
@@ -18,9 +18,6 @@ use super::types::{
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
-use crate::metadata::state::legacy::{
-    MetadataStateV1, MetadataStateV2, MetadataStateV3, MetadataStateV4, MetadataStateV5,
-};
 use crate::metadata::state::{Command, Outcome};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
@@ -65,34 +62,21 @@ impl Shared {
     }
 }
 
-/// Tags a snapshot's data as the current layout of `Machine`. Data without a tag is the first
-/// layout: postcard is not self-describing, so the layout must be named, not guessed.
+/// Tags a snapshot's data as the current layout of `Machine`: postcard is not
+/// self-describing, so the layout must be named, not guessed.
 const MACHINE_FORMAT: &[u8] = b"floe-machine-v6\0";
-/// The fifth layout (before security).
-const MACHINE_FORMAT_V5: &[u8] = b"floe-machine-v5\0";
-/// The fourth layout (before transactions).
-const MACHINE_FORMAT_V4: &[u8] = b"floe-machine-v4\0";
-/// The third layout (index entries carrying object keys).
-const MACHINE_FORMAT_V3: &[u8] = b"floe-machine-v3\0";
-/// The second layout (the state without its clock).
-const MACHINE_FORMAT_V2: &[u8] = b"floe-machine-v2\0";
 
-/// The machine in an earlier layout of the state (`state::legacy`).
-#[derive(Deserialize)]
-struct OldMachine<S> {
-    state: S,
-    last_applied: Option<LogId>,
-    membership: StoredMembership,
-}
-
-impl<S: Into<MetadataStateV3>> OldMachine<S> {
-    fn into_current(self) -> Machine {
-        Machine {
-            state: self.state.into().into(),
-            last_applied: self.last_applied,
-            membership: self.membership,
-        }
-    }
+/// Why a snapshot's data does not load.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Another layout's tag, or none: written by an earlier floe. No release wrote one, so
+    /// none is read; the data dir must be removed.
+    #[error(
+        "written by an earlier floe (layout {tag:?}); no release reads it: remove the data dir"
+    )]
+    Layout { tag: String },
+    #[error("does not decode: {0}")]
+    Decode(#[source] postcard::Error),
 }
 
 pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Error> {
@@ -101,33 +85,15 @@ pub(super) fn encode_machine(machine: &Machine) -> Result<Vec<u8>, postcard::Err
     Ok(data)
 }
 
-pub fn decode_machine(data: &[u8]) -> Result<Machine, postcard::Error> {
-    if let Some(current) = data.strip_prefix(MACHINE_FORMAT) {
-        return postcard::from_bytes(current);
-    }
-    if let Some(v5) = data.strip_prefix(MACHINE_FORMAT_V5) {
-        return postcard::from_bytes::<OldMachine<MetadataStateV5>>(v5).map(|old| Machine {
-            state: old.state.into(),
-            last_applied: old.last_applied,
-            membership: old.membership,
+pub fn decode_machine(data: &[u8]) -> Result<Machine, SnapshotError> {
+    let Some(current) = data.strip_prefix(MACHINE_FORMAT) else {
+        let tag = &data[..data.len().min(MACHINE_FORMAT.len())];
+        let tag = tag.split(|b| *b == 0).next().unwrap_or_default();
+        return Err(SnapshotError::Layout {
+            tag: String::from_utf8_lossy(tag).into_owned(),
         });
-    }
-    if let Some(v4) = data.strip_prefix(MACHINE_FORMAT_V4) {
-        return postcard::from_bytes::<OldMachine<MetadataStateV4>>(v4).map(|old| Machine {
-            state: old.state.into(),
-            last_applied: old.last_applied,
-            membership: old.membership,
-        });
-    }
-    if let Some(v3) = data.strip_prefix(MACHINE_FORMAT_V3) {
-        return postcard::from_bytes::<OldMachine<MetadataStateV3>>(v3)
-            .map(OldMachine::into_current);
-    }
-    if let Some(v2) = data.strip_prefix(MACHINE_FORMAT_V2) {
-        return postcard::from_bytes::<OldMachine<MetadataStateV2>>(v2)
-            .map(OldMachine::into_current);
-    }
-    postcard::from_bytes::<OldMachine<MetadataStateV1>>(data).map(OldMachine::into_current)
+    };
+    postcard::from_bytes(current).map_err(SnapshotError::Decode)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -157,9 +123,8 @@ impl StateMachine {
     pub fn open(dir: &Path, clock: Clock) -> std::io::Result<StateMachine> {
         std::fs::create_dir_all(dir)?;
         let machine = match read_snapshot(dir)? {
-            Some(file) => decode_machine(&file.data).map_err(|e| {
-                std::io::Error::other(format!("{}/snapshot is corrupt: {e}", dir.display()))
-            })?,
+            Some(file) => decode_machine(&file.data)
+                .map_err(|e| std::io::Error::other(format!("{}/snapshot: {e}", dir.display())))?,
             None => Machine::default(),
         };
         let index = machine.last_applied.map_or(0, |l| l.index);

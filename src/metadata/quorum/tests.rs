@@ -290,20 +290,32 @@ mod storage_suite {
 }
 
 mod snapshot_layout {
-    //! Snapshots written before the state was split by noun still load, with the same content.
+    //! The snapshot layout is pinned: a golden file of the current one, written from
+    //! `commands()` (which reach every part of the state), must be what this build writes and
+    //! must read back with the same content.
 
     use super::super::state_machine::{Machine, decode_machine, encode_machine};
+    use super::super::types::{LogId, NodeId};
     use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
     use crate::metadata::MetadataState;
-    use crate::metadata::state::{Agent, Command, CommittedBatch, GroupOffset, PartitionBatches};
+    use crate::metadata::state::security::{Endpoint, ScramChange};
+    use crate::metadata::state::{
+        Agent, Command, CommittedBatch, GroupOffset, Job, Outcome, PartitionBatches,
+    };
+    use crate::security::acl::{
+        AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
+        ResourceType,
+    };
+    use crate::security::scram::{ScramCredential, ScramMechanism};
+    use openraft::CommittedLeaderId;
     use std::collections::BTreeMap;
     use uuid::Uuid;
 
-    /// Written by floe before the split (commit 8e4cc41) from `commands()` below.
-    const V1: &[u8] = include_bytes!(concat!(
+    /// The current layout, written by `the_current_layout_is_pinned` (`FLOE_WRITE_GOLDEN=1`).
+    const GOLDEN: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/snapshots/machine-v1.postcard"
-    ));
+        "/tests/snapshots/machine.postcard"
+    );
 
     fn batch(start: u64, count: i64, producer: i64, seq: i32) -> CommittedBatch {
         CommittedBatch {
@@ -406,7 +418,79 @@ mod snapshot_layout {
                     batches: vec![batch(16, 4, 0, 0)],
                 }],
             },
+            // From here on, the parts the commands above leave empty.
+            Command::SetLimits {
+                limits: Default::default(),
+            },
+            Command::Tick { now_ms: 1_000 },
+            Command::AcquireLease {
+                job: Job::Collection,
+                holder: 1,
+                for_ms: 10_000,
+            },
+            Command::InitTransactionalProducer {
+                transactional_id: "t1".into(),
+                timeout_ms: 60_000,
+                existing: None,
+            },
+            Command::AddPartitionsToTxn {
+                transactional_id: "t1".into(),
+                producer_id: ProducerId(1),
+                producer_epoch: ProducerEpoch(0),
+                partitions: vec![("orders".into(), 1)],
+            },
+            Command::EndTxn {
+                transactional_id: "t1".into(),
+                producer_id: ProducerId(1),
+                producer_epoch: ProducerEpoch(0),
+                commit: true,
+                next_epoch: false,
+            },
+            Command::CreateAcls {
+                bindings: vec![AclBinding {
+                    pattern: ResourcePattern {
+                        resource_type: ResourceType::Topic,
+                        name: "orders".into(),
+                        pattern_type: PatternType::Literal,
+                    },
+                    entry: AccessControlEntry {
+                        principal: "User:alice".into(),
+                        host: "*".into(),
+                        operation: Operation::Read,
+                        permission: Permission::Allow,
+                    },
+                }],
+            },
+            Command::AlterScramCredentials {
+                changes: vec![ScramChange::Upsert {
+                    user: "alice".into(),
+                    mechanism: ScramMechanism::Sha256,
+                    credential: ScramCredential {
+                        salt: vec![1; 16],
+                        stored_key: vec![2; 32],
+                        server_key: vec![3; 32],
+                        iterations: 4096,
+                    },
+                }],
+            },
+            Command::AgentEndpoints {
+                id: 1,
+                endpoints: vec![Endpoint {
+                    listener: "PLAINTEXT".into(),
+                    host: "10.0.0.1".into(),
+                    port: 9092,
+                }],
+            },
         ]
+    }
+
+    /// Every command of `commands()` applied to an empty state.
+    fn replayed() -> MetadataState {
+        let mut state = MetadataState::default();
+        for command in commands() {
+            state.apply(command);
+        }
+        state
     }
 
     /// Everything a reader of the state can see, and what the next commands answer.
@@ -450,49 +534,67 @@ mod snapshot_layout {
         (seen, retried, duplicate, next_producer)
     }
 
+    /// The commands that fill the parts `observed` does not look at are all accepted: each
+    /// part of the golden state holds something.
     #[test]
-    fn a_snapshot_in_the_first_layout_loads_with_the_same_content() {
-        let machine = decode_machine(V1).expect("the first layout decodes");
-        assert_eq!(machine.last_applied.map(|l| l.index), Some(11));
-        let mut replayed = MetadataState::default();
-        for command in commands() {
-            replayed.apply(command);
-        }
-        let expected = observed(replayed);
-        assert_eq!(observed(machine.state), expected);
+    fn the_commands_reach_every_part() {
+        let mut state = MetadataState::default();
+        let outcomes: Vec<Outcome> = commands().into_iter().map(|c| state.apply(c)).collect();
+        let tail = &outcomes[11..];
+        let expected = [
+            Outcome::LimitsSet(true),
+            Outcome::Ticked {
+                producers_expired: 0,
+                transactions_timed_out: 0,
+            },
+            Outcome::Leased(true),
+            Outcome::TxnProducer(Ok((ProducerId(1), ProducerEpoch(0)))),
+            Outcome::TxnParts(vec![Ok(())]),
+        ];
+        assert_eq!(&tail[..expected.len()], &expected[..]);
+        assert!(matches!(&tail[5], Outcome::TxnEnded(Ok(end)) if end.marked.len() == 1));
+        assert_eq!(tail[6], Outcome::AclsCreated(vec![Ok(())]));
+        assert_eq!(tail[7], Outcome::ScramAltered(vec![Ok(())]));
+        assert_eq!(tail[8], Outcome::EndpointsSet(true));
     }
 
-    /// Written by floe before the state had a clock (commit 86d502b) from `commands()` and a
-    /// `SetLimits`, at log index 12.
-    const V2: &[u8] = include_bytes!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/snapshots/machine-v2.postcard"
-    ));
+    #[test]
+    fn the_current_layout_is_pinned() {
+        let index = commands().len() as u64;
+        let machine = Machine {
+            state: replayed(),
+            last_applied: Some(LogId::new(CommittedLeaderId::new(1, NodeId(1)), index)),
+            membership: Default::default(),
+        };
+        let encoded = encode_machine(&machine).expect("encodes");
+        if std::env::var_os("FLOE_WRITE_GOLDEN").is_some() {
+            std::fs::write(GOLDEN, &encoded).expect("golden file written");
+        }
+        let golden = std::fs::read(GOLDEN).expect("the golden snapshot is in tests/snapshots");
+        assert!(
+            encoded == golden,
+            "this build writes another snapshot layout than {GOLDEN}: if it is meant to, bump \
+             the section name or MACHINE_FORMAT and rewrite the file with FLOE_WRITE_GOLDEN=1"
+        );
+        let decoded = decode_machine(&golden).expect("the golden snapshot decodes");
+        assert_eq!(decoded.last_applied, machine.last_applied);
+        assert_eq!(decoded.state, machine.state);
+        assert_eq!(observed(decoded.state), observed(replayed()));
+    }
 
     #[test]
-    fn a_snapshot_in_the_second_layout_loads_with_the_same_content() {
-        let machine = decode_machine(V2).expect("the second layout decodes");
-        assert_eq!(machine.last_applied.map(|l| l.index), Some(12));
-        assert!(machine.state.limits_set());
-        let mut replayed = MetadataState::default();
-        for command in commands() {
-            replayed.apply(command);
-        }
-        replayed.apply(Command::SetLimits {
-            limits: Default::default(),
-        });
-        let expected = observed(replayed);
-        assert_eq!(observed(machine.state), expected);
+    fn a_snapshot_in_another_layout_is_refused() {
+        let mut earlier = b"floe-machine-v5\0".to_vec();
+        earlier.extend(postcard::to_stdvec(&Machine::default()).expect("encodes"));
+        let refused = decode_machine(&earlier).expect_err("another layout");
+        assert!(refused.to_string().contains("floe-machine-v5"), "{refused}");
+        assert!(decode_machine(&[]).is_err(), "no tag");
     }
 
     #[test]
     fn snapshots_are_written_in_the_current_layout_and_read_back() {
-        let mut state = MetadataState::default();
-        for command in commands() {
-            state.apply(command);
-        }
         let machine = Machine {
-            state,
+            state: replayed(),
             ..Default::default()
         };
         let encoded = encode_machine(&machine).expect("encodes");

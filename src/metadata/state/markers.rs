@@ -12,8 +12,8 @@ use super::objects::ObjectId;
 use crate::ids::{Offset, ProducerEpoch, ProducerId};
 
 impl ObjectId {
-    /// The object id of a marker's index entry: never registered (ids count up from 0, and
-    /// `u64::MAX` is the legacy layout's "unknown"), so reference counting passes it by.
+    /// The object id of a marker's index entry: never registered (ids count up from 0), so
+    /// reference counting passes it by.
     pub const MARKER: ObjectId = ObjectId(u64::MAX - 1);
 }
 

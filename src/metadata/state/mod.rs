@@ -22,7 +22,6 @@ mod agents;
 mod groups;
 mod index;
 pub mod jobs;
-pub mod legacy;
 pub mod limits;
 pub mod markers;
 pub mod objects;

@@ -115,19 +115,6 @@ impl Objects {
         Some(id)
     }
 
-    /// The id of `key`, registering it if new, with one more reference (reading an older
-    /// layout, whose index entries carried keys).
-    pub(super) fn intern(&mut self, key: ObjectKey, now_ms: i64) -> ObjectId {
-        let id = match self.by_key.get(&key) {
-            Some(id) => *id,
-            None => self
-                .register(key, now_ms, None)
-                .unwrap_or(ObjectId(u64::MAX)),
-        };
-        self.add_ref(id);
-        id
-    }
-
     pub(super) fn add_ref(&mut self, id: ObjectId) {
         if let Some(object) = self.live.get_mut(&id) {
             object.refs = object.refs.saturating_add(1);
