@@ -64,7 +64,7 @@ impl Shared {
 
 /// Tags a snapshot's data as the current layout of `Machine`: postcard is not
 /// self-describing, so the layout must be named, not guessed.
-const MACHINE_FORMAT: &[u8] = b"floe-machine-v6\0";
+const MACHINE_FORMAT: &[u8] = b"floe-machine-v7\0";
 
 /// Why a snapshot's data does not load.
 #[derive(Debug, thiserror::Error)]

@@ -30,6 +30,7 @@ mod producers;
 mod recent_commits;
 pub mod retention;
 pub mod security;
+mod snapshot;
 mod topics;
 pub mod transactions;
 mod txn_commands;
@@ -278,7 +279,8 @@ pub enum Outcome {
     ScramAltered(Vec<Result<(), security::ScramStateError>>),
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Snapshots hold it by section, one per part (`snapshot`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetadataState {
     topics: Topics,
     producers: Producers,

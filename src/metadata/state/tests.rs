@@ -552,7 +552,7 @@ mod determinism {
 
     fn command(kind: u8, a: u8, b: u8) -> Command {
         let topic = format!("t{}", a % 3);
-        match kind % 9 {
+        match kind % 11 {
             0 => Command::CreateTopic {
                 name: topic,
                 id: Uuid::from_u128(u128::from(a % 3) + 1),
@@ -614,9 +614,39 @@ mod determinism {
                 name: topic,
                 total: i32::from(b % 6) + 1,
             },
+            9 => Command::AcquireLease {
+                job: Job::Compaction {
+                    shard: u16::from(a % 4),
+                },
+                holder: i32::from(b % 3),
+                for_ms: i64::from(b) * 1_000,
+            },
+            10 => Command::CreateAcls {
+                bindings: vec![acl_binding(&topic, b)],
+            },
             // Hours apart, so that producers and remembered commits expire along the way.
             _ => Command::Tick {
                 now_ms: (i64::from(a) * 256 + i64::from(b)) * 3_600_000,
+            },
+        }
+    }
+
+    fn acl_binding(topic: &str, b: u8) -> crate::security::acl::AclBinding {
+        use crate::security::acl::{
+            AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
+            ResourceType,
+        };
+        AclBinding {
+            pattern: ResourcePattern {
+                resource_type: ResourceType::Topic,
+                name: topic.to_string(),
+                pattern_type: PatternType::Literal,
+            },
+            entry: AccessControlEntry {
+                principal: format!("User:u{}", b % 3),
+                host: "*".into(),
+                operation: Operation::Read,
+                permission: Permission::Allow,
             },
         }
     }
