@@ -4,7 +4,11 @@
 //! raft/log      records [len u32][crc32c u32][postcard(Entry)] ..., appended, fsync'd
 //! raft/vote     postcard(Vote), replaced atomically (write tmp, fsync, rename, fsync dir)
 //! raft/purged   postcard(LogId), the last entry removed by compaction, replaced atomically
+//! raft/layout   LOG_LAYOUT: the encoding of the entries (and of the commands in them)
 //! ```
+//! Postcard is not self-describing: an entry of another build's encoding could decode as other
+//! commands, or fail and be cut off as a torn tail. So a directory is opened only if it
+//! carries this build's `LOG_LAYOUT`, or holds nothing yet (then the mark is written first).
 //! The entries after the last snapshot are few (the state machine snapshots every few
 //! thousand entries and the log is purged behind it), so they are also kept in memory: reads
 //! never touch the disk. Truncation (a follower dropping a conflicting suffix) cuts the file at
@@ -22,6 +26,12 @@ use std::io::{Read, Write};
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The encoding of the log's entries, marked in `raft/layout`. A change to `Command` or
+/// `Outcome` (their variants' order is their encoding) bumps it, with the pinned checksum in
+/// `the_log_layout_is_pinned`: a directory written by a build with another encoding is then
+/// refused at start, never misread.
+const LOG_LAYOUT: &[u8] = b"floe-log-1\n";
 
 /// Records above this size are corrupt by definition (no entry comes close).
 const RECORD_BYTES_MAX: u32 = 64 * 1024 * 1024;
@@ -57,6 +67,7 @@ impl LogStore {
     /// Opens (or creates) the log in `dir`.
     pub fn open(dir: &Path) -> std::io::Result<LogStore> {
         std::fs::create_dir_all(dir)?;
+        check_layout(dir)?;
         let vote = read_optional(&dir.join("vote"))?;
         let purged: Option<LogId> = read_optional(&dir.join("purged"))?;
         let path = dir.join("log");
@@ -233,17 +244,44 @@ pub(super) fn read_optional<T: serde::de::DeserializeOwned>(
     }
 }
 
+/// Opens `dir` only in this build's `LOG_LAYOUT`; marks a directory that holds nothing yet.
+fn check_layout(dir: &Path) -> std::io::Result<()> {
+    let earlier = |layout: &str| {
+        io_error(format!(
+            "{} was written by an earlier floe (log layout {layout}); no release reads it: \
+             remove it",
+            dir.display()
+        ))
+    };
+    match std::fs::read(dir.join("layout")) {
+        Ok(mark) if mark == LOG_LAYOUT => Ok(()),
+        Ok(mark) => Err(earlier(String::from_utf8_lossy(&mark).trim_end())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let log_written = std::fs::metadata(dir.join("log")).is_ok_and(|m| m.len() > 0);
+            if log_written || dir.join("vote").exists() || dir.join("snapshot").exists() {
+                return Err(earlier("unmarked"));
+            }
+            replace_file(dir, "layout", LOG_LAYOUT)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Replaces `dir/name` with `value` so that a crash leaves either the old or the new value.
 pub(super) fn write_atomically<T: serde::Serialize>(
     dir: &Path,
     name: &str,
     value: &T,
 ) -> std::io::Result<()> {
-    let bytes = postcard::to_stdvec(value).map_err(io_error)?;
+    replace_file(dir, name, &postcard::to_stdvec(value).map_err(io_error)?)
+}
+
+/// Replaces `dir/name` with `bytes`: written aside, fsync'd, renamed over, the dir fsync'd.
+fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     {
         let mut f = File::create(&tmp)?;
-        f.write_all(&bytes)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
     }
     std::fs::rename(&tmp, dir.join(name))?;
@@ -483,5 +521,44 @@ mod tests {
         std::fs::write(&path, &zeroed).unwrap();
         let store = LogStore::open(dir.path()).unwrap();
         assert_eq!(indexes(&store), (1..=8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_log_layout_is_pinned() {
+        use super::super::types::Commands;
+        let commands = Commands(crate::metadata::state::tests::one_of_each());
+        let actual = crc32c::crc32c(&postcard::to_stdvec(&commands).unwrap());
+        assert!(
+            actual == 0xd254_ba94,
+            "the log's encoding changed: bump LOG_LAYOUT and set this to {actual:#x}"
+        );
+    }
+
+    #[test]
+    fn a_new_directory_is_marked_and_an_unmarked_or_other_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        ten_records(dir.path());
+        assert_eq!(
+            std::fs::read(dir.path().join("layout")).unwrap(),
+            LOG_LAYOUT
+        );
+        assert!(LogStore::open(dir.path()).is_ok(), "its own mark");
+
+        std::fs::write(dir.path().join("layout"), b"floe-log-0\n").unwrap();
+        let refused = LogStore::open(dir.path()).err().expect("another layout");
+        assert!(refused.to_string().contains("floe-log-0"), "{refused}");
+
+        std::fs::remove_file(dir.path().join("layout")).unwrap();
+        let refused = LogStore::open(dir.path())
+            .err()
+            .expect("unmarked, with a log");
+        assert!(refused.to_string().contains("remove it"), "{refused}");
+
+        let empty = tempfile::tempdir().unwrap();
+        std::fs::write(empty.path().join("log"), b"").unwrap();
+        assert!(
+            LogStore::open(empty.path()).is_ok(),
+            "an empty log is nothing yet"
+        );
     }
 }

@@ -901,4 +901,4 @@ fn in_force(limits: &Option<Limits>) -> &Limits {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

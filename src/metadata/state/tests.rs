@@ -4,6 +4,186 @@ use super::*;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
 
+/// One of each command, in `Command`'s order: what pins the log's encoding
+/// (`log_store::the_log_layout_is_pinned`).
+pub(crate) fn one_of_each() -> Vec<Command> {
+    use crate::security::acl::{
+        AccessControlEntry, AclBinding, AclBindingFilter, Operation, PatternType, Permission,
+        ResourcePattern, ResourceType,
+    };
+    let tp = TopicPartition {
+        topic_id: Uuid::from_u128(1),
+        partition: 2,
+    };
+    let agent = Agent {
+        id: 1,
+        host: "h".into(),
+        port: 9092,
+        zone: Some("z".into()),
+        internal_addr: Some("h:7000".into()),
+        lease_expires_ms: 5,
+    };
+    let (id, epoch) = (ProducerId(3), ProducerEpoch(4));
+    let offset = GroupOffset {
+        offset: Offset(5),
+        leader_epoch: 6,
+        metadata: Some("m".into()),
+        commit_timestamp: 7,
+    };
+    let batch_ref = BatchRef {
+        base_offset: Offset(1),
+        end_offset: Offset(2),
+        object: ObjectId(3),
+        byte_start: 4,
+        byte_len: 5,
+        max_timestamp: 6,
+    };
+    vec![
+        Command::CreateTopic {
+            name: "t".into(),
+            id: Uuid::from_u128(1),
+            partitions: 3,
+            configs: BTreeMap::from([("k".into(), "v".into())]),
+        },
+        Command::DeleteTopic { name: "t".into() },
+        Command::CreatePartitions {
+            name: "t".into(),
+            total: 4,
+        },
+        Command::AlterTopicConfigs {
+            name: "t".into(),
+            changes: vec![("k".into(), None), ("l".into(), Some("w".into()))],
+        },
+        Command::CommitObject {
+            object_key: ObjectKey::new("o"),
+            partitions: vec![PartitionBatches {
+                partition: tp,
+                batches: vec![CommittedBatch {
+                    byte_start: 16,
+                    byte_len: 100,
+                    offset_count: 2,
+                    max_timestamp: 8,
+                    producer_id: id,
+                    producer_epoch: epoch,
+                    base_sequence: 9,
+                    last_sequence: 10,
+                }],
+            }],
+        },
+        Command::InitProducerId {
+            existing: Some((id, epoch)),
+        },
+        Command::OffsetCommit {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 1,
+            offset: offset.clone(),
+        },
+        Command::DeleteGroupOffsets {
+            group: "g".into(),
+            partitions: Some(vec![("t".into(), 1)]),
+        },
+        Command::InitCluster { id: "c".into() },
+        Command::AgentHeartbeat {
+            agent: agent.clone(),
+        },
+        Command::SetLimits {
+            limits: Limits::default(),
+        },
+        Command::Tick { now_ms: 11 },
+        Command::ReplaceRuns {
+            partition: tp,
+            replaced: vec![batch_ref],
+            segment: NewSegment {
+                key: ObjectKey::new("s"),
+                data_len: 12,
+                footer: FooterAt { start: 12, len: 13 },
+                max_timestamp: 14,
+            },
+        },
+        Command::DeleteRecords {
+            partitions: vec![(tp, -1)],
+        },
+        Command::EnforceRetention,
+        Command::ForgetObjects {
+            ids: vec![ObjectId(15)],
+        },
+        Command::AcquireLease {
+            job: Job::Compaction { shard: 16 },
+            holder: 17,
+            for_ms: 18,
+        },
+        Command::ReleaseLeases { holder: 19 },
+        Command::InitTransactionalProducer {
+            transactional_id: "x".into(),
+            timeout_ms: 20,
+            existing: Some((id, epoch)),
+        },
+        Command::AddPartitionsToTxn {
+            transactional_id: "x".into(),
+            producer_id: id,
+            producer_epoch: epoch,
+            partitions: vec![("t".into(), 1)],
+        },
+        Command::AddOffsetsToTxn {
+            transactional_id: "x".into(),
+            producer_id: id,
+            producer_epoch: epoch,
+            group: "g".into(),
+        },
+        Command::TxnOffsetCommit {
+            transactional_id: "x".into(),
+            producer_id: id,
+            producer_epoch: epoch,
+            group: "g".into(),
+            offsets: vec![("t".into(), 1, offset)],
+        },
+        Command::EndTxn {
+            transactional_id: "x".into(),
+            producer_id: id,
+            producer_epoch: epoch,
+            commit: true,
+            next_epoch: true,
+        },
+        Command::AgentEndpoints {
+            id: 1,
+            endpoints: vec![security::Endpoint {
+                listener: "L".into(),
+                host: "h".into(),
+                port: 21,
+            }],
+        },
+        Command::CreateAcls {
+            bindings: vec![AclBinding {
+                pattern: ResourcePattern {
+                    resource_type: ResourceType::Topic,
+                    name: "t".into(),
+                    pattern_type: PatternType::Prefixed,
+                },
+                entry: AccessControlEntry {
+                    principal: "User:u".into(),
+                    host: "*".into(),
+                    operation: Operation::Write,
+                    permission: Permission::Deny,
+                },
+            }],
+        },
+        Command::DeleteAcls {
+            filters: vec![AclBindingFilter::ANY],
+        },
+        Command::AlterScramCredentials {
+            changes: vec![security::ScramChange::Delete {
+                user: "u".into(),
+                mechanism: crate::security::scram::ScramMechanism::Sha512,
+            }],
+        },
+        Command::RenewAgent {
+            agent,
+            lease_ms: 22,
+        },
+    ]
+}
+
 #[test]
 fn the_topics_version_moves_with_the_topics_only() {
     let mut state = MetadataState::default();
