@@ -14,7 +14,7 @@ use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
     Job, Limits, MetadataState, NewSegment, ObjectId, OffsetCommitError, Outcome, PartitionBatches,
-    RegistryError, TopicError, TxnEnd, TxnError,
+    RegistryError, Request, TopicError, TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -33,8 +33,9 @@ pub enum MetadataError {
     /// The quorum did not commit the write, or this node did not apply it, in time.
     #[error("the metadata write did not complete")]
     Write(#[from] WriteError),
-    /// The quorum answered a command with another command's outcome: the log and this
-    /// build disagree about what was written. A bug, reported instead of a panic.
+    /// The quorum answered a command with another command's outcome: the leader that applied
+    /// it is of another build (within one build, `noun!` pairs each command with its own
+    /// outcome). Reported instead of a panic.
     #[error("{command} was answered with {outcome:?}")]
     MismatchedOutcome {
         command: &'static str,
@@ -68,6 +69,23 @@ fn split_to_fit(commands: Vec<Command>) -> Vec<Vec<Command>> {
         bytes += size;
     }
     entries
+}
+
+/// The command's own outcome, or what came instead. Another one (or none) can only come from
+/// a leader of another build: within one, `noun!` pairs each command with its own outcome.
+fn own<C: Request>(outcome: Option<Outcome>) -> Result<C::Outcome, Option<Outcome>> {
+    match outcome.map(C::own) {
+        Some(Ok(outcome)) => Ok(outcome),
+        Some(Err(other)) => Err(Some(other)),
+        None => Err(None),
+    }
+}
+
+fn mismatched<C: Request>(outcome: Option<Outcome>) -> MetadataError {
+    MetadataError::MismatchedOutcome {
+        command: C::NAME,
+        outcome,
+    }
 }
 
 /// Pulls the expected variant out of an outcome, or reports the mismatch.
@@ -254,40 +272,6 @@ impl MetadataStore {
         expect_outcome!("AgentEndpoints", outcome, Outcome::EndpointsSet(set) => set)
     }
 
-    /// CreateAcls: per binding, created (or already held) or why not.
-    pub async fn create_acls(
-        &self,
-        bindings: Vec<crate::security::acl::AclBinding>,
-    ) -> Result<Vec<Result<(), crate::security::acl::AclError>>, MetadataError> {
-        let outcome = self.apply_one(Command::CreateAcls { bindings }).await?;
-        expect_outcome!("CreateAcls", outcome, Outcome::AclsCreated(results) => results)
-    }
-
-    /// DeleteAcls: per filter, the bindings removed or why not.
-    #[allow(clippy::type_complexity)]
-    pub async fn delete_acls(
-        &self,
-        filters: Vec<crate::security::acl::AclBindingFilter>,
-    ) -> Result<
-        Vec<Result<Vec<crate::security::acl::AclBinding>, crate::security::acl::AclError>>,
-        MetadataError,
-    > {
-        let outcome = self.apply_one(Command::DeleteAcls { filters }).await?;
-        expect_outcome!("DeleteAcls", outcome, Outcome::AclsDeleted(results) => results)
-    }
-
-    /// AlterUserScramCredentials: per change, applied or why not.
-    pub async fn alter_scram(
-        &self,
-        changes: Vec<crate::metadata::state::security::ScramChange>,
-    ) -> Result<Vec<Result<(), crate::metadata::state::security::ScramStateError>>, MetadataError>
-    {
-        let outcome = self
-            .apply_one(Command::AlterScramCredentials { changes })
-            .await?;
-        expect_outcome!("AlterScramCredentials", outcome, Outcome::ScramAltered(results) => results)
-    }
-
     /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.
     pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
         let outcome = self.apply_one(Command::Tick { now_ms }).await?;
@@ -452,6 +436,29 @@ impl MetadataStore {
             })
             .await?;
         expect_outcome!("EndTxn", outcome, Outcome::TxnEnded(result) => result)
+    }
+
+    /// Writes `command` (durable on a majority), waits until this node has applied it, and
+    /// returns its own outcome.
+    pub async fn write<C: Request>(&self, command: C) -> Result<C::Outcome, MetadataError> {
+        own::<C>(self.apply(vec![command.into()]).await?.pop()).map_err(mismatched::<C>)
+    }
+
+    /// Writes `commands` in order, in as few entries as fit (`split_to_fit`); one outcome
+    /// each, in order.
+    pub async fn write_each<C: Request>(
+        &self,
+        commands: Vec<C>,
+    ) -> Result<Vec<C::Outcome>, MetadataError> {
+        let mut results = Vec::with_capacity(commands.len());
+        for entry in split_to_fit(commands.into_iter().map(Into::into).collect()) {
+            let count = entry.len();
+            let mut outcomes = self.apply(entry).await?.into_iter();
+            for _ in 0..count {
+                results.push(own::<C>(outcomes.next()).map_err(mismatched::<C>)?);
+            }
+        }
+        Ok(results)
     }
 
     /// Commits the commands (durable on a majority), waits until this node has applied

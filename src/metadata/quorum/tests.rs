@@ -300,7 +300,8 @@ mod snapshot_layout {
     use crate::metadata::MetadataState;
     use crate::metadata::state::security::{Endpoint, ScramChange};
     use crate::metadata::state::{
-        Agent, Command, CommittedBatch, GroupOffset, Job, Outcome, PartitionBatches,
+        Agent, AlterScramCredentials, Command, CommittedBatch, CreateAcls, GroupOffset, Job,
+        Outcome, PartitionBatches, SecurityOutcome,
     };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -446,7 +447,7 @@ mod snapshot_layout {
                 commit: true,
                 next_epoch: false,
             },
-            Command::CreateAcls {
+            CreateAcls {
                 bindings: vec![AclBinding {
                     pattern: ResourcePattern {
                         resource_type: ResourceType::Topic,
@@ -460,8 +461,9 @@ mod snapshot_layout {
                         permission: Permission::Allow,
                     },
                 }],
-            },
-            Command::AlterScramCredentials {
+            }
+            .into(),
+            AlterScramCredentials {
                 changes: vec![ScramChange::Upsert {
                     user: "alice".into(),
                     mechanism: ScramMechanism::Sha256,
@@ -472,7 +474,8 @@ mod snapshot_layout {
                         iterations: 4096,
                     },
                 }],
-            },
+            }
+            .into(),
             Command::AgentEndpoints {
                 id: 1,
                 endpoints: vec![Endpoint {
@@ -553,8 +556,14 @@ mod snapshot_layout {
         ];
         assert_eq!(&tail[..expected.len()], &expected[..]);
         assert!(matches!(&tail[5], Outcome::TxnEnded(Ok(end)) if end.marked.len() == 1));
-        assert_eq!(tail[6], Outcome::AclsCreated(vec![Ok(())]));
-        assert_eq!(tail[7], Outcome::ScramAltered(vec![Ok(())]));
+        assert_eq!(
+            tail[6],
+            Outcome::Security(SecurityOutcome::CreateAcls(vec![Ok(())]))
+        );
+        assert_eq!(
+            tail[7],
+            Outcome::Security(SecurityOutcome::AlterScramCredentials(vec![Ok(())]))
+        );
         assert_eq!(tail[8], Outcome::EndpointsSet(true));
     }
 

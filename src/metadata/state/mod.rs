@@ -19,12 +19,14 @@
 //! is the single entry, and the only place where a command touches several parts.
 
 mod agents;
+mod commands;
 mod groups;
 mod index;
 pub mod jobs;
 pub mod limits;
 pub mod markers;
 pub mod objects;
+mod parts;
 mod persistent;
 mod producers;
 mod recent_commits;
@@ -36,11 +38,13 @@ pub mod transactions;
 mod txn_commands;
 
 pub use agents::{AGENT_LEASE_MS_MAX, Agent, RegistryError};
+pub use commands::*;
 pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
 pub use jobs::{COMPACTION_SHARDS, Job, Lease, shard_of};
 pub use limits::Limits;
 pub use objects::{DeadObject, FooterAt, ObjectId, Objects, StoredObject};
+pub use parts::MetadataState;
 pub use producers::{
     ActiveProducer, EXPIRY_CHECK_EVERY_MS, InitProducerIdError, PRODUCER_BATCH_WINDOW,
     PRODUCER_ID_EXPIRATION_MS, PRODUCERS_MAX,
@@ -50,15 +54,10 @@ pub use topics::{Topic, TopicError};
 pub use transactions::{AbortedTxn, Transaction, Transactions, TxnEnd, TxnError, TxnStatus};
 
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
-use agents::Registry;
-use groups::GroupOffsets;
-use jobs::Leases;
-use producers::Producers;
-use recent_commits::RecentCommits;
+use parts::in_force;
 use retention::Retention;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use topics::Topics;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,18 +195,7 @@ pub enum Command {
         id: i32,
         endpoints: Vec<security::Endpoint>,
     },
-    /// CreateAcls: each binding stands alone.
-    CreateAcls {
-        bindings: Vec<crate::security::acl::AclBinding>,
-    },
-    /// DeleteAcls: each filter removes what it matches.
-    DeleteAcls {
-        filters: Vec<crate::security::acl::AclBindingFilter>,
-    },
-    /// AlterUserScramCredentials: each change stands alone.
-    AlterScramCredentials {
-        changes: Vec<security::ScramChange>,
-    },
+    Security(SecurityCommand),
     /// An agent (re)registers for `lease_ms` of the state's time from this entry on (at most
     /// `agents::AGENT_LEASE_MS_MAX`; 0 takes it out at once): it stays in Metadata answers
     /// until then. `agent.lease_expires_ms` is ignored; the state sets it. Every node judges
@@ -271,34 +259,63 @@ pub enum Outcome {
     TxnEnded(Result<TxnEnd, TxnError>),
     /// Whether the endpoints were recorded (the agent is registered, within bounds).
     EndpointsSet(bool),
-    /// Per binding, in command order.
-    AclsCreated(Vec<Result<(), crate::security::acl::AclError>>),
-    /// Per filter, in command order: the bindings removed.
-    AclsDeleted(Vec<Result<Vec<crate::security::acl::AclBinding>, crate::security::acl::AclError>>),
-    /// Per change, in command order.
-    ScramAltered(Vec<Result<(), security::ScramStateError>>),
+    Security(SecurityOutcome),
 }
 
-/// Snapshots hold it by section, one per part (`snapshot`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MetadataState {
-    topics: Topics,
-    producers: Producers,
-    group_offsets: GroupOffsets,
-    registry: Registry,
-    recent_commits: RecentCommits,
-    /// `None` until the `SetLimits` entry (see `limits`).
-    limits: Option<Limits>,
-    /// Commands applied so far; a snapshot records it so replay knows where to resume.
-    applied: u64,
-    /// The state's time: the latest `Tick` (0 before the first).
-    now_ms: i64,
-    /// When (state time) idle producers were last looked for.
-    producers_checked_ms: i64,
-    objects: Objects,
-    leases: Leases,
-    transactions: Transactions,
-    security: security::SecurityState,
+/// A noun's commands and outcomes as variants of the log's `Command` and `Outcome`.
+pub trait InLog: Noun + Sized {
+    fn command(self) -> Command;
+    fn outcome(outcome: Outcome) -> Result<Self::Outcome, Outcome>;
+    fn wrap(outcome: Self::Outcome) -> Outcome;
+}
+
+macro_rules! in_log {
+    ($($noun:ident: $commands:ident => $outcomes:ident),+ $(,)?) => {$(
+        impl InLog for $commands {
+            fn command(self) -> Command {
+                Command::$noun(self)
+            }
+            fn outcome(outcome: Outcome) -> Result<$outcomes, Outcome> {
+                match outcome {
+                    Outcome::$noun(o) => Ok(o),
+                    other => Err(other),
+                }
+            }
+            fn wrap(outcome: $outcomes) -> Outcome {
+                Outcome::$noun(outcome)
+            }
+        }
+    )+};
+}
+
+in_log! {
+    Security: SecurityCommand => SecurityOutcome,
+}
+
+/// A command as its sender sees it: written to the log as a `Command`, answered with its own
+/// outcome.
+pub trait Request: NounRequest + Into<Command> {
+    /// This command's own outcome; `Err` gives back another (from a leader of another build).
+    fn own(outcome: Outcome) -> Result<Self::Outcome, Outcome>;
+}
+
+impl<C: NounRequest> Request for C
+where
+    C::Noun: InLog,
+{
+    fn own(outcome: Outcome) -> Result<C::Outcome, Outcome> {
+        let noun = <C::Noun as InLog>::outcome(outcome)?;
+        C::outcome(noun).map_err(<C::Noun as InLog>::wrap)
+    }
+}
+
+impl<C: NounRequest> From<C> for Command
+where
+    C::Noun: InLog,
+{
+    fn from(command: C) -> Command {
+        command.into_noun().command()
+    }
 }
 
 impl MetadataState {
@@ -451,9 +468,10 @@ impl MetadataState {
         self.registry.live_agents(self.now_ms)
     }
 
-    pub fn apply(&mut self, command: Command) -> Outcome {
+    /// The single entry: every command, in log order, on every node.
+    pub fn apply(&mut self, command: impl Into<Command>) -> Outcome {
         self.applied += 1;
-        match command {
+        match command.into() {
             Command::CreateTopic {
                 name,
                 id,
@@ -609,16 +627,14 @@ impl MetadataState {
                     in_force(&self.limits),
                 ))
             }
-            Command::CreateAcls { bindings } => {
-                Outcome::AclsCreated(self.security.create_acls(bindings))
-            }
-            Command::DeleteAcls { filters } => {
-                Outcome::AclsDeleted(self.security.delete_acls(filters))
-            }
-            Command::AlterScramCredentials { changes } => {
-                Outcome::ScramAltered(self.security.alter_scram(changes))
-            }
+            Command::Security(c) => Outcome::Security(c.apply(self)),
         }
+    }
+
+    /// A command's own outcome, for pure callers (tests, the simulation, benches).
+    pub fn run<C: Request>(&mut self, command: C) -> C::Outcome {
+        C::own(self.apply(command))
+            .expect("apply answers each command with its own outcome (noun!)")
     }
 
     fn replace_runs(
@@ -894,11 +910,6 @@ impl MetadataState {
 /// never runs faster than twice real time, and an outcome kept for `COMMIT_DEDUP_WINDOW_MS` of
 /// it is kept at least half that in real time (15 s, beyond the 10 s write deadline).
 pub const TICK_STEP_MAX_MS: i64 = 2_000;
-
-/// The limits `apply` checks commands against.
-fn in_force(limits: &Option<Limits>) -> &Limits {
-    limits.as_ref().unwrap_or(&Limits::BEFORE_SET)
-}
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -153,7 +153,7 @@ pub(crate) fn one_of_each() -> Vec<Command> {
                 port: 21,
             }],
         },
-        Command::CreateAcls {
+        CreateAcls {
             bindings: vec![AclBinding {
                 pattern: ResourcePattern {
                     resource_type: ResourceType::Topic,
@@ -167,16 +167,19 @@ pub(crate) fn one_of_each() -> Vec<Command> {
                     permission: Permission::Deny,
                 },
             }],
-        },
-        Command::DeleteAcls {
+        }
+        .into(),
+        DeleteAcls {
             filters: vec![AclBindingFilter::ANY],
-        },
-        Command::AlterScramCredentials {
+        }
+        .into(),
+        AlterScramCredentials {
             changes: vec![security::ScramChange::Delete {
                 user: "u".into(),
                 mechanism: crate::security::scram::ScramMechanism::Sha512,
             }],
-        },
+        }
+        .into(),
         Command::RenewAgent {
             agent,
             lease_ms: 22,
@@ -801,9 +804,10 @@ mod determinism {
                 holder: i32::from(b % 3),
                 for_ms: i64::from(b) * 1_000,
             },
-            10 => Command::CreateAcls {
+            10 => CreateAcls {
                 bindings: vec![acl_binding(&topic, b)],
-            },
+            }
+            .into(),
             // Hours apart, so that producers and remembered commits expire along the way.
             _ => Command::Tick {
                 now_ms: (i64::from(a) * 256 + i64::from(b)) * 3_600_000,

@@ -2,14 +2,15 @@
 //! once: the producers (epochs), the partitions' logs (markers) and the groups' offsets.
 //! `transactions` holds the coordinator's rules; this file composes them.
 
+use super::MetadataState;
 use super::groups::GroupOffset;
 use super::markers::Marker;
+use super::parts::in_force;
 use super::transactions::{
     TRANSACTION_MAX_TIMEOUT_MS, TRANSACTIONAL_ID_BYTES_MAX, TRANSACTIONAL_ID_EXPIRATION_MS,
     TRANSACTIONS_MAX, TXN_GROUPS_MAX, TXN_OFFSETS_MAX, TXN_PARTITIONS_MAX, Transaction, TxnEnd,
     TxnError, TxnStatus,
 };
-use super::{MetadataState, in_force};
 use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
 use std::collections::{BTreeMap, BTreeSet};
 

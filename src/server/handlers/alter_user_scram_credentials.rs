@@ -8,6 +8,7 @@
 //! a credential that does not exist RESOURCE_NOT_FOUND; a user with an error has none of its
 //! changes applied.
 
+use crate::metadata::state::AlterScramCredentials;
 use crate::metadata::state::security::{ScramChange, ScramStateError};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -188,7 +189,11 @@ pub async fn handle(
     }
     let mut applied: BTreeMap<String, Option<Refusal>> = BTreeMap::new();
     if !changes.is_empty() {
-        match broker.metadata.alter_scram(changes).await {
+        match broker
+            .metadata
+            .write(AlterScramCredentials { changes })
+            .await
+        {
             Ok(outcomes) => {
                 for (user, outcome) in owners.into_iter().zip(outcomes) {
                     let slot = applied.entry(user).or_insert(None);

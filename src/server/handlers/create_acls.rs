@@ -1,6 +1,7 @@
 //! CreateAcls (key 30): adds ACL bindings to the replicated state. It needs Cluster ALTER;
 //! without an authorizer (`--authorizer none`) every answer is SECURITY_DISABLED, as in Kafka.
 
+use crate::metadata::state;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::create_acls_response::AclCreationResult;
@@ -81,7 +82,7 @@ pub async fn handle(
             },
         })
         .collect();
-    match broker.metadata.create_acls(bindings).await {
+    match broker.metadata.write(state::CreateAcls { bindings }).await {
         Ok(results) => CreateAclsResponse {
             results: results
                 .into_iter()

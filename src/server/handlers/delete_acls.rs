@@ -2,6 +2,7 @@
 //! state, answering the bindings removed. It needs Cluster ALTER; without an authorizer
 //! (`--authorizer none`) every answer is SECURITY_DISABLED, as in Kafka.
 
+use crate::metadata::state;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::delete_acls_response::{
@@ -79,7 +80,7 @@ pub async fn handle(
             )
         })
         .collect();
-    match broker.metadata.delete_acls(filters).await {
+    match broker.metadata.write(state::DeleteAcls { filters }).await {
         Ok(results) => DeleteAclsResponse {
             filter_results: results
                 .into_iter()

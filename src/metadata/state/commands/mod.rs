@@ -1,0 +1,11 @@
+//! The commands, one file per noun: each file holds its noun's commands as types (`noun!`),
+//! and applies each (`Apply`), composing the parts of the state the command touches.
+//! A part (`state/*.rs`) keeps its own rules; a noun's file composes them.
+
+#[macro_use]
+mod request;
+mod security;
+
+pub(super) use request::Apply;
+pub use request::{Noun, NounRequest};
+pub use security::*;
