@@ -54,7 +54,9 @@ async fn forget(
         return Ok(());
     }
     JobMetrics::add(&ctx.metrics.objects_deleted, deleted.len() as u64);
-    ctx.metadata.forget_objects(deleted).await?;
+    ctx.metadata
+        .write(crate::metadata::state::ForgetObjects { ids: deleted })
+        .await?;
     Ok(())
 }
 

@@ -17,7 +17,7 @@ pub mod plan;
 use crate::clock::Clock;
 use crate::ids::TopicPartition;
 use crate::metadata::state::retention::Retention;
-use crate::metadata::state::{COMPACTION_SHARDS, Job, shard_of};
+use crate::metadata::state::{AcquireLease, COMPACTION_SHARDS, Job, shard_of};
 use crate::telemetry::ErrorChain;
 use context::ENTRIES_PER_SWAP_MAX;
 pub use context::JobContext;
@@ -120,11 +120,15 @@ async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec
         }
         wanted
     });
-    match ctx
-        .metadata
-        .acquire_leases(wanted.clone(), ctx.node_id, ctx.lease_ms())
-        .await
-    {
+    let asks = wanted
+        .iter()
+        .map(|&job| AcquireLease {
+            job,
+            holder: ctx.node_id,
+            for_ms: ctx.lease_ms(),
+        })
+        .collect();
+    match ctx.metadata.write_each(asks).await {
         Ok(granted) => wanted
             .into_iter()
             .zip(granted)

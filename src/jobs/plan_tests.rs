@@ -3,7 +3,8 @@
 use super::*;
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{
-    Command, CommittedBatch, FooterAt, MetadataState, NewSegment, Outcome, PartitionBatches,
+    Command, CommittedBatch, FooterAt, ForgetObjects, MetadataState, NewSegment, Outcome,
+    PartitionBatches,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -258,7 +259,7 @@ proptest! {
                 }
                 Step::Collect => {
                     let due: Vec<_> = dead_due(s.objects(), s.now_ms(), 5_000).into_iter().map(|(id, _)| id).collect();
-                    s.apply(Command::ForgetObjects { ids: due });
+                    s.apply(ForgetObjects { ids: due });
                 }
                 Step::DeleteTopic => {
                     s.apply(Command::DeleteTopic { name: "t".into() });

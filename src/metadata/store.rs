@@ -13,8 +13,8 @@ use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
-    Job, Limits, MetadataState, NewSegment, ObjectId, OffsetCommitError, Outcome, PartitionBatches,
-    RegistryError, Request, TopicError, TxnEnd, TxnError,
+    Limits, MetadataState, NewSegment, OffsetCommitError, Outcome, PartitionBatches, RegistryError,
+    Request, TopicError, TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -310,40 +310,6 @@ impl MetadataStore {
     pub async fn enforce_retention(&self) -> Result<u64, MetadataError> {
         let outcome = self.apply_one(Command::EnforceRetention).await?;
         expect_outcome!("EnforceRetention", outcome, Outcome::Retained(moved) => moved)
-    }
-
-    /// Forgets dead objects deleted from the store; how many were forgotten.
-    pub async fn forget_objects(&self, ids: Vec<ObjectId>) -> Result<u64, MetadataError> {
-        let outcome = self.apply_one(Command::ForgetObjects { ids }).await?;
-        expect_outcome!("ForgetObjects", outcome, Outcome::ObjectsForgotten(n) => n)
-    }
-
-    /// Grants or renews job leases, in one log entry; per job, whether `holder` has it.
-    pub async fn acquire_leases(
-        &self,
-        jobs: Vec<Job>,
-        holder: i32,
-        for_ms: i64,
-    ) -> Result<Vec<bool>, MetadataError> {
-        let commands = jobs
-            .into_iter()
-            .map(|job| Command::AcquireLease {
-                job,
-                holder,
-                for_ms,
-            })
-            .collect();
-        let mut held = Vec::new();
-        for outcome in self.apply(commands).await? {
-            held.push(expect_outcome!("AcquireLease", Some(outcome), Outcome::Leased(h) => h)?);
-        }
-        Ok(held)
-    }
-
-    /// Gives up every lease `holder` has.
-    pub async fn release_leases(&self, holder: i32) -> Result<(), MetadataError> {
-        let outcome = self.apply_one(Command::ReleaseLeases { holder }).await?;
-        expect_outcome!("ReleaseLeases", outcome, Outcome::LeasesReleased => ())
     }
 
     /// InitProducerId with a transactional id: its producer id and new epoch.

@@ -300,8 +300,8 @@ mod snapshot_layout {
     use crate::metadata::MetadataState;
     use crate::metadata::state::security::{Endpoint, ScramChange};
     use crate::metadata::state::{
-        Agent, AlterScramCredentials, Command, CommittedBatch, CreateAcls, GroupOffset, Job,
-        Outcome, PartitionBatches, SecurityOutcome,
+        AcquireLease, Agent, AlterScramCredentials, Command, CommittedBatch, CreateAcls,
+        GroupOffset, Job, JobOutcome, Outcome, PartitionBatches, SecurityOutcome,
     };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -424,11 +424,12 @@ mod snapshot_layout {
                 limits: Default::default(),
             },
             Command::Tick { now_ms: 1_000 },
-            Command::AcquireLease {
+            AcquireLease {
                 job: Job::Collection,
                 holder: 1,
                 for_ms: 10_000,
-            },
+            }
+            .into(),
             Command::InitTransactionalProducer {
                 transactional_id: "t1".into(),
                 timeout_ms: 60_000,
@@ -550,7 +551,7 @@ mod snapshot_layout {
                 producers_expired: 0,
                 transactions_timed_out: 0,
             },
-            Outcome::Leased(true),
+            Outcome::Job(JobOutcome::AcquireLease(true)),
             Outcome::TxnProducer(Ok((ProducerId(1), ProducerEpoch(0)))),
             Outcome::TxnParts(vec![Ok(())]),
         ];

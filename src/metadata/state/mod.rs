@@ -140,20 +140,7 @@ pub enum Command {
     },
     /// Applies every topic's `retention.ms` and `retention.bytes` at the state's time.
     EnforceRetention,
-    /// Forgets dead objects the collector has deleted from the store.
-    ForgetObjects {
-        ids: Vec<ObjectId>,
-    },
-    /// Grants or renews a job lease (see `jobs`).
-    AcquireLease {
-        job: Job,
-        holder: i32,
-        for_ms: i64,
-    },
-    /// Gives up every lease `holder` has (an agent that stops).
-    ReleaseLeases {
-        holder: i32,
-    },
+    Job(JobCommand),
     /// InitProducerId with a transactional id (see `txn_commands`).
     InitTransactionalProducer {
         transactional_id: String,
@@ -247,10 +234,7 @@ pub enum Outcome {
     RecordsDeleted(Vec<Result<Offset, DeleteRecordsError>>),
     /// Partitions whose log start moved.
     Retained(u64),
-    ObjectsForgotten(u64),
-    /// Whether the lease is the asker's.
-    Leased(bool),
-    LeasesReleased,
+    Job(JobOutcome),
     /// The transactional producer's id and epoch.
     TxnProducer(Result<(ProducerId, ProducerEpoch), TxnError>),
     /// Per partition or offset, in command order.
@@ -289,6 +273,7 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Job: JobCommand => JobOutcome,
     Security: SecurityCommand => SecurityOutcome,
 }
 
@@ -550,18 +535,7 @@ impl MetadataState {
                     .collect(),
             ),
             Command::EnforceRetention => Outcome::Retained(self.enforce_retention()),
-            Command::ForgetObjects { ids } => {
-                Outcome::ObjectsForgotten(self.objects.forget(&ids) as u64)
-            }
-            Command::AcquireLease {
-                job,
-                holder,
-                for_ms,
-            } => Outcome::Leased(self.leases.acquire(job, holder, for_ms, self.now_ms)),
-            Command::ReleaseLeases { holder } => {
-                self.leases.release_all(holder);
-                Outcome::LeasesReleased
-            }
+            Command::Job(c) => Outcome::Job(c.apply(self)),
             Command::InitTransactionalProducer {
                 transactional_id,
                 timeout_ms,

@@ -105,15 +105,17 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             partitions: vec![(tp, -1)],
         },
         Command::EnforceRetention,
-        Command::ForgetObjects {
+        ForgetObjects {
             ids: vec![ObjectId(15)],
-        },
-        Command::AcquireLease {
+        }
+        .into(),
+        AcquireLease {
             job: Job::Compaction { shard: 16 },
             holder: 17,
             for_ms: 18,
-        },
-        Command::ReleaseLeases { holder: 19 },
+        }
+        .into(),
+        ReleaseLeases { holder: 19 }.into(),
         Command::InitTransactionalProducer {
             transactional_id: "x".into(),
             timeout_ms: 20,
@@ -797,13 +799,14 @@ mod determinism {
                 name: topic,
                 total: i32::from(b % 6) + 1,
             },
-            9 => Command::AcquireLease {
+            9 => AcquireLease {
                 job: Job::Compaction {
                     shard: u16::from(a % 4),
                 },
                 holder: i32::from(b % 3),
                 for_ms: i64::from(b) * 1_000,
-            },
+            }
+            .into(),
             10 => CreateAcls {
                 bindings: vec![acl_binding(&topic, b)],
             }

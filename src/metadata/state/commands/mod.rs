@@ -4,8 +4,10 @@
 
 #[macro_use]
 mod request;
+mod job;
 mod security;
 
+pub use job::*;
 pub(super) use request::Apply;
 pub use request::{Noun, NounRequest};
 pub use security::*;
