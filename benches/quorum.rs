@@ -12,7 +12,7 @@
 use floe::clock::Clock;
 use floe::ids::NodeId;
 use floe::metadata::quorum::{Quorum, QuorumConfig};
-use floe::metadata::state::{Agent, Command};
+use floe::metadata::state::{Agent, AgentHeartbeat, Command};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ const CONCURRENT_WRITERS: usize = 32;
 const CONCURRENT_PER_WRITER: usize = 200;
 
 fn heartbeat(n: usize) -> Command {
-    Command::AgentHeartbeat {
+    AgentHeartbeat {
         agent: Agent {
             id: (n % 8) as i32,
             host: "127.0.0.1".into(),
@@ -33,6 +33,7 @@ fn heartbeat(n: usize) -> Command {
             lease_expires_ms: n as i64,
         },
     }
+    .into()
 }
 
 fn free_port() -> u16 {

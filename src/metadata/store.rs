@@ -12,9 +12,9 @@
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
-    Agent, BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
-    Limits, MetadataState, NewSegment, OffsetCommitError, Outcome, PartitionBatches, RegistryError,
-    Request, TopicError, TxnEnd, TxnError,
+    BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
+    MetadataState, NewSegment, OffsetCommitError, Outcome, PartitionBatches, Request, TopicError,
+    TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -229,47 +229,6 @@ impl MetadataStore {
             .apply_one(Command::DeleteGroupOffsets { group, partitions })
             .await?;
         expect_outcome!("DeleteGroupOffsets", outcome, Outcome::GroupOffsetsDeleted(had) => had)
-    }
-
-    /// Proposes this node's cluster id; the first one applied names the cluster.
-    pub async fn init_cluster(
-        &self,
-        id: String,
-    ) -> Result<Result<(), RegistryError>, MetadataError> {
-        let outcome = self.apply_one(Command::InitCluster { id }).await?;
-        expect_outcome!("InitCluster", outcome, Outcome::Registered(result) => result)
-    }
-
-    /// Puts `limits` in force, unless limits already are; whether these did.
-    pub async fn set_limits(&self, limits: Limits) -> Result<bool, MetadataError> {
-        let outcome = self.apply_one(Command::SetLimits { limits }).await?;
-        expect_outcome!("SetLimits", outcome, Outcome::LimitsSet(set) => set)
-    }
-
-    /// Renews this agent's registration for `lease` of the state's time (`Duration::ZERO`:
-    /// takes it out).
-    pub async fn renew_agent(
-        &self,
-        agent: Agent,
-        lease: std::time::Duration,
-    ) -> Result<Result<(), RegistryError>, MetadataError> {
-        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        let outcome = self
-            .apply_one(Command::RenewAgent { agent, lease_ms })
-            .await?;
-        expect_outcome!("RenewAgent", outcome, Outcome::Registered(result) => result)
-    }
-
-    /// Records the addresses agent `id` advertises per listener; whether they were recorded.
-    pub async fn agent_endpoints(
-        &self,
-        id: i32,
-        endpoints: Vec<crate::metadata::state::security::Endpoint>,
-    ) -> Result<bool, MetadataError> {
-        let outcome = self
-            .apply_one(Command::AgentEndpoints { id, endpoints })
-            .await?;
-        expect_outcome!("AgentEndpoints", outcome, Outcome::EndpointsSet(set) => set)
     }
 
     /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.

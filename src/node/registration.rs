@@ -1,6 +1,7 @@
 //! This agent's place in the registry: the cluster id it proposes, and the heartbeats that
 //! keep it in Metadata answers.
 
+use crate::metadata::state::{AgentEndpoints, InitCluster, RenewAgent, SetLimits};
 use crate::random::Rng;
 use crate::server::broker::Broker;
 use crate::telemetry::ErrorChain;
@@ -22,7 +23,9 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
         if !named && broker.metadata.read(|s| s.cluster_id().is_none()) {
             named = match broker
                 .metadata
-                .init_cluster(broker.local_cluster_id.clone())
+                .write(InitCluster {
+                    id: broker.local_cluster_id.clone(),
+                })
                 .await
             {
                 Ok(Ok(())) => true,
@@ -34,11 +37,21 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
             };
         }
         if !limited && broker.metadata.read(|s| !s.limits_set()) {
-            limited = broker.metadata.set_limits(Default::default()).await.is_ok();
+            limited = broker
+                .metadata
+                .write(SetLimits {
+                    limits: Default::default(),
+                })
+                .await
+                .is_ok();
         }
         let sent = broker.clock.monotonic_ms();
         let lease_end_before = lease_end(&broker);
-        match broker.metadata.renew_agent(broker.agent(0), lease).await {
+        match broker
+            .metadata
+            .write(RenewAgent::for_lease(broker.agent(0), lease))
+            .await
+        {
             Ok(Ok(())) => {
                 failing = false;
                 // Whether the quorum's time had passed the lease this renewal replaced: the
@@ -69,7 +82,10 @@ pub async fn keep_registered(broker: Arc<Broker>) -> bool {
                 if !recorded
                     && let Ok(false) = broker
                         .metadata
-                        .agent_endpoints(me, broker.endpoints.clone())
+                        .write(AgentEndpoints {
+                            id: me,
+                            endpoints: broker.endpoints.clone(),
+                        })
                         .await
                 {
                     tracing::warn!("the quorum refused this agent's listener addresses");
@@ -118,7 +134,9 @@ const DEREGISTER_ATTEMPTS: u32 = 5;
 /// (`false`), the lease lapses on its own.
 async fn deregister(broker: &Broker) -> bool {
     for attempt in 1..=DEREGISTER_ATTEMPTS {
-        let renewal = broker.metadata.renew_agent(broker.agent(0), Duration::ZERO);
+        let renewal = broker
+            .metadata
+            .write(RenewAgent::for_lease(broker.agent(0), Duration::ZERO));
         match renewal.await {
             Ok(Ok(())) => {
                 tracing::info!("draining: left the registry");

@@ -26,7 +26,9 @@
 use super::clients::{AGENT_LEASE_MS, Ack, Agent};
 use super::raft::{Entry, Role, TICK_EVERY_MS, Voter};
 use floe::ids::{ObjectKey, ProducerId, TopicPartition};
-use floe::metadata::state::{BatchOutcome, Command, MetadataState, Outcome};
+use floe::metadata::state::{
+    AgentCommand, BatchOutcome, Command, MetadataState, Outcome, RenewAgent,
+};
 use std::collections::BTreeMap;
 
 /// How often (in log indexes) voters' whole states are compared.
@@ -154,7 +156,10 @@ impl Checker {
                     None => {
                         self.outcomes.push(outcome.clone());
                         self.record(i)?;
-                        if let Some(Command::RenewAgent { agent, .. }) = &self.committed[i].command
+                        if let Some(Command::Agent(AgentCommand::RenewAgent(RenewAgent {
+                            agent,
+                            ..
+                        }))) = &self.committed[i].command
                         {
                             self.renewed.insert(agent.id, (now, v.state.now_ms()));
                         }

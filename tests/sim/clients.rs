@@ -21,7 +21,8 @@
 use super::{Addr, Msg, Outbox, WALL_CLOCK_BASE_MS};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use floe::metadata::state::{
-    Agent as AgentRecord, BatchOutcome, Command, CommittedBatch, Outcome, PartitionBatches,
+    Agent as AgentRecord, AgentOutcome, BatchOutcome, Command, CommittedBatch, Outcome,
+    PartitionBatches, RenewAgent,
 };
 use floe::random::SplitMix64;
 
@@ -146,7 +147,7 @@ impl Agent {
     /// would be dropped at once and one minutes ahead listed long after it died.
     fn registration(&self, now: u64) -> Command {
         let wall_ms = WALL_CLOCK_BASE_MS + now as i64 + self.clock_skew_ms;
-        Command::RenewAgent {
+        RenewAgent {
             agent: AgentRecord {
                 id: self.id as i32,
                 host: format!("agent-{}", self.id),
@@ -157,6 +158,7 @@ impl Agent {
             },
             lease_ms: AGENT_LEASE_MS,
         }
+        .into()
     }
 
     fn send_renewal(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
@@ -211,7 +213,7 @@ impl Agent {
         out: &mut Outbox,
     ) -> Option<String> {
         match result {
-            Ok(Some(Outcome::Registered(Ok(())))) => {
+            Ok(Some(Outcome::Agent(AgentOutcome::RenewAgent(Ok(()))))) => {
                 self.renewal = None;
                 self.renew_at = now + RENEW_EVERY_MS;
                 None

@@ -4,14 +4,14 @@
 use super::node::{Quorum, QuorumConfig};
 use crate::clock::Clock;
 use crate::ids::NodeId;
-use crate::metadata::state::{Agent, Command};
+use crate::metadata::state::{Agent, AgentHeartbeat, Command};
 use crate::security::cluster_auth::ClusterSecret;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 fn heartbeat(id: i32, n: i64) -> Command {
-    Command::AgentHeartbeat {
+    AgentHeartbeat {
         agent: Agent {
             id,
             host: "127.0.0.1".into(),
@@ -21,6 +21,7 @@ fn heartbeat(id: i32, n: i64) -> Command {
             lease_expires_ms: n,
         },
     }
+    .into()
 }
 
 fn free_port() -> u16 {
@@ -300,8 +301,9 @@ mod snapshot_layout {
     use crate::metadata::MetadataState;
     use crate::metadata::state::security::{Endpoint, ScramChange};
     use crate::metadata::state::{
-        AcquireLease, Agent, AlterScramCredentials, Command, CommittedBatch, CreateAcls,
-        GroupOffset, Job, JobOutcome, Outcome, PartitionBatches, SecurityOutcome,
+        AcquireLease, Agent, AgentEndpoints, AgentHeartbeat, AgentOutcome, AlterScramCredentials,
+        ClusterOutcome, Command, CommittedBatch, CreateAcls, GroupOffset, InitCluster, Job,
+        JobOutcome, Outcome, PartitionBatches, SecurityOutcome, SetLimits,
     };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -394,7 +396,7 @@ mod snapshot_layout {
                     commit_timestamp: 101,
                 },
             },
-            Command::AgentHeartbeat {
+            AgentHeartbeat {
                 agent: Agent {
                     id: 1,
                     host: "10.0.0.1".into(),
@@ -403,8 +405,9 @@ mod snapshot_layout {
                     internal_addr: Some("10.0.0.1:7000".into()),
                     lease_expires_ms: 5000,
                 },
-            },
-            Command::InitCluster { id: "c1".into() },
+            }
+            .into(),
+            InitCluster { id: "c1".into() }.into(),
             Command::CreatePartitions {
                 name: "orders".into(),
                 total: 4,
@@ -420,9 +423,10 @@ mod snapshot_layout {
                 }],
             },
             // From here on, the parts the commands above leave empty.
-            Command::SetLimits {
+            SetLimits {
                 limits: Default::default(),
-            },
+            }
+            .into(),
             Command::Tick { now_ms: 1_000 },
             AcquireLease {
                 job: Job::Collection,
@@ -477,14 +481,15 @@ mod snapshot_layout {
                 }],
             }
             .into(),
-            Command::AgentEndpoints {
+            AgentEndpoints {
                 id: 1,
                 endpoints: vec![Endpoint {
                     listener: "PLAINTEXT".into(),
                     host: "10.0.0.1".into(),
                     port: 9092,
                 }],
-            },
+            }
+            .into(),
         ]
     }
 
@@ -546,7 +551,7 @@ mod snapshot_layout {
         let outcomes: Vec<Outcome> = commands().into_iter().map(|c| state.apply(c)).collect();
         let tail = &outcomes[11..];
         let expected = [
-            Outcome::LimitsSet(true),
+            Outcome::Cluster(ClusterOutcome::SetLimits(true)),
             Outcome::Ticked {
                 producers_expired: 0,
                 transactions_timed_out: 0,
@@ -565,7 +570,7 @@ mod snapshot_layout {
             tail[7],
             Outcome::Security(SecurityOutcome::AlterScramCredentials(vec![Ok(())]))
         );
-        assert_eq!(tail[8], Outcome::EndpointsSet(true));
+        assert_eq!(tail[8], Outcome::Agent(AgentOutcome::AgentEndpoints(true)));
     }
 
     #[test]

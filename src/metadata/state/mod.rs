@@ -101,21 +101,8 @@ pub enum Command {
         group: String,
         partitions: Option<Vec<(String, i32)>>,
     },
-    /// Names the cluster; only the first proposal counts (every voter proposes its own).
-    InitCluster {
-        id: String,
-    },
-    /// An agent (re)registers until `agent.lease_expires_ms`, read as a time of the state's
-    /// clock. Written by earlier versions, whose agents put their own wall clock there;
-    /// agents now send `RenewAgent`.
-    AgentHeartbeat {
-        agent: Agent,
-    },
-    /// Puts limits in force (see `limits`); only the first one applied counts. Last, so that
-    /// the entries written before it existed keep their encoding.
-    SetLimits {
-        limits: Limits,
-    },
+    Cluster(ClusterCommand),
+    Agent(AgentCommand),
     /// The leader's clock, proposed every second (`metadata::ticks`): the state's only time.
     /// The first tick sets it; later ones move it on by at most `TICK_STEP_MAX_MS`, and never
     /// back, so a leader whose clock is ahead or behind (a failover to a skewed voter) cannot
@@ -177,21 +164,7 @@ pub enum Command {
         commit: bool,
         next_epoch: bool,
     },
-    /// The addresses an agent advertises on each of its named listeners.
-    AgentEndpoints {
-        id: i32,
-        endpoints: Vec<security::Endpoint>,
-    },
     Security(SecurityCommand),
-    /// An agent (re)registers for `lease_ms` of the state's time from this entry on (at most
-    /// `agents::AGENT_LEASE_MS_MAX`; 0 takes it out at once): it stays in Metadata answers
-    /// until then. `agent.lease_expires_ms` is ignored; the state sets it. Every node judges
-    /// the lease by the same clock at the same entry, so no node's wall clock decides who is
-    /// alive.
-    RenewAgent {
-        agent: Agent,
-        lease_ms: i64,
-    },
 }
 
 /// A segment a compactor wrote, as `ReplaceRuns` indexes it.
@@ -220,9 +193,8 @@ pub enum Outcome {
     OffsetCommitted(Result<(), OffsetCommitError>),
     /// Whether the group had committed offsets to delete.
     GroupOffsetsDeleted(bool),
-    Registered(Result<(), RegistryError>),
-    /// Whether this `SetLimits` put limits in force (false: they already were).
-    LimitsSet(bool),
+    Cluster(ClusterOutcome),
+    Agent(AgentOutcome),
     Ticked {
         producers_expired: u64,
         /// Open transactions aborted for their timeout (their partitions got markers).
@@ -241,8 +213,6 @@ pub enum Outcome {
     TxnParts(Vec<Result<(), TxnError>>),
     TxnOffsetsAdded(Result<(), TxnError>),
     TxnEnded(Result<TxnEnd, TxnError>),
-    /// Whether the endpoints were recorded (the agent is registered, within bounds).
-    EndpointsSet(bool),
     Security(SecurityOutcome),
 }
 
@@ -273,6 +243,8 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Cluster: ClusterCommand => ClusterOutcome,
+    Agent: AgentCommand => AgentOutcome,
     Job: JobCommand => JobOutcome,
     Security: SecurityCommand => SecurityOutcome,
 }
@@ -496,26 +468,8 @@ impl MetadataState {
             Command::DeleteGroupOffsets { group, partitions } => {
                 Outcome::GroupOffsetsDeleted(self.group_offsets.delete(&group, partitions))
             }
-            Command::InitCluster { id } => {
-                Outcome::Registered(self.registry.init_cluster(id, in_force(&self.limits)))
-            }
-            Command::AgentHeartbeat { agent } => {
-                Outcome::Registered(self.registry.heartbeat(agent, in_force(&self.limits)))
-            }
-            Command::RenewAgent {
-                mut agent,
-                lease_ms,
-            } => {
-                let lease_ms = lease_ms.clamp(0, agents::AGENT_LEASE_MS_MAX);
-                agent.lease_expires_ms = self.now_ms.saturating_add(lease_ms);
-                Outcome::Registered(self.registry.heartbeat(agent, in_force(&self.limits)))
-            }
-            Command::SetLimits { limits } => {
-                // The first one applied counts; every node proposes the same defaults.
-                let set = self.limits.is_none();
-                self.limits.get_or_insert(limits);
-                Outcome::LimitsSet(set)
-            }
+            Command::Cluster(c) => Outcome::Cluster(c.apply(self)),
+            Command::Agent(c) => Outcome::Agent(c.apply(self)),
             Command::Tick { now_ms } => {
                 let (producers_expired, transactions_timed_out) = self.tick(now_ms);
                 Outcome::Ticked {
@@ -592,15 +546,6 @@ impl MetadataState {
                 commit,
                 next_epoch,
             )),
-            Command::AgentEndpoints { id, endpoints } => {
-                let registry = &self.registry;
-                Outcome::EndpointsSet(self.security.set_endpoints(
-                    id,
-                    endpoints,
-                    |agent| registry.contains(agent),
-                    in_force(&self.limits),
-                ))
-            }
             Command::Security(c) => Outcome::Security(c.apply(self)),
         }
     }

@@ -83,13 +83,15 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             group: "g".into(),
             partitions: Some(vec![("t".into(), 1)]),
         },
-        Command::InitCluster { id: "c".into() },
-        Command::AgentHeartbeat {
+        InitCluster { id: "c".into() }.into(),
+        AgentHeartbeat {
             agent: agent.clone(),
-        },
-        Command::SetLimits {
+        }
+        .into(),
+        SetLimits {
             limits: Limits::default(),
-        },
+        }
+        .into(),
         Command::Tick { now_ms: 11 },
         Command::ReplaceRuns {
             partition: tp,
@@ -147,14 +149,15 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             commit: true,
             next_epoch: true,
         },
-        Command::AgentEndpoints {
+        AgentEndpoints {
             id: 1,
             endpoints: vec![security::Endpoint {
                 listener: "L".into(),
                 host: "h".into(),
                 port: 21,
             }],
-        },
+        }
+        .into(),
         CreateAcls {
             bindings: vec![AclBinding {
                 pattern: ResourcePattern {
@@ -182,10 +185,11 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             }],
         }
         .into(),
-        Command::RenewAgent {
+        RenewAgent {
             agent,
             lease_ms: 22,
-        },
+        }
+        .into(),
     ]
 }
 
@@ -464,10 +468,10 @@ mod limits {
     fn limited() -> MetadataState {
         let mut state = MetadataState::default();
         assert_eq!(
-            state.apply(Command::SetLimits {
+            state.apply(SetLimits {
                 limits: Limits::default(),
             }),
-            Outcome::LimitsSet(true)
+            Outcome::Cluster(ClusterOutcome::SetLimits(true))
         );
         state
     }
@@ -496,18 +500,18 @@ mod limits {
             Outcome::Topic(Err(TopicError::InvalidPartitions))
         );
         assert_eq!(
-            state.apply(Command::SetLimits {
+            state.apply(SetLimits {
                 limits: Limits::default(),
             }),
-            Outcome::LimitsSet(true)
+            Outcome::Cluster(ClusterOutcome::SetLimits(true))
         );
         let stricter = Limits {
             partitions_per_topic_max: 1,
             ..Limits::default()
         };
         assert_eq!(
-            state.apply(Command::SetLimits { limits: stricter }),
-            Outcome::LimitsSet(false)
+            state.apply(SetLimits { limits: stricter }),
+            Outcome::Cluster(ClusterOutcome::SetLimits(false))
         );
         assert_eq!(state.limits(), Limits::default());
         // A topic over the limits from before can still be brought back under them.
@@ -688,45 +692,42 @@ mod limits {
             lease_expires_ms: 1,
         };
         assert_eq!(
-            state.apply(Command::AgentHeartbeat {
+            state.run(AgentHeartbeat {
                 agent: agent(1, "h".repeat(1025)),
             }),
-            Outcome::Registered(Err(RegistryError::NameTooLong))
+            Err(RegistryError::NameTooLong)
         );
         assert_eq!(
-            state.apply(Command::InitCluster {
+            state.run(InitCluster {
                 id: "c".repeat(1025),
             }),
-            Outcome::Registered(Err(RegistryError::NameTooLong))
+            Err(RegistryError::NameTooLong)
         );
         for id in 0..10_000 {
             assert_eq!(
-                state.apply(Command::AgentHeartbeat {
+                state.run(AgentHeartbeat {
                     agent: agent(id, "h".into()),
                 }),
-                Outcome::Registered(Ok(()))
+                Ok(())
             );
         }
         assert_eq!(
-            state.apply(Command::AgentHeartbeat {
+            state.run(AgentHeartbeat {
                 agent: agent(10_000, "h".into()),
             }),
-            Outcome::Registered(Err(RegistryError::TooManyAgents))
+            Err(RegistryError::TooManyAgents)
         );
         assert_eq!(
-            state.apply(Command::AgentHeartbeat {
+            state.run(AgentHeartbeat {
                 agent: agent(7, "renewed".into()),
             }),
-            Outcome::Registered(Ok(())),
+            Ok(()),
             "a known agent renews whatever the count"
         );
         // A day after all those leases ran out, a new agent makes room by forgetting them.
         let mut late = agent(20_000, "new".into());
         late.lease_expires_ms = 1 + 24 * 3600 * 1000 + 1;
-        assert_eq!(
-            state.apply(Command::AgentHeartbeat { agent: late }),
-            Outcome::Registered(Ok(()))
-        );
+        assert_eq!(state.run(AgentHeartbeat { agent: late }), Ok(()));
         assert_eq!(state.live_agents().count(), 1);
     }
 }
@@ -785,7 +786,7 @@ mod determinism {
                     .is_multiple_of(2)
                     .then(|| vec![(topic.clone(), i32::from(b % 4))]),
             },
-            5 => Command::AgentHeartbeat {
+            5 => AgentHeartbeat {
                 agent: Agent {
                     id: i32::from(a % 3),
                     host: "127.0.0.1".into(),
@@ -794,7 +795,8 @@ mod determinism {
                     internal_addr: None,
                     lease_expires_ms: i64::from(b),
                 },
-            },
+            }
+            .into(),
             7 => Command::CreatePartitions {
                 name: topic,
                 total: i32::from(b % 6) + 1,
@@ -1036,7 +1038,7 @@ mod clock {
     #[test]
     fn producer_ids_are_bounded_once_limits_are_in_force() {
         let mut state = MetadataState::default();
-        state.apply(Command::SetLimits {
+        state.apply(SetLimits {
             limits: Limits::default(),
         });
         for _ in 0..PRODUCERS_MAX {
@@ -1070,11 +1072,11 @@ mod clock {
         let mut claims_forever = agent(1);
         // The expiry an agent sends is ignored: the lease is the state's time plus its length.
         claims_forever.lease_expires_ms = i64::MAX;
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: claims_forever,
             lease_ms: 4_000,
         });
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: agent(2),
             lease_ms: 8_000,
         });
@@ -1088,7 +1090,7 @@ mod clock {
             "agent 1's lease ran out at the state's T0 + 4 s"
         );
         // Renewed for no time: out at once, on every node alike.
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: agent(2),
             lease_ms: 0,
         });
@@ -1099,11 +1101,11 @@ mod clock {
     fn an_agent_lease_is_bounded() {
         let mut state = MetadataState::default();
         tick(&mut state, T0);
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: agent(1),
             lease_ms: i64::MAX,
         });
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: agent(2),
             lease_ms: i64::MIN,
         });
@@ -1115,7 +1117,7 @@ mod clock {
     #[test]
     fn a_lease_granted_before_the_first_tick_runs_from_it() {
         let mut state = MetadataState::default();
-        state.apply(Command::RenewAgent {
+        state.apply(RenewAgent {
             agent: agent(1),
             lease_ms: 4_000,
         });

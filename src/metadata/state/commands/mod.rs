@@ -4,9 +4,13 @@
 
 #[macro_use]
 mod request;
+mod agent;
+mod cluster;
 mod job;
 mod security;
 
+pub use agent::*;
+pub use cluster::*;
 pub use job::*;
 pub(super) use request::Apply;
 pub use request::{Noun, NounRequest};
