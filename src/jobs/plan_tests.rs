@@ -4,7 +4,7 @@ use super::*;
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{
     Command, CommittedBatch, FooterAt, ForgetObjects, MetadataState, NewSegment, Outcome,
-    PartitionBatches,
+    PartitionBatches, Tick,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ fn tp(partition: i32) -> TopicPartition {
 
 fn state(partitions: i32) -> MetadataState {
     let mut s = MetadataState::default();
-    s.apply(Command::Tick { now_ms: 1_000 });
+    s.apply(Tick { now_ms: 1_000 });
     s.apply(Command::CreateTopic {
         name: "t".into(),
         id: TOPIC,
@@ -61,7 +61,7 @@ fn commit(s: &mut MetadataState, key: &str, partitions: &[i32], len: u64) {
 
 fn tick_to(s: &mut MetadataState, now_ms: i64) {
     while s.now_ms() < now_ms {
-        s.apply(Command::Tick { now_ms });
+        s.apply(Tick { now_ms });
     }
 }
 

@@ -231,12 +231,6 @@ impl MetadataStore {
         expect_outcome!("DeleteGroupOffsets", outcome, Outcome::GroupOffsetsDeleted(had) => had)
     }
 
-    /// Moves the state's time on to `now_ms` (see `ticks`); how many producer ids expired.
-    pub async fn tick(&self, now_ms: i64) -> Result<u64, MetadataError> {
-        let outcome = self.apply_one(Command::Tick { now_ms }).await?;
-        expect_outcome!("Tick", outcome, Outcome::Ticked { producers_expired, .. } => producers_expired)
-    }
-
     /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.
     pub async fn replace_runs(
         &self,

@@ -1,4 +1,4 @@
-//! The state's clock: the quorum leader proposes a time every `TICK_EVERY` (`Command::Tick`).
+//! The state's clock: the quorum leader proposes a time every `TICK_EVERY` (`state::Tick`).
 //! `apply` reads no clock, so this is how time that the state itself acts on arrives: agent
 //! leases lapse, producer ids expire after a day idle, transactions time out, remembered
 //! commit outcomes are forgotten after `COMMIT_DEDUP_WINDOW_MS`. One clock, the state's, so
@@ -15,6 +15,7 @@
 
 use super::store::MetadataStore;
 use crate::clock::{Clock, Instant};
+use crate::metadata::state::Tick;
 use crate::telemetry::ErrorChain;
 use std::time::Duration;
 
@@ -51,10 +52,10 @@ pub async fn tick_while_leading(store: MetadataStore, clock: Clock) {
         let elapsed = previous.map_or(TICK_EVERY, |at| now.saturating_duration_since(at));
         previous = Some(now);
         let state_ms = store.read(|s| s.now_ms());
-        match store
-            .tick(proposal(clock.now_ms(), state_ms, elapsed))
-            .await
-        {
+        let tick = Tick {
+            now_ms: proposal(clock.now_ms(), state_ms, elapsed),
+        };
+        match store.write(tick).await.map(|t| t.producers_expired) {
             Ok(0) => failing = false,
             Ok(expired) => {
                 failing = false;

@@ -7,8 +7,8 @@
 //! for good; failed object-store writes. After a heal, a quiet period in which every batch
 //! must be acknowledged.
 //!
-//! Time: the state's own clock (`Command::Tick`) is moved on by whichever voter leads, from
-//! its wall clock; agents register with leases of that clock (`Command::RenewAgent`). Every
+//! Time: the state's own clock (`Tick`) is moved on by whichever voter leads, from
+//! its wall clock; agents register with leases of that clock (`RenewAgent`). Every
 //! node's wall clock is off, by up to a few seconds, half a minute or minutes in a run (drawn
 //! per run, for voters and agents apart), and the state's time must still run at about the
 //! sim's rate and judge every agent alike on every voter.

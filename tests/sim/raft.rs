@@ -13,7 +13,7 @@
 //! the voter leads, by the real `ticks::proposal` from its own (skewed) wall clock.
 
 use super::{Addr, Msg, Outbox, WALL_CLOCK_BASE_MS};
-use floe::metadata::state::{Command, MetadataState, Outcome};
+use floe::metadata::state::{Command, MetadataState, Outcome, Tick};
 use floe::metadata::ticks;
 use floe::random::SplitMix64;
 use std::collections::{BTreeMap, BTreeSet};
@@ -228,7 +228,7 @@ impl Voter {
             self.state.now_ms(),
             Duration::from_millis(elapsed_ms),
         );
-        self.append(Some(Command::Tick { now_ms }));
+        self.append(Some(Tick { now_ms }.into()));
     }
 
     fn append(&mut self, command: Option<Command>) -> usize {

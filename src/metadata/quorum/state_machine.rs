@@ -18,7 +18,7 @@ use super::types::{
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
-use crate::metadata::state::{Command, Outcome};
+use crate::metadata::state::{ClockOutcome, Command, Outcome};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -228,10 +228,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             match &outcome {
                                 Outcome::TxnEnded(Ok(end)) => touched.extend(&end.marked),
                                 Outcome::TxnProducer(Ok(_)) => wake_all = true,
-                                Outcome::Ticked {
-                                    transactions_timed_out,
-                                    ..
-                                } => wake_all |= *transactions_timed_out > 0,
+                                Outcome::Clock(ClockOutcome::Tick(ticked)) => {
+                                    wake_all |= ticked.transactions_timed_out > 0
+                                }
                                 _ => {}
                             }
                             outcome

@@ -302,8 +302,9 @@ mod snapshot_layout {
     use crate::metadata::state::security::{Endpoint, ScramChange};
     use crate::metadata::state::{
         AcquireLease, Agent, AgentEndpoints, AgentHeartbeat, AgentOutcome, AlterScramCredentials,
-        ClusterOutcome, Command, CommittedBatch, CreateAcls, GroupOffset, InitCluster, Job,
-        JobOutcome, Outcome, PartitionBatches, SecurityOutcome, SetLimits,
+        ClockOutcome, ClusterOutcome, Command, CommittedBatch, CreateAcls, GroupOffset,
+        InitCluster, Job, JobOutcome, Outcome, PartitionBatches, SecurityOutcome, SetLimits, Tick,
+        Ticked,
     };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -427,7 +428,7 @@ mod snapshot_layout {
                 limits: Default::default(),
             }
             .into(),
-            Command::Tick { now_ms: 1_000 },
+            Tick { now_ms: 1_000 }.into(),
             AcquireLease {
                 job: Job::Collection,
                 holder: 1,
@@ -552,10 +553,10 @@ mod snapshot_layout {
         let tail = &outcomes[11..];
         let expected = [
             Outcome::Cluster(ClusterOutcome::SetLimits(true)),
-            Outcome::Ticked {
+            Outcome::Clock(ClockOutcome::Tick(Ticked {
                 producers_expired: 0,
                 transactions_timed_out: 0,
-            },
+            })),
             Outcome::Job(JobOutcome::AcquireLease(true)),
             Outcome::TxnProducer(Ok((ProducerId(1), ProducerEpoch(0)))),
             Outcome::TxnParts(vec![Ok(())]),

@@ -103,14 +103,7 @@ pub enum Command {
     },
     Cluster(ClusterCommand),
     Agent(AgentCommand),
-    /// The leader's clock, proposed every second (`metadata::ticks`): the state's only time.
-    /// The first tick sets it; later ones move it on by at most `TICK_STEP_MAX_MS`, and never
-    /// back, so a leader whose clock is ahead or behind (a failover to a skewed voter) cannot
-    /// make the state forget at once what it must remember for retries. Expires idle
-    /// producer ids and old commit outcomes.
-    Tick {
-        now_ms: i64,
-    },
+    Clock(ClockCommand),
     /// Compaction's swap: `replaced`, consecutive refs of `partition` exactly as the compactor
     /// read them, become one ref into the new segment, which holds the same batches. Refused
     /// (nothing changes) if the index no longer holds them so: a DeleteRecords, retention or a
@@ -195,11 +188,7 @@ pub enum Outcome {
     GroupOffsetsDeleted(bool),
     Cluster(ClusterOutcome),
     Agent(AgentOutcome),
-    Ticked {
-        producers_expired: u64,
-        /// Open transactions aborted for their timeout (their partitions got markers).
-        transactions_timed_out: u64,
-    },
+    Clock(ClockOutcome),
     /// Whether the swap was made.
     Replaced(bool),
     /// Per partition, in command order: the log start offset after the command.
@@ -243,6 +232,7 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Clock: ClockCommand => ClockOutcome,
     Cluster: ClusterCommand => ClusterOutcome,
     Agent: AgentCommand => AgentOutcome,
     Job: JobCommand => JobOutcome,
@@ -280,7 +270,7 @@ impl MetadataState {
         self.applied
     }
 
-    /// The state's time (see `Command::Tick`); 0 before the first tick.
+    /// The state's time (see `Tick`); 0 before the first tick.
     pub fn now_ms(&self) -> i64 {
         self.now_ms
     }
@@ -470,13 +460,7 @@ impl MetadataState {
             }
             Command::Cluster(c) => Outcome::Cluster(c.apply(self)),
             Command::Agent(c) => Outcome::Agent(c.apply(self)),
-            Command::Tick { now_ms } => {
-                let (producers_expired, transactions_timed_out) = self.tick(now_ms);
-                Outcome::Ticked {
-                    producers_expired,
-                    transactions_timed_out,
-                }
-            }
+            Command::Clock(c) => Outcome::Clock(c.apply(self)),
             Command::ReplaceRuns {
                 partition,
                 replaced,
@@ -673,39 +657,6 @@ impl MetadataState {
         moves.len() as u64
     }
 
-    /// Moves the state's time on and forgets what has aged out; returns how many producer ids
-    /// expired and how many open transactions timed out.
-    fn tick(&mut self, proposed_ms: i64) -> (u64, u64) {
-        if proposed_ms <= self.now_ms {
-            return (0, 0);
-        }
-        let now_ms = if self.now_ms == 0 {
-            self.registry.start_clock(proposed_ms);
-            self.recent_commits.start_clock(proposed_ms);
-            self.producers.start_clock(proposed_ms);
-            self.transactions.start_clock(proposed_ms);
-            self.producers_checked_ms = proposed_ms;
-            proposed_ms
-        } else {
-            proposed_ms.min(self.now_ms.saturating_add(TICK_STEP_MAX_MS))
-        };
-        self.now_ms = now_ms;
-        self.recent_commits
-            .forget_before(now_ms.saturating_sub(COMMIT_DEDUP_WINDOW_MS));
-        let timed_out = self.check_transactions();
-        if now_ms.saturating_sub(self.producers_checked_ms) < EXPIRY_CHECK_EVERY_MS {
-            return (0, timed_out);
-        }
-        self.producers_checked_ms = now_ms;
-        let transactions = &self.transactions;
-        let expired = self
-            .producers
-            .expire(now_ms.saturating_sub(PRODUCER_ID_EXPIRATION_MS), |id| {
-                transactions.id_of(id).is_some()
-            });
-        (expired, timed_out)
-    }
-
     fn offset_commit(
         &mut self,
         group: String,
@@ -821,14 +772,6 @@ impl MetadataState {
         outcomes
     }
 }
-
-/// The most one `Tick` moves the state's time: twice the ticks' interval, whatever a leader
-/// proposes. Leaders propose at most a quarter more than the real time since their previous
-/// tick (`ticks::proposal`), so this bound holds only against a leader that has not caught up
-/// with its own log (it proposes its wall clock then) or a wrong proposal: the state's time
-/// never runs faster than twice real time, and an outcome kept for `COMMIT_DEDUP_WINDOW_MS` of
-/// it is kept at least half that in real time (15 s, beyond the 10 s write deadline).
-pub const TICK_STEP_MAX_MS: i64 = 2_000;
 
 #[cfg(test)]
 pub(crate) mod tests;

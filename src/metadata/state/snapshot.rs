@@ -133,12 +133,12 @@ impl<'de> Visitor<'de> for Sections {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::state::Command;
+    use crate::metadata::state::{Command, Tick};
 
     /// A state with something in it, and its sections as written.
     fn state() -> MetadataState {
         let mut state = MetadataState::default();
-        state.apply(Command::Tick { now_ms: 1_000 });
+        state.apply(Tick { now_ms: 1_000 });
         state.apply(Command::CreateTopic {
             name: "t".into(),
             id: uuid::Uuid::from_u128(1),

@@ -92,7 +92,7 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             limits: Limits::default(),
         }
         .into(),
-        Command::Tick { now_ms: 11 },
+        Tick { now_ms: 11 }.into(),
         Command::ReplaceRuns {
             partition: tp,
             replaced: vec![batch_ref],
@@ -814,9 +814,10 @@ mod determinism {
             }
             .into(),
             // Hours apart, so that producers and remembered commits expire along the way.
-            _ => Command::Tick {
+            _ => Tick {
                 now_ms: (i64::from(a) * 256 + i64::from(b)) * 3_600_000,
-            },
+            }
+            .into(),
         }
     }
 
@@ -883,12 +884,7 @@ mod clock {
     const T0: i64 = 1_700_000_000_000;
 
     fn tick(state: &mut MetadataState, now_ms: i64) -> u64 {
-        match state.apply(Command::Tick { now_ms }) {
-            Outcome::Ticked {
-                producers_expired, ..
-            } => producers_expired,
-            other => panic!("unexpected {other:?}"),
-        }
+        state.run(Tick { now_ms }).producers_expired
     }
 
     /// Ticks as a leader does until the state's time reaches `to_ms` (one tick moves it at

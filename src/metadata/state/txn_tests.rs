@@ -54,7 +54,7 @@ fn end_v(
 }
 
 fn tick(state: &mut MetadataState, now_ms: i64) {
-    state.apply(Command::Tick { now_ms });
+    state.apply(Tick { now_ms });
 }
 
 fn markers(state: &MetadataState, tp: &TopicPartition) -> Vec<(Offset, Marker)> {

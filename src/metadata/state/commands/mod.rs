@@ -5,11 +5,13 @@
 #[macro_use]
 mod request;
 mod agent;
+mod clock;
 mod cluster;
 mod job;
 mod security;
 
 pub use agent::*;
+pub use clock::*;
 pub use cluster::*;
 pub use job::*;
 pub(super) use request::Apply;
