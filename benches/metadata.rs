@@ -7,7 +7,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use floe::metadata::MetadataState;
-use floe::metadata::state::{Command, CommittedBatch, Outcome, PartitionBatches};
+use floe::metadata::state::{Command, CommittedBatch, InitProducerId, PartitionBatches};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -66,8 +66,8 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(batches));
     group.bench_function("commit_object_16_partitions_64_batches", |b| {
         let (mut state, id) = state_with_topic();
-        let producer = match state.apply(Command::InitProducerId { existing: None }) {
-            Outcome::ProducerId(Ok((p, _))) => p,
+        let producer = match state.run(InitProducerId { existing: None }) {
+            Ok((p, _)) => p,
             other => panic!("{other:?}"),
         };
         let mut n = 0;

@@ -17,4 +17,4 @@ pub mod store;
 pub mod ticks;
 
 pub use state::MetadataState;
-pub use store::{MetadataError, MetadataStore, OffsetToCommit};
+pub use store::{MetadataError, MetadataStore};

@@ -12,9 +12,8 @@
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
-    BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, InitProducerIdError,
-    MetadataState, NewSegment, OffsetCommitError, Outcome, PartitionBatches, Request, TopicError,
-    TxnEnd, TxnError,
+    BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, MetadataState, NewSegment,
+    Outcome, PartitionBatches, Request, TopicError, TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
@@ -41,15 +40,6 @@ pub enum MetadataError {
         command: &'static str,
         outcome: Option<Outcome>,
     },
-}
-
-/// One consumer position to commit (`offset_commit` takes several in one entry).
-#[derive(Debug, Clone)]
-pub struct OffsetToCommit {
-    pub group: String,
-    pub topic: String,
-    pub partition: i32,
-    pub offset: GroupOffset,
 }
 
 /// Splits commands into runs that each fit in one Raft entry (with room to spare).
@@ -179,56 +169,6 @@ impl MetadataStore {
             .apply_one(Command::AlterTopicConfigs { name, changes })
             .await?;
         expect_outcome!("AlterTopicConfigs", outcome, Outcome::Topic(result) => result)
-    }
-
-    /// A new producer id, or the next epoch of the one the client holds.
-    pub async fn init_producer_id(
-        &self,
-        existing: Option<(ProducerId, ProducerEpoch)>,
-    ) -> Result<Result<(ProducerId, ProducerEpoch), InitProducerIdError>, MetadataError> {
-        let outcome = self.apply_one(Command::InitProducerId { existing }).await?;
-        expect_outcome!("InitProducerId", outcome, Outcome::ProducerId(result) => result)
-    }
-
-    /// Commits consumer positions in one log entry; one result per position, in order.
-    pub async fn offset_commit(
-        &self,
-        offsets: Vec<OffsetToCommit>,
-    ) -> Result<Vec<Result<(), OffsetCommitError>>, MetadataError> {
-        let commands = offsets.into_iter().map(|o| Command::OffsetCommit {
-            group: o.group,
-            topic: o.topic,
-            partition: o.partition,
-            offset: o.offset,
-        });
-        let mut results = Vec::new();
-        // Kafka commits each partition's offset on its own too; a request with more than one
-        // entry holds is written as several.
-        for entry in split_to_fit(commands.collect()) {
-            let count = entry.len();
-            let mut outcomes = self.apply(entry).await?.into_iter();
-            for _ in 0..count {
-                results.push(expect_outcome!(
-                    "OffsetCommit",
-                    outcomes.next(),
-                    Outcome::OffsetCommitted(result) => result
-                )?);
-            }
-        }
-        Ok(results)
-    }
-
-    /// Forgets a group's committed offsets: all (`None`) or the listed partitions. Whether the
-    /// group had any.
-    pub async fn delete_group_offsets(
-        &self,
-        group: String,
-        partitions: Option<Vec<(String, i32)>>,
-    ) -> Result<bool, MetadataError> {
-        let outcome = self
-            .apply_one(Command::DeleteGroupOffsets { group, partitions })
-            .await?;
-        expect_outcome!("DeleteGroupOffsets", outcome, Outcome::GroupOffsetsDeleted(had) => had)
     }
 
     /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.
@@ -430,19 +370,23 @@ mod tests {
     use super::*;
     use crate::ids::Offset;
     use crate::metadata::quorum::types::Commands;
+    use crate::metadata::state::OffsetCommit;
 
     #[test]
     fn a_huge_offset_commit_is_split_into_entries_that_fit() {
-        let commit = |partition| Command::OffsetCommit {
-            group: "g".into(),
-            topic: "t".into(),
-            partition,
-            offset: GroupOffset {
-                offset: Offset(1),
-                leader_epoch: 0,
-                metadata: Some("m".repeat(4096)),
-                commit_timestamp: 0,
-            },
+        let commit = |partition| -> Command {
+            OffsetCommit {
+                group: "g".into(),
+                topic: "t".into(),
+                partition,
+                offset: GroupOffset {
+                    offset: Offset(1),
+                    leader_epoch: 0,
+                    metadata: Some("m".repeat(4096)),
+                    commit_timestamp: 0,
+                },
+            }
+            .into()
         };
         let commands: Vec<Command> = (0..10_000).map(commit).collect();
         let entries = split_to_fit(commands.clone());

@@ -21,7 +21,9 @@ pub mod raft;
 use check::Checker;
 use clients::{Agent, Producer};
 use floe::ids::{ProducerEpoch, ProducerId, TopicPartition};
-use floe::metadata::state::{BatchOutcome, Command, CommittedBatch, Outcome};
+use floe::metadata::state::{
+    BatchOutcome, Command, CommittedBatch, InitProducerId, Outcome, ProducerOutcome,
+};
 use floe::random::SplitMix64;
 use net::Network;
 use raft::{Entry, Voter};
@@ -181,12 +183,14 @@ impl World {
             configs: BTreeMap::new(),
         }];
         let idempotent = PRODUCERS - 1;
-        bootstrap.extend((0..idempotent).map(|_| Command::InitProducerId { existing: None }));
+        bootstrap.extend((0..idempotent).map(|_| InitProducerId { existing: None }.into()));
         // The producer ids the bootstrap hands out, as any voter applying it computes them.
         let mut scratch = floe::metadata::state::MetadataState::default();
         let mut ids = Vec::new();
         for command in &bootstrap {
-            if let Outcome::ProducerId(Ok(id)) = scratch.apply(command.clone()) {
+            if let Outcome::Producer(ProducerOutcome::InitProducerId(Ok(id))) =
+                scratch.apply(command.clone())
+            {
                 ids.push(id);
             }
         }

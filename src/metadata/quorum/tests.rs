@@ -303,8 +303,8 @@ mod snapshot_layout {
     use crate::metadata::state::{
         AcquireLease, Agent, AgentEndpoints, AgentHeartbeat, AgentOutcome, AlterScramCredentials,
         ClockOutcome, ClusterOutcome, Command, CommittedBatch, CreateAcls, GroupOffset,
-        InitCluster, Job, JobOutcome, Outcome, PartitionBatches, SecurityOutcome, SetLimits, Tick,
-        Ticked,
+        InitCluster, InitProducerId, Job, JobOutcome, OffsetCommit, Outcome, PartitionBatches,
+        SecurityOutcome, SetLimits, Tick, Ticked,
     };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -357,7 +357,7 @@ mod snapshot_layout {
                 partitions: 1,
                 configs: BTreeMap::new(),
             },
-            Command::InitProducerId { existing: None },
+            InitProducerId { existing: None }.into(),
             Command::CommitObject {
                 object_key: ObjectKey::new("v1/0000000000001-a.floe"),
                 partitions: vec![
@@ -375,7 +375,7 @@ mod snapshot_layout {
                     },
                 ],
             },
-            Command::OffsetCommit {
+            OffsetCommit {
                 group: "g1".into(),
                 topic: "orders".into(),
                 partition: 0,
@@ -385,8 +385,9 @@ mod snapshot_layout {
                     metadata: Some("m".into()),
                     commit_timestamp: 100,
                 },
-            },
-            Command::OffsetCommit {
+            }
+            .into(),
+            OffsetCommit {
                 group: "g2".into(),
                 topic: "logs".into(),
                 partition: 0,
@@ -396,7 +397,8 @@ mod snapshot_layout {
                     metadata: None,
                     commit_timestamp: 101,
                 },
-            },
+            }
+            .into(),
             AgentHeartbeat {
                 agent: Agent {
                     id: 1,
@@ -540,7 +542,7 @@ mod snapshot_layout {
                 batches: vec![batch(116, 5, 0, 5)],
             }],
         });
-        let next_producer = state.apply(Command::InitProducerId { existing: None });
+        let next_producer = state.apply(InitProducerId { existing: None });
         (seen, retried, duplicate, next_producer)
     }
 

@@ -85,22 +85,8 @@ pub enum Command {
         object_key: ObjectKey,
         partitions: Vec<PartitionBatches>,
     },
-    InitProducerId {
-        /// Set when the client re-initialises an id it holds (bumps the epoch).
-        existing: Option<(ProducerId, ProducerEpoch)>,
-    },
-    OffsetCommit {
-        group: String,
-        topic: String,
-        partition: i32,
-        offset: GroupOffset,
-    },
-    /// Forgets a group's committed offsets: all of them (`partitions: None`, DeleteGroups) or
-    /// the listed ones (OffsetDelete).
-    DeleteGroupOffsets {
-        group: String,
-        partitions: Option<Vec<(String, i32)>>,
-    },
+    Producer(ProducerCommand),
+    GroupOffsets(GroupOffsetsCommand),
     Cluster(ClusterCommand),
     Agent(AgentCommand),
     Clock(ClockCommand),
@@ -182,10 +168,8 @@ pub enum Outcome {
     Topic(Result<(), TopicError>),
     /// Per partition, in command order; per batch, in partition order.
     Committed(Vec<Vec<BatchOutcome>>),
-    ProducerId(Result<(ProducerId, ProducerEpoch), InitProducerIdError>),
-    OffsetCommitted(Result<(), OffsetCommitError>),
-    /// Whether the group had committed offsets to delete.
-    GroupOffsetsDeleted(bool),
+    Producer(ProducerOutcome),
+    GroupOffsets(GroupOffsetsOutcome),
     Cluster(ClusterOutcome),
     Agent(AgentOutcome),
     Clock(ClockOutcome),
@@ -232,6 +216,8 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Producer: ProducerCommand => ProducerOutcome,
+    GroupOffsets: GroupOffsetsCommand => GroupOffsetsOutcome,
     Clock: ClockCommand => ClockOutcome,
     Cluster: ClusterCommand => ClusterOutcome,
     Agent: AgentCommand => AgentOutcome,
@@ -444,20 +430,8 @@ impl MetadataState {
                 object_key,
                 partitions,
             } => Outcome::Committed(self.commit_object(object_key, &partitions)),
-            Command::InitProducerId { existing } => Outcome::ProducerId(self.producers.init(
-                existing,
-                self.now_ms,
-                self.limits.is_some(),
-            )),
-            Command::OffsetCommit {
-                group,
-                topic,
-                partition,
-                offset,
-            } => Outcome::OffsetCommitted(self.offset_commit(group, topic, partition, offset)),
-            Command::DeleteGroupOffsets { group, partitions } => {
-                Outcome::GroupOffsetsDeleted(self.group_offsets.delete(&group, partitions))
-            }
+            Command::Producer(c) => Outcome::Producer(c.apply(self)),
+            Command::GroupOffsets(c) => Outcome::GroupOffsets(c.apply(self)),
             Command::Cluster(c) => Outcome::Cluster(c.apply(self)),
             Command::Agent(c) => Outcome::Agent(c.apply(self)),
             Command::Clock(c) => Outcome::Clock(c.apply(self)),
@@ -655,26 +629,6 @@ impl MetadataState {
             }
         }
         moves.len() as u64
-    }
-
-    fn offset_commit(
-        &mut self,
-        group: String,
-        topic: String,
-        partition: i32,
-        offset: GroupOffset,
-    ) -> Result<(), OffsetCommitError> {
-        if !in_force(&self.limits).group_id_allows(&group) {
-            return Err(OffsetCommitError::InvalidGroupId);
-        }
-        if !in_force(&self.limits).offset_metadata_allows(offset.metadata.as_deref()) {
-            return Err(OffsetCommitError::MetadataTooLarge);
-        }
-        if !self.topics.has_partition(&topic, partition) {
-            return Err(OffsetCommitError::UnknownTopicOrPartition);
-        }
-        self.group_offsets
-            .commit(group, topic, partition, offset, in_force(&self.limits))
     }
 
     /// A deleted topic takes its producers' sequence windows and its groups' offsets along.

@@ -70,19 +70,22 @@ pub(crate) fn one_of_each() -> Vec<Command> {
                 }],
             }],
         },
-        Command::InitProducerId {
+        InitProducerId {
             existing: Some((id, epoch)),
-        },
-        Command::OffsetCommit {
+        }
+        .into(),
+        OffsetCommit {
             group: "g".into(),
             topic: "t".into(),
             partition: 1,
             offset: offset.clone(),
-        },
-        Command::DeleteGroupOffsets {
+        }
+        .into(),
+        DeleteGroupOffsets {
             group: "g".into(),
             partitions: Some(vec![("t".into(), 1)]),
-        },
+        }
+        .into(),
         InitCluster { id: "c".into() }.into(),
         AgentHeartbeat {
             agent: agent.clone(),
@@ -200,7 +203,7 @@ fn the_topics_version_moves_with_the_topics_only() {
     topic(&mut state, 1);
     let created = state.topics_version();
     assert_ne!(created, start);
-    state.apply(Command::OffsetCommit {
+    state.apply(OffsetCommit {
         group: "g".into(),
         topic: "t".into(),
         partition: 0,
@@ -289,8 +292,8 @@ fn commit(
 }
 
 fn producer(state: &mut MetadataState) -> (ProducerId, ProducerEpoch) {
-    match state.apply(Command::InitProducerId { existing: None }) {
-        Outcome::ProducerId(Ok(p)) => p,
+    match state.run(InitProducerId { existing: None }) {
+        Ok(p) => p,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -411,8 +414,8 @@ fn gaps_and_stale_epochs_are_rejected() {
         vec![BatchOutcome::OutOfOrderSequence]
     );
     // Re-initialising bumps the epoch and fences the old one.
-    let bumped = match state.apply(Command::InitProducerId { existing: Some(p) }) {
-        Outcome::ProducerId(Ok(b)) => b,
+    let bumped = match state.run(InitProducerId { existing: Some(p) }) {
+        Ok(b) => b,
         other => panic!("{other:?}"),
     };
     assert_eq!(bumped, (p.0, ProducerEpoch(1)));
@@ -620,7 +623,7 @@ mod limits {
             }),
             Outcome::Topic(Err(TopicError::InvalidConfig))
         );
-        let commit = |group: String, metadata: Option<String>| Command::OffsetCommit {
+        let commit = |group: String, metadata: Option<String>| OffsetCommit {
             group,
             topic: "t".into(),
             partition: 0,
@@ -632,20 +635,20 @@ mod limits {
             },
         };
         assert_eq!(
-            state.apply(commit("g".into(), Some("m".repeat(4097)))),
-            Outcome::OffsetCommitted(Err(OffsetCommitError::MetadataTooLarge))
+            state.run(commit("g".into(), Some("m".repeat(4097)))),
+            Err(OffsetCommitError::MetadataTooLarge)
         );
         assert_eq!(
-            state.apply(commit("g".repeat(1025), None)),
-            Outcome::OffsetCommitted(Err(OffsetCommitError::InvalidGroupId))
+            state.run(commit("g".repeat(1025), None)),
+            Err(OffsetCommitError::InvalidGroupId)
         );
         assert_eq!(
-            state.apply(commit(String::new(), None)),
-            Outcome::OffsetCommitted(Err(OffsetCommitError::InvalidGroupId))
+            state.run(commit(String::new(), None)),
+            Err(OffsetCommitError::InvalidGroupId)
         );
         assert_eq!(
-            state.apply(commit("g".into(), Some("m".repeat(4096)))),
-            Outcome::OffsetCommitted(Ok(()))
+            state.run(commit("g".into(), Some("m".repeat(4096)))),
+            Ok(())
         );
         assert_eq!(state.groups().count(), 1);
     }
@@ -745,11 +748,12 @@ mod determinism {
                 partitions: i32::from(b % 4) + 1,
                 configs: BTreeMap::new(),
             },
-            1 => Command::InitProducerId {
+            1 => InitProducerId {
                 existing: b
                     .is_multiple_of(2)
                     .then_some((ProducerId(i64::from(a % 4)), ProducerEpoch(0))),
-            },
+            }
+            .into(),
             2 | 3 => Command::CommitObject {
                 object_key: ObjectKey::new(format!("o{}", b % 16)),
                 partitions: vec![PartitionBatches {
@@ -769,7 +773,7 @@ mod determinism {
                     }],
                 }],
             },
-            4 => Command::OffsetCommit {
+            4 => OffsetCommit {
                 group: "g".into(),
                 topic,
                 partition: i32::from(b % 4),
@@ -779,13 +783,15 @@ mod determinism {
                     metadata: None,
                     commit_timestamp: 1,
                 },
-            },
-            6 => Command::DeleteGroupOffsets {
+            }
+            .into(),
+            6 => DeleteGroupOffsets {
                 group: "g".into(),
                 partitions: b
                     .is_multiple_of(2)
                     .then(|| vec![(topic.clone(), i32::from(b % 4))]),
-            },
+            }
+            .into(),
             5 => AgentHeartbeat {
                 agent: Agent {
                     id: i32::from(a % 3),
@@ -1003,10 +1009,10 @@ mod clock {
             "the client must initialise again, as with Kafka"
         );
         // Re-initialising the expired id gives a fresh one.
-        match state.apply(Command::InitProducerId {
+        match state.run(InitProducerId {
             existing: Some(idle),
         }) {
-            Outcome::ProducerId(Ok((id, ProducerEpoch(0)))) => assert_ne!(id, idle.0),
+            Ok((id, ProducerEpoch(0))) => assert_ne!(id, idle.0),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -1041,8 +1047,8 @@ mod clock {
             producer(&mut state);
         }
         assert_eq!(
-            state.apply(Command::InitProducerId { existing: None }),
-            Outcome::ProducerId(Err(InitProducerIdError::TooManyProducers))
+            state.run(InitProducerId { existing: None }),
+            Err(InitProducerIdError::TooManyProducers)
         );
     }
 

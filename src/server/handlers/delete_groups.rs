@@ -1,5 +1,6 @@
 //! DeleteGroups (key 42): forgets groups' committed offsets, once no member is left.
 
+use crate::metadata::state::DeleteGroupOffsets;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteGroupsRequest;
@@ -59,7 +60,10 @@ pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGrou
             broker.groups.forget_emptied(&group);
             match broker
                 .metadata
-                .delete_group_offsets(group.clone(), None)
+                .write(DeleteGroupOffsets {
+                    group: group.clone(),
+                    partitions: None,
+                })
                 .await
             {
                 Ok(true) => ErrorCode::None,

@@ -3,6 +3,7 @@
 //! aborting what they left open, see `metadata::state::txn_commands`).
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::metadata::state;
 use crate::metadata::state::InitProducerIdError;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -110,7 +111,11 @@ async fn issue(
             Err(e) => Err(failed_write(&e, Role::Coordinator)),
         };
     }
-    match broker.metadata.init_producer_id(existing).await {
+    match broker
+        .metadata
+        .write(state::InitProducerId { existing })
+        .await
+    {
         Ok(Ok(issued)) => Ok(issued),
         Ok(Err(InitProducerIdError::InvalidProducerEpoch)) => Err(ErrorCode::InvalidProducerEpoch),
         Ok(Err(InitProducerIdError::TooManyProducers)) => {

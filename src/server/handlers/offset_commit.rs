@@ -5,7 +5,7 @@
 //! against the member's epoch (STALE_MEMBER_EPOCH; such members must use v9+); consumers using
 //! `assign()` commit with generation -1 and no member id.
 
-use crate::metadata::OffsetToCommit;
+use crate::metadata::state;
 use crate::metadata::state::GroupOffset;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -157,7 +157,7 @@ pub async fn handle(
                 ));
             } else {
                 results.push((topic.name.clone(), p.partition_index, None));
-                commands.push(OffsetToCommit {
+                commands.push(state::OffsetCommit {
                     group: request.group_id.clone(),
                     topic: topic.name.clone(),
                     partition: p.partition_index,
@@ -171,7 +171,7 @@ pub async fn handle(
             }
         }
     }
-    let outcomes = match broker.metadata.offset_commit(commands).await {
+    let outcomes = match broker.metadata.write_each(commands).await {
         Ok(outcomes) => Ok(outcomes),
         Err(e) => Err(failed_write(&e, Role::Coordinator)),
     };

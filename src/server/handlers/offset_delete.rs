@@ -5,6 +5,7 @@
 
 use crate::groups::consumer::TopicImage;
 use crate::groups::coordinator::ClassicSubscriptions;
+use crate::metadata::state::DeleteGroupOffsets;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::OffsetDeleteRequest;
@@ -108,7 +109,10 @@ pub async fn handle(broker: &Broker, request: OffsetDeleteRequest) -> OffsetDele
         .collect();
     let code = match broker
         .metadata
-        .delete_group_offsets(request.group_id.clone(), Some(partitions))
+        .write(DeleteGroupOffsets {
+            group: request.group_id.clone(),
+            partitions: Some(partitions),
+        })
         .await
     {
         // Deleting offsets a group never had is no error.

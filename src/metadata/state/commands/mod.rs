@@ -7,13 +7,17 @@ mod request;
 mod agent;
 mod clock;
 mod cluster;
+mod group_offsets;
 mod job;
+mod producer;
 mod security;
 
 pub use agent::*;
 pub use clock::*;
 pub use cluster::*;
+pub use group_offsets::*;
 pub use job::*;
+pub use producer::*;
 pub(super) use request::Apply;
 pub use request::{Noun, NounRequest};
 pub use security::*;
