@@ -7,7 +7,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use floe::groups::assignor::{self, Assignor, MemberSpec, Partitions};
 use floe::groups::consumer::{ConsumerGroup, ConsumerGroupSettings, topic_partitions};
 use floe::metadata::MetadataState;
-use floe::metadata::state::Command;
+use floe::metadata::state::CreateTopic;
 use floe::protocol::messages::ConsumerGroupHeartbeatRequest;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -22,7 +22,7 @@ const SETTINGS: ConsumerGroupSettings = ConsumerGroupSettings {
 fn state(topics: usize, partitions: i32) -> MetadataState {
     let mut state = MetadataState::default();
     for t in 0..topics {
-        state.apply(Command::CreateTopic {
+        state.apply(CreateTopic {
             name: format!("t{t}"),
             id: Uuid::from_u128(t as u128 + 1),
             partitions,

@@ -7,7 +7,9 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use floe::metadata::MetadataState;
-use floe::metadata::state::{Command, CommittedBatch, InitProducerId, PartitionBatches};
+use floe::metadata::state::{
+    Command, CommittedBatch, CreateTopic, InitProducerId, PartitionBatches,
+};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -17,7 +19,7 @@ const BATCHES_PER_PARTITION: usize = 4;
 fn state_with_topic() -> (MetadataState, Uuid) {
     let mut state = MetadataState::default();
     let id = Uuid::from_u128(1);
-    state.apply(Command::CreateTopic {
+    state.apply(CreateTopic {
         name: "bench".into(),
         id,
         partitions: PARTITIONS,

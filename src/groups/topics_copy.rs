@@ -78,12 +78,12 @@ impl CachedTopics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::state::Command;
+    use crate::metadata::state::CreateTopic;
 
     #[test]
     fn the_copy_is_shared_until_the_topics_change() {
         let mut state = MetadataState::default();
-        let create = |name: &str| Command::CreateTopic {
+        let create = |name: &str| CreateTopic {
             name: name.into(),
             id: Uuid::from_u128(name.len() as u128 * 7 + u128::from(name.as_bytes()[0])),
             partitions: 2,

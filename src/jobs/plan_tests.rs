@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
+use crate::metadata::state::{AlterTopicConfigs, CreateTopic, DeleteTopic};
 use crate::metadata::state::{
     Command, CommittedBatch, FooterAt, ForgetObjects, MetadataState, NewSegment, Outcome,
     PartitionBatches, Tick,
@@ -22,7 +23,7 @@ fn tp(partition: i32) -> TopicPartition {
 fn state(partitions: i32) -> MetadataState {
     let mut s = MetadataState::default();
     s.apply(Tick { now_ms: 1_000 });
-    s.apply(Command::CreateTopic {
+    s.apply(CreateTopic {
         name: "t".into(),
         id: TOPIC,
         partitions,
@@ -253,7 +254,7 @@ proptest! {
                 }
                 Step::Retention { ms } => {
                     if s.topic("t").is_some() {
-                        s.apply(Command::AlterTopicConfigs { name: "t".into(), changes: vec![("retention.ms".into(), Some(ms.to_string()))] });
+                        s.apply(AlterTopicConfigs { name: "t".into(), changes: vec![("retention.ms".into(), Some(ms.to_string()))] });
                     }
                     s.apply(Command::EnforceRetention);
                 }
@@ -262,8 +263,8 @@ proptest! {
                     s.apply(ForgetObjects { ids: due });
                 }
                 Step::DeleteTopic => {
-                    s.apply(Command::DeleteTopic { name: "t".into() });
-                    s.apply(Command::CreateTopic { name: "t".into(), id: TOPIC, partitions: 3, configs: BTreeMap::new() });
+                    s.apply(DeleteTopic { name: "t".into() });
+                    s.apply(CreateTopic { name: "t".into(), id: TOPIC, partitions: 3, configs: BTreeMap::new() });
                 }
             }
             let mut referenced: BTreeMap<ObjectId, u32> = BTreeMap::new();
@@ -298,7 +299,7 @@ fn retention_advances_the_log_start_and_kills_the_objects() {
     commit(&mut s, "a", &[0], 10);
     tick_to(&mut s, 5_000);
     commit(&mut s, "b", &[0], 10);
-    s.apply(Command::AlterTopicConfigs {
+    s.apply(AlterTopicConfigs {
         name: "t".into(),
         changes: vec![("retention.ms".into(), Some("2000".into()))],
     });

@@ -13,14 +13,12 @@ use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
 use super::state::{
     BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, MetadataState, NewSegment,
-    Outcome, PartitionBatches, Request, TopicError, TxnEnd, TxnError,
+    Outcome, PartitionBatches, Request, TxnEnd, TxnError,
 };
 use crate::clock::Clock;
 use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use uuid::Uuid;
 
 #[derive(Clone)]
 pub struct MetadataStore {
@@ -119,56 +117,6 @@ impl MetadataStore {
             })
             .await?;
         expect_outcome!("CommitObject", outcome, Outcome::Committed(per_partition) => per_partition)
-    }
-
-    pub async fn create_topic(
-        &self,
-        name: String,
-        id: Uuid,
-        partitions: i32,
-        configs: BTreeMap<String, String>,
-    ) -> Result<Result<(), TopicError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::CreateTopic {
-                name,
-                id,
-                partitions,
-                configs,
-            })
-            .await?;
-        expect_outcome!("CreateTopic", outcome, Outcome::Topic(result) => result)
-    }
-
-    pub async fn delete_topic(
-        &self,
-        name: String,
-    ) -> Result<Result<(), TopicError>, MetadataError> {
-        let outcome = self.apply_one(Command::DeleteTopic { name }).await?;
-        expect_outcome!("DeleteTopic", outcome, Outcome::Topic(result) => result)
-    }
-
-    /// Grows a topic to `total` partitions.
-    pub async fn create_partitions(
-        &self,
-        name: String,
-        total: i32,
-    ) -> Result<Result<(), TopicError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::CreatePartitions { name, total })
-            .await?;
-        expect_outcome!("CreatePartitions", outcome, Outcome::Topic(result) => result)
-    }
-
-    /// Sets (`Some`) or removes (`None`) topic configs.
-    pub async fn alter_topic_configs(
-        &self,
-        name: String,
-        changes: Vec<(String, Option<String>)>,
-    ) -> Result<Result<(), TopicError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::AlterTopicConfigs { name, changes })
-            .await?;
-        expect_outcome!("AlterTopicConfigs", outcome, Outcome::Topic(result) => result)
     }
 
     /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.

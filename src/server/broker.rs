@@ -4,6 +4,7 @@ use crate::clock::{Clock, Instant};
 use crate::config::Config;
 use crate::metadata::MetadataStore;
 use crate::metadata::state::Agent;
+use crate::metadata::state::CreateTopic;
 use crate::object::ObjectClient;
 use crate::placement::{self, Shown};
 use crate::produce::ProducePipeline;
@@ -300,7 +301,12 @@ impl Broker {
         validate_topic_name(name)?;
         let created = self
             .metadata
-            .create_topic(name.to_string(), self.rng.uuid(), partitions, configs)
+            .write(CreateTopic {
+                name: name.to_string(),
+                id: self.rng.uuid(),
+                partitions,
+                configs,
+            })
             .await;
         match created {
             Ok(Ok(())) => Ok(()),

@@ -21,6 +21,7 @@ pub mod raft;
 use check::Checker;
 use clients::{Agent, Producer};
 use floe::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use floe::metadata::state::CreateTopic;
 use floe::metadata::state::{
     BatchOutcome, Command, CommittedBatch, InitProducerId, Outcome, ProducerOutcome,
 };
@@ -176,12 +177,15 @@ impl World {
                 partition,
             })
             .collect();
-        let mut bootstrap = vec![Command::CreateTopic {
-            name: "sim".into(),
-            id: topic_id,
-            partitions: PARTITIONS,
-            configs: BTreeMap::new(),
-        }];
+        let mut bootstrap: Vec<Command> = vec![
+            CreateTopic {
+                name: "sim".into(),
+                id: topic_id,
+                partitions: PARTITIONS,
+                configs: BTreeMap::new(),
+            }
+            .into(),
+        ];
         let idempotent = PRODUCERS - 1;
         bootstrap.extend((0..idempotent).map(|_| InitProducerId { existing: None }.into()));
         // The producer ids the bootstrap hands out, as any voter applying it computes them.

@@ -217,16 +217,20 @@ async fn a_voters_data_directory_is_not_wiped_by_starting_it_as_an_agent() {
 #[tokio::test]
 async fn a_write_larger_than_an_entry_is_refused_and_the_largest_allowed_survives_a_restart() {
     use super::node::{ENTRY_BYTES_MAX, WriteError};
+    use crate::metadata::state::AlterTopicConfigs;
     let dir = tempfile::tempdir().expect("temp dir");
     let config = QuorumConfig {
         snapshot_every: 1_000_000,
         ..QuorumConfig::single(NodeId(1))
     };
     let configs = |value_bytes: usize| {
-        vec![Command::AlterTopicConfigs {
-            name: "t".into(),
-            changes: vec![("k".into(), Some("v".repeat(value_bytes)))],
-        }]
+        vec![
+            AlterTopicConfigs {
+                name: "t".into(),
+                changes: vec![("k".into(), Some("v".repeat(value_bytes)))],
+            }
+            .into(),
+        ]
     };
     let quorum = Quorum::start(dir.path(), config.clone(), Clock::system())
         .await
@@ -306,6 +310,7 @@ mod snapshot_layout {
         InitCluster, InitProducerId, Job, JobOutcome, OffsetCommit, Outcome, PartitionBatches,
         SecurityOutcome, SetLimits, Tick, Ticked,
     };
+    use crate::metadata::state::{CreatePartitions, CreateTopic, DeleteTopic};
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
         ResourceType,
@@ -345,18 +350,20 @@ mod snapshot_layout {
             partition,
         };
         vec![
-            Command::CreateTopic {
+            CreateTopic {
                 name: "orders".into(),
                 id: orders,
                 partitions: 3,
                 configs: BTreeMap::from([("cleanup.policy".into(), "delete".into())]),
-            },
-            Command::CreateTopic {
+            }
+            .into(),
+            CreateTopic {
                 name: "logs".into(),
                 id: logs,
                 partitions: 1,
                 configs: BTreeMap::new(),
-            },
+            }
+            .into(),
             InitProducerId { existing: None }.into(),
             Command::CommitObject {
                 object_key: ObjectKey::new("v1/0000000000001-a.floe"),
@@ -411,13 +418,15 @@ mod snapshot_layout {
             }
             .into(),
             InitCluster { id: "c1".into() }.into(),
-            Command::CreatePartitions {
+            CreatePartitions {
                 name: "orders".into(),
                 total: 4,
-            },
-            Command::DeleteTopic {
+            }
+            .into(),
+            DeleteTopic {
                 name: "logs".into(),
-            },
+            }
+            .into(),
             Command::CommitObject {
                 object_key: ObjectKey::new("v1/0000000000002-b.floe"),
                 partitions: vec![PartitionBatches {

@@ -57,29 +57,11 @@ use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use parts::in_force;
 use retention::Retention;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
-    CreateTopic {
-        name: String,
-        id: Uuid,
-        partitions: i32,
-        configs: BTreeMap<String, String>,
-    },
-    DeleteTopic {
-        name: String,
-    },
-    CreatePartitions {
-        name: String,
-        total: i32,
-    },
-    AlterTopicConfigs {
-        name: String,
-        /// `None` removes the key.
-        changes: Vec<(String, Option<String>)>,
-    },
+    Topic(TopicCommand),
     /// The commit point of produced data: the object is durable; assign its batches offsets.
     CommitObject {
         object_key: ObjectKey,
@@ -165,7 +147,7 @@ pub enum DeleteRecordsError {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
-    Topic(Result<(), TopicError>),
+    Topic(TopicOutcome),
     /// Per partition, in command order; per batch, in partition order.
     Committed(Vec<Vec<BatchOutcome>>),
     Producer(ProducerOutcome),
@@ -216,6 +198,7 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Topic: TopicCommand => TopicOutcome,
     Producer: ProducerCommand => ProducerOutcome,
     GroupOffsets: GroupOffsetsCommand => GroupOffsetsOutcome,
     Clock: ClockCommand => ClockOutcome,
@@ -405,27 +388,7 @@ impl MetadataState {
     pub fn apply(&mut self, command: impl Into<Command>) -> Outcome {
         self.applied += 1;
         match command.into() {
-            Command::CreateTopic {
-                name,
-                id,
-                partitions,
-                configs,
-            } => Outcome::Topic(self.topics.create(
-                name,
-                id,
-                partitions,
-                configs,
-                in_force(&self.limits),
-            )),
-            Command::DeleteTopic { name } => Outcome::Topic(self.delete_topic(&name)),
-            Command::CreatePartitions { name, total } => Outcome::Topic(
-                self.topics
-                    .create_partitions(&name, total, in_force(&self.limits)),
-            ),
-            Command::AlterTopicConfigs { name, changes } => Outcome::Topic(
-                self.topics
-                    .alter_configs(&name, changes, in_force(&self.limits)),
-            ),
+            Command::Topic(c) => Outcome::Topic(c.apply(self)),
             Command::CommitObject {
                 object_key,
                 partitions,
@@ -629,18 +592,6 @@ impl MetadataState {
             }
         }
         moves.len() as u64
-    }
-
-    /// A deleted topic takes its producers' sequence windows and its groups' offsets along.
-    fn delete_topic(&mut self, name: &str) -> Result<(), TopicError> {
-        let topic = self.topics.delete(name)?;
-        for r in topic.partitions.iter().flat_map(|p| p.index.iter()) {
-            self.objects.drop_ref(r.object, self.now_ms);
-        }
-        self.producers.forget_topic(topic.id);
-        self.transactions.forget_topic(topic.id);
-        self.group_offsets.forget_topic(name);
-        Ok(())
     }
 
     /// The commit point of produced data: each batch is checked against its producer's

@@ -133,13 +133,13 @@ impl<'de> Visitor<'de> for Sections {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::state::{Command, Tick};
+    use crate::metadata::state::{CreateTopic, Tick};
 
     /// A state with something in it, and its sections as written.
     fn state() -> MetadataState {
         let mut state = MetadataState::default();
         state.apply(Tick { now_ms: 1_000 });
-        state.apply(Command::CreateTopic {
+        state.apply(CreateTopic {
             name: "t".into(),
             id: uuid::Uuid::from_u128(1),
             partitions: 2,

@@ -1,6 +1,7 @@
 //! The state machine's transitions, driven directly, and the determinism Raft relies on.
 
 use super::*;
+use std::collections::BTreeMap;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
 
@@ -39,21 +40,24 @@ pub(crate) fn one_of_each() -> Vec<Command> {
         max_timestamp: 6,
     };
     vec![
-        Command::CreateTopic {
+        CreateTopic {
             name: "t".into(),
             id: Uuid::from_u128(1),
             partitions: 3,
             configs: BTreeMap::from([("k".into(), "v".into())]),
-        },
-        Command::DeleteTopic { name: "t".into() },
-        Command::CreatePartitions {
+        }
+        .into(),
+        DeleteTopic { name: "t".into() }.into(),
+        CreatePartitions {
             name: "t".into(),
             total: 4,
-        },
-        Command::AlterTopicConfigs {
+        }
+        .into(),
+        AlterTopicConfigs {
             name: "t".into(),
             changes: vec![("k".into(), None), ("l".into(), Some("w".into()))],
-        },
+        }
+        .into(),
         Command::CommitObject {
             object_key: ObjectKey::new("o"),
             partitions: vec![PartitionBatches {
@@ -215,13 +219,13 @@ fn the_topics_version_moves_with_the_topics_only() {
         },
     });
     assert_eq!(state.topics_version(), created, "offsets are not topics");
-    state.apply(Command::CreatePartitions {
+    state.apply(CreatePartitions {
         name: "t".into(),
         total: 2,
     });
     let grown = state.topics_version();
     assert_ne!(grown, created);
-    state.apply(Command::DeleteTopic { name: "t".into() });
+    state.apply(DeleteTopic { name: "t".into() });
     assert_ne!(state.topics_version(), grown);
     // The version is replicated: a restored copy has the same one for the same topics.
     let bytes = postcard::to_stdvec(&state).unwrap();
@@ -231,13 +235,13 @@ fn the_topics_version_moves_with_the_topics_only() {
 
 fn topic(state: &mut MetadataState, partitions: i32) -> Uuid {
     let id = Uuid::from_u128(7);
-    let outcome = state.apply(Command::CreateTopic {
+    let outcome = state.run(CreateTopic {
         name: "t".into(),
         id,
         partitions,
         configs: BTreeMap::new(),
     });
-    assert_eq!(outcome, Outcome::Topic(Ok(())));
+    assert_eq!(outcome, Ok(()));
     id
 }
 
@@ -486,21 +490,21 @@ mod limits {
         let configs: BTreeMap<String, String> =
             (0..300).map(|i| (format!("k{i}"), "v".into())).collect();
         assert_eq!(
-            state.apply(Command::CreateTopic {
+            state.run(CreateTopic {
                 name: "old".into(),
                 id: Uuid::from_u128(1),
                 partitions: 20_000,
                 configs: configs.clone(),
             }),
-            Outcome::Topic(Ok(()))
+            Ok(())
         );
         // ...but nothing that no node could hold.
         assert_eq!(
-            state.apply(Command::CreatePartitions {
+            state.run(CreatePartitions {
                 name: "old".into(),
                 total: 2_000_000_000,
             }),
-            Outcome::Topic(Err(TopicError::InvalidPartitions))
+            Err(TopicError::InvalidPartitions)
         );
         assert_eq!(
             state.apply(SetLimits {
@@ -519,35 +523,35 @@ mod limits {
         assert_eq!(state.limits(), Limits::default());
         // A topic over the limits from before can still be brought back under them.
         assert_eq!(
-            state.apply(Command::AlterTopicConfigs {
+            state.run(AlterTopicConfigs {
                 name: "old".into(),
                 changes: vec![("k0".into(), None), ("k1".into(), None)],
             }),
-            Outcome::Topic(Ok(()))
+            Ok(())
         );
         assert_eq!(
-            state.apply(Command::AlterTopicConfigs {
+            state.run(AlterTopicConfigs {
                 name: "old".into(),
                 changes: vec![("k2".into(), Some("changed".into()))],
             }),
-            Outcome::Topic(Ok(())),
+            Ok(()),
             "the count does not grow"
         );
         assert_eq!(state.topic("old").unwrap().configs.len(), 298);
         assert_eq!(
-            state.apply(Command::CreateTopic {
+            state.run(CreateTopic {
                 name: "new".into(),
                 id: Uuid::from_u128(2),
                 partitions: 1,
                 configs,
             }),
-            Outcome::Topic(Err(TopicError::InvalidConfig))
+            Err(TopicError::InvalidConfig)
         );
     }
 
-    fn create(state: &mut MetadataState, name: &str, partitions: i32) -> Outcome {
+    fn create(state: &mut MetadataState, name: &str, partitions: i32) -> Result<(), TopicError> {
         let id = Uuid::from_u128(u128::from(state.applied()) + 100);
-        state.apply(Command::CreateTopic {
+        state.run(CreateTopic {
             name: name.into(),
             id,
             partitions,
@@ -560,36 +564,33 @@ mod limits {
         let mut state = limited();
         assert_eq!(
             create(&mut state, "huge", 2_000_000_000),
-            Outcome::Topic(Err(TopicError::InvalidPartitions))
+            Err(TopicError::InvalidPartitions)
         );
-        assert_eq!(create(&mut state, "t", 1), Outcome::Topic(Ok(())));
+        assert_eq!(create(&mut state, "t", 1), Ok(()));
         // The request that used to abort every node, and abort it again on every replay.
         assert_eq!(
-            state.apply(Command::CreatePartitions {
+            state.run(CreatePartitions {
                 name: "t".into(),
                 total: 2_000_000_000,
             }),
-            Outcome::Topic(Err(TopicError::InvalidPartitions))
+            Err(TopicError::InvalidPartitions)
         );
         assert_eq!(state.topic("t").unwrap().partitions.len(), 1);
         for i in 0..19 {
-            assert_eq!(
-                create(&mut state, &format!("big{i}"), 10_000),
-                Outcome::Topic(Ok(()))
-            );
+            assert_eq!(create(&mut state, &format!("big{i}"), 10_000), Ok(()));
         }
-        assert_eq!(create(&mut state, "last", 9_999), Outcome::Topic(Ok(())));
+        assert_eq!(create(&mut state, "last", 9_999), Ok(()));
         // The cluster holds 200,000 partitions now, its limit.
         assert_eq!(
             create(&mut state, "one-more", 1),
-            Outcome::Topic(Err(TopicError::TooManyPartitions))
+            Err(TopicError::TooManyPartitions)
         );
         assert_eq!(
-            state.apply(Command::CreatePartitions {
+            state.run(CreatePartitions {
                 name: "t".into(),
                 total: 2,
             }),
-            Outcome::Topic(Err(TopicError::TooManyPartitions))
+            Err(TopicError::TooManyPartitions)
         );
     }
 
@@ -598,30 +599,27 @@ mod limits {
         let mut state = limited();
         assert_eq!(
             create(&mut state, &"x".repeat(250), 1),
-            Outcome::Topic(Err(TopicError::InvalidName))
+            Err(TopicError::InvalidName)
         );
-        assert_eq!(
-            create(&mut state, "a b", 1),
-            Outcome::Topic(Err(TopicError::InvalidName))
-        );
+        assert_eq!(create(&mut state, "a b", 1), Err(TopicError::InvalidName));
         let configs: BTreeMap<String, String> =
             (0..300).map(|i| (format!("k{i}"), "v".into())).collect();
         assert_eq!(
-            state.apply(Command::CreateTopic {
+            state.run(CreateTopic {
                 name: "c".into(),
                 id: Uuid::from_u128(9),
                 partitions: 1,
                 configs,
             }),
-            Outcome::Topic(Err(TopicError::InvalidConfig))
+            Err(TopicError::InvalidConfig)
         );
-        assert_eq!(create(&mut state, "t", 1), Outcome::Topic(Ok(())));
+        assert_eq!(create(&mut state, "t", 1), Ok(()));
         assert_eq!(
-            state.apply(Command::AlterTopicConfigs {
+            state.run(AlterTopicConfigs {
                 name: "t".into(),
                 changes: vec![("k".into(), Some("v".repeat(1 << 20)))],
             }),
-            Outcome::Topic(Err(TopicError::InvalidConfig))
+            Err(TopicError::InvalidConfig)
         );
         let commit = |group: String, metadata: Option<String>| OffsetCommit {
             group,
@@ -742,12 +740,13 @@ mod determinism {
     fn command(kind: u8, a: u8, b: u8) -> Command {
         let topic = format!("t{}", a % 3);
         match kind % 11 {
-            0 => Command::CreateTopic {
+            0 => CreateTopic {
                 name: topic,
                 id: Uuid::from_u128(u128::from(a % 3) + 1),
                 partitions: i32::from(b % 4) + 1,
                 configs: BTreeMap::new(),
-            },
+            }
+            .into(),
             1 => InitProducerId {
                 existing: b
                     .is_multiple_of(2)
@@ -803,10 +802,11 @@ mod determinism {
                 },
             }
             .into(),
-            7 => Command::CreatePartitions {
+            7 => CreatePartitions {
                 name: topic,
                 total: i32::from(b % 6) + 1,
-            },
+            }
+            .into(),
             9 => AcquireLease {
                 job: Job::Compaction {
                     shard: u16::from(a % 4),

@@ -7,6 +7,7 @@
 //! effective settings under Kafka's names; they are set on floe's command line, so they are
 //! read-only here.
 
+use crate::metadata::state::AlterTopicConfigs;
 use crate::protocol::ErrorCode;
 use crate::server::authorize::access::CLUSTER;
 use crate::server::authorize::{Acl, Authorized, Gate};
@@ -99,7 +100,10 @@ pub(super) async fn apply_topic(
     let code = topic_change(
         broker
             .metadata
-            .alter_topic_configs(name.to_string(), changes)
+            .write(AlterTopicConfigs {
+                name: name.to_string(),
+                changes,
+            })
             .await,
     );
     match code {

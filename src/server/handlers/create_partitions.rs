@@ -1,5 +1,6 @@
 //! CreatePartitions (key 37): grows a topic's partition count.
 
+use crate::metadata::state;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::CreatePartitionsRequest;
@@ -88,7 +89,10 @@ pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> Create
             Some(_) => {
                 let grown = broker
                     .metadata
-                    .create_partitions(topic.name.clone(), topic.count)
+                    .write(state::CreatePartitions {
+                        name: topic.name.clone(),
+                        total: topic.count,
+                    })
                     .await;
                 (topic_change(grown), None)
             }

@@ -1,6 +1,7 @@
 //! DeleteTopics (key 20): by name (v1–5) or by name or id (v6). The topic's objects become
 //! garbage for the GC job; nothing in the object store is deleted inline.
 
+use crate::metadata::state::DeleteTopic;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteTopicsRequest;
@@ -96,7 +97,12 @@ pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopi
         });
         let code = match &name {
             None => ErrorCode::UnknownTopicId,
-            Some(name) => topic_change(broker.metadata.delete_topic(name.clone()).await),
+            Some(name) => topic_change(
+                broker
+                    .metadata
+                    .write(DeleteTopic { name: name.clone() })
+                    .await,
+            ),
         };
         responses.push(DeletableTopicResult {
             name,

@@ -11,6 +11,7 @@ mod group_offsets;
 mod job;
 mod producer;
 mod security;
+mod topic;
 
 pub use agent::*;
 pub use clock::*;
@@ -21,3 +22,4 @@ pub use producer::*;
 pub(super) use request::Apply;
 pub use request::{Noun, NounRequest};
 pub use security::*;
+pub use topic::*;
