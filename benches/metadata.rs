@@ -8,7 +8,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use floe::metadata::MetadataState;
 use floe::metadata::state::{
-    Command, CommittedBatch, CreateTopic, InitProducerId, PartitionBatches,
+    Command, CommitObject, CommittedBatch, CreateTopic, InitProducerId, PartitionBatches,
 };
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -56,10 +56,11 @@ fn commit(id: Uuid, n: u64, producer: ProducerId) -> Command {
                 .collect(),
         })
         .collect();
-    Command::CommitObject {
+    CommitObject {
         object_key: ObjectKey::new(format!("v1/{n:013}-00000000-0000-4000-8000-{n:012}.floe")),
         partitions,
     }
+    .into()
 }
 
 fn bench(c: &mut Criterion) {

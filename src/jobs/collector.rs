@@ -22,7 +22,10 @@ const FORGET_PER_WRITE: usize = 1_000;
 
 /// Retention, then the dead objects that are due.
 pub async fn collect(ctx: &JobContext) -> Result<(), CollectionError> {
-    let moved = ctx.metadata.enforce_retention().await?;
+    let moved = ctx
+        .metadata
+        .write(crate::metadata::state::EnforceRetention)
+        .await?;
     JobMetrics::add(&ctx.metrics.retention_moves, moved);
     let grace_ms = ctx.config.dead_object_grace.as_millis() as i64;
     let due = ctx

@@ -10,7 +10,7 @@ use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::locate;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::markers::read_bytes;
-use crate::metadata::state::{BatchRef, FooterAt, NewSegment};
+use crate::metadata::state::{BatchRef, FooterAt, NewSegment, ReplaceRuns};
 use crate::object::key::new_segment_key;
 use crate::object::segment::SegmentBuilder;
 use crate::protocol::record_batch::Batches;
@@ -86,7 +86,11 @@ pub async fn compact(
     };
     let made = ctx
         .metadata
-        .replace_runs(tp, entries.clone(), segment)
+        .write(ReplaceRuns {
+            partition: tp,
+            replaced: entries.clone(),
+            segment,
+        })
         .await?;
     let m = &ctx.metrics;
     if made {

@@ -4,8 +4,8 @@ use super::*;
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::{AlterTopicConfigs, CreateTopic, DeleteTopic};
 use crate::metadata::state::{
-    Command, CommittedBatch, FooterAt, ForgetObjects, MetadataState, NewSegment, Outcome,
-    PartitionBatches, Tick,
+    CommitObject, CommittedBatch, DeleteRecords, EnforceRetention, FooterAt, ForgetObjects,
+    LogOutcome, MetadataState, NewSegment, Outcome, PartitionBatches, ReplaceRuns, Tick,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ fn batch(start: u64, len: u64, count: i64, ts: i64) -> CommittedBatch {
 
 /// Commits an object `key` holding one batch of `len` bytes for each partition listed.
 fn commit(s: &mut MetadataState, key: &str, partitions: &[i32], len: u64) {
-    let outcome = s.apply(Command::CommitObject {
+    let outcome = s.apply(CommitObject {
         object_key: ObjectKey::new(key),
         partitions: partitions
             .iter()
@@ -57,7 +57,7 @@ fn commit(s: &mut MetadataState, key: &str, partitions: &[i32], len: u64) {
             })
             .collect(),
     });
-    assert!(matches!(outcome, Outcome::Committed(_)));
+    assert!(matches!(outcome, Outcome::Log(LogOutcome::CommitObject(_))));
 }
 
 fn tick_to(s: &mut MetadataState, now_ms: i64) {
@@ -81,7 +81,7 @@ fn plan(s: &MetadataState, partition: i32) -> Option<Vec<BatchRef>> {
 
 fn swap(s: &mut MetadataState, partition: i32, replaced: Vec<BatchRef>, key: &str) -> bool {
     let len = replaced.iter().map(|r| r.byte_len).sum();
-    let outcome = s.apply(Command::ReplaceRuns {
+    let outcome = s.apply(ReplaceRuns {
         partition: tp(partition),
         replaced,
         segment: NewSegment {
@@ -94,7 +94,7 @@ fn swap(s: &mut MetadataState, partition: i32, replaced: Vec<BatchRef>, key: &st
             max_timestamp: 0,
         },
     });
-    outcome == Outcome::Replaced(true)
+    outcome == Outcome::Log(LogOutcome::ReplaceRuns(true))
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn a_swap_of_runs_that_changed_is_refused_and_its_segment_is_garbage() {
     tick_to(&mut s, 22_000);
     let group = plan(&s, 0).unwrap();
     // DeleteRecords came first and dropped the first run.
-    s.apply(Command::DeleteRecords {
+    s.apply(DeleteRecords {
         partitions: vec![(tp(0), 2)],
     });
     assert!(!swap(&mut s, 0, group.clone(), "seg-1"));
@@ -250,13 +250,13 @@ proptest! {
                     }
                 }
                 Step::DeleteRecords(p, offset) => {
-                    s.apply(Command::DeleteRecords { partitions: vec![(tp(p), offset)] });
+                    s.apply(DeleteRecords { partitions: vec![(tp(p), offset)] });
                 }
                 Step::Retention { ms } => {
                     if s.topic("t").is_some() {
                         s.apply(AlterTopicConfigs { name: "t".into(), changes: vec![("retention.ms".into(), Some(ms.to_string()))] });
                     }
-                    s.apply(Command::EnforceRetention);
+                    s.apply(EnforceRetention);
                 }
                 Step::Collect => {
                     let due: Vec<_> = dead_due(s.objects(), s.now_ms(), 5_000).into_iter().map(|(id, _)| id).collect();
@@ -303,7 +303,10 @@ fn retention_advances_the_log_start_and_kills_the_objects() {
         name: "t".into(),
         changes: vec![("retention.ms".into(), Some("2000".into()))],
     });
-    assert_eq!(s.apply(Command::EnforceRetention), Outcome::Retained(1));
+    assert_eq!(
+        s.apply(EnforceRetention),
+        Outcome::Log(LogOutcome::EnforceRetention(1))
+    );
     let p = s.partition(&tp(0)).unwrap();
     assert_eq!(p.log_start_offset, Offset(2));
     assert_eq!(s.objects().dead_count(), 1);

@@ -11,12 +11,9 @@
 
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
-use super::state::{
-    BatchOutcome, BatchRef, Command, DeleteRecordsError, GroupOffset, MetadataState, NewSegment,
-    Outcome, PartitionBatches, Request, TxnEnd, TxnError,
-};
+use super::state::{Command, GroupOffset, MetadataState, Outcome, Request, TxnEnd, TxnError};
 use crate::clock::Clock;
-use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{ProducerEpoch, ProducerId};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -101,56 +98,6 @@ impl MetadataStore {
         Ok(MetadataStore {
             quorum: Arc::new(quorum),
         })
-    }
-
-    /// The produce commit point: assigns the object's batches their offsets. Per partition
-    /// in the given order; per batch in partition order.
-    pub async fn commit_object(
-        &self,
-        object_key: ObjectKey,
-        partitions: Vec<PartitionBatches>,
-    ) -> Result<Vec<Vec<BatchOutcome>>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::CommitObject {
-                object_key,
-                partitions,
-            })
-            .await?;
-        expect_outcome!("CommitObject", outcome, Outcome::Committed(per_partition) => per_partition)
-    }
-
-    /// Compaction's swap (see `Command::ReplaceRuns`); whether it was made.
-    pub async fn replace_runs(
-        &self,
-        partition: TopicPartition,
-        replaced: Vec<BatchRef>,
-        segment: NewSegment,
-    ) -> Result<bool, MetadataError> {
-        let outcome = self
-            .apply_one(Command::ReplaceRuns {
-                partition,
-                replaced,
-                segment,
-            })
-            .await?;
-        expect_outcome!("ReplaceRuns", outcome, Outcome::Replaced(made) => made)
-    }
-
-    /// Kafka's DeleteRecords: per partition, the log start offset after it.
-    pub async fn delete_records(
-        &self,
-        partitions: Vec<(TopicPartition, i64)>,
-    ) -> Result<Vec<Result<Offset, DeleteRecordsError>>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::DeleteRecords { partitions })
-            .await?;
-        expect_outcome!("DeleteRecords", outcome, Outcome::RecordsDeleted(starts) => starts)
-    }
-
-    /// Applies every topic's retention; how many partitions' log starts moved.
-    pub async fn enforce_retention(&self) -> Result<u64, MetadataError> {
-        let outcome = self.apply_one(Command::EnforceRetention).await?;
-        expect_outcome!("EnforceRetention", outcome, Outcome::Retained(moved) => moved)
     }
 
     /// InitProducerId with a transactional id: its producer id and new epoch.

@@ -15,6 +15,7 @@ use super::metrics::PipelineMetrics;
 use crate::clock::{Clock, Instant};
 use crate::drain_signal::DrainSignal;
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
+use crate::metadata::state::CommitObject;
 use crate::metadata::state::{BatchOutcome, CommittedBatch, PartitionBatches};
 use crate::metadata::{MetadataError, MetadataStore};
 use crate::object::{ObjectClient, ObjectStoreError};
@@ -293,7 +294,12 @@ async fn commit(
         })
         .collect();
     let started = clock.now();
-    let committed = metadata.commit_object(key.clone(), partitions).await;
+    let committed = metadata
+        .write(CommitObject {
+            object_key: key.clone(),
+            partitions,
+        })
+        .await;
     metrics
         .commit_latency
         .observe(started.elapsed().as_secs_f64());

@@ -27,7 +27,8 @@ use super::clients::{AGENT_LEASE_MS, Ack, Agent};
 use super::raft::{Entry, Role, TICK_EVERY_MS, Voter};
 use floe::ids::{ObjectKey, ProducerId, TopicPartition};
 use floe::metadata::state::{
-    AgentCommand, BatchOutcome, Command, MetadataState, Outcome, RenewAgent,
+    AgentCommand, BatchOutcome, Command, CommitObject, LogCommand, LogOutcome, MetadataState,
+    Outcome, RenewAgent,
 };
 use std::collections::BTreeMap;
 
@@ -312,14 +313,14 @@ impl Checker {
 
     /// What the outcome at index `i` (0-based) appended.
     fn record(&mut self, i: usize) -> Result<(), String> {
-        let Some(Command::CommitObject {
+        let Some(Command::Log(LogCommand::CommitObject(CommitObject {
             object_key,
             partitions,
-        }) = &self.committed[i].command
+        }))) = &self.committed[i].command
         else {
             return Ok(());
         };
-        let Some(Outcome::Committed(per_partition)) = &self.outcomes[i] else {
+        let Some(Outcome::Log(LogOutcome::CommitObject(per_partition))) = &self.outcomes[i] else {
             return Err(format!(
                 "CommitObject at index {} answered {:?}",
                 i + 1,

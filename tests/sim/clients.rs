@@ -21,8 +21,8 @@
 use super::{Addr, Msg, Outbox, WALL_CLOCK_BASE_MS};
 use floe::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
 use floe::metadata::state::{
-    Agent as AgentRecord, AgentOutcome, BatchOutcome, Command, CommittedBatch, Outcome,
-    PartitionBatches, RenewAgent,
+    Agent as AgentRecord, AgentOutcome, BatchOutcome, Command, CommitObject, CommittedBatch,
+    LogOutcome, Outcome, PartitionBatches, RenewAgent,
 };
 use floe::random::SplitMix64;
 
@@ -230,7 +230,7 @@ impl Agent {
     }
 
     fn command(object: &Object) -> Command {
-        Command::CommitObject {
+        CommitObject {
             object_key: object.key.clone(),
             partitions: object
                 .partitions
@@ -241,6 +241,7 @@ impl Agent {
                 })
                 .collect(),
         }
+        .into()
     }
 
     fn send_commit(&mut self, now: u64, rng: &mut SplitMix64, out: &mut Outbox) {
@@ -377,7 +378,7 @@ impl Agent {
                     return None;
                 }
                 match result {
-                    Ok(Some(Outcome::Committed(per_partition))) => {
+                    Ok(Some(Outcome::Log(LogOutcome::CommitObject(per_partition)))) => {
                         let object = self.object.take()?;
                         for ((_, batches), outcomes) in
                             object.partitions.into_iter().zip(per_partition)

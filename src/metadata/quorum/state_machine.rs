@@ -18,7 +18,7 @@ use super::types::{
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
-use crate::metadata::state::{ClockOutcome, Command, Outcome};
+use crate::metadata::state::{ClockOutcome, Command, CommitObject, LogCommand, Outcome};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -219,7 +219,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                         .0
                         .into_iter()
                         .map(|c| {
-                            if let Command::CommitObject { partitions, .. } = &c {
+                            if let Command::Log(LogCommand::CommitObject(CommitObject {
+                                partitions,
+                                ..
+                            })) = &c
+                            {
                                 touched.extend(partitions.iter().map(|p| p.partition));
                             }
                             let outcome = m.state.apply(c);

@@ -310,7 +310,7 @@ mod snapshot_layout {
         InitCluster, InitProducerId, Job, JobOutcome, OffsetCommit, Outcome, PartitionBatches,
         SecurityOutcome, SetLimits, Tick, Ticked,
     };
-    use crate::metadata::state::{CreatePartitions, CreateTopic, DeleteTopic};
+    use crate::metadata::state::{CommitObject, CreatePartitions, CreateTopic, DeleteTopic};
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
         ResourceType,
@@ -365,7 +365,7 @@ mod snapshot_layout {
             }
             .into(),
             InitProducerId { existing: None }.into(),
-            Command::CommitObject {
+            CommitObject {
                 object_key: ObjectKey::new("v1/0000000000001-a.floe"),
                 partitions: vec![
                     PartitionBatches {
@@ -381,7 +381,8 @@ mod snapshot_layout {
                         batches: vec![batch(316, 2, -1, -1)],
                     },
                 ],
-            },
+            }
+            .into(),
             OffsetCommit {
                 group: "g1".into(),
                 topic: "orders".into(),
@@ -427,13 +428,14 @@ mod snapshot_layout {
                 name: "logs".into(),
             }
             .into(),
-            Command::CommitObject {
+            CommitObject {
                 object_key: ObjectKey::new("v1/0000000000002-b.floe"),
                 partitions: vec![PartitionBatches {
                     partition: tp(orders, 3),
                     batches: vec![batch(16, 4, 0, 0)],
                 }],
-            },
+            }
+            .into(),
             // From here on, the parts the commands above leave empty.
             SetLimits {
                 limits: Default::default(),
@@ -541,7 +543,7 @@ mod snapshot_layout {
         // A retried object commit gets its first outcome; a retried batch its first offset;
         // the next producer id follows the old one.
         let retried = state.apply(commands().swap_remove(10));
-        let duplicate = state.apply(Command::CommitObject {
+        let duplicate = state.apply(CommitObject {
             object_key: ObjectKey::new("v1/0000000000003-c.floe"),
             partitions: vec![PartitionBatches {
                 partition: TopicPartition {

@@ -53,41 +53,19 @@ pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
 pub use transactions::{AbortedTxn, Transaction, Transactions, TxnEnd, TxnError, TxnStatus};
 
-use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
-use parts::in_force;
-use retention::Retention;
+use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
     Topic(TopicCommand),
-    /// The commit point of produced data: the object is durable; assign its batches offsets.
-    CommitObject {
-        object_key: ObjectKey,
-        partitions: Vec<PartitionBatches>,
-    },
+    Log(LogCommand),
     Producer(ProducerCommand),
     GroupOffsets(GroupOffsetsCommand),
     Cluster(ClusterCommand),
     Agent(AgentCommand),
     Clock(ClockCommand),
-    /// Compaction's swap: `replaced`, consecutive refs of `partition` exactly as the compactor
-    /// read them, become one ref into the new segment, which holds the same batches. Refused
-    /// (nothing changes) if the index no longer holds them so: a DeleteRecords, retention or a
-    /// second compactor came first.
-    ReplaceRuns {
-        partition: TopicPartition,
-        replaced: Vec<BatchRef>,
-        segment: NewSegment,
-    },
-    /// Kafka's DeleteRecords: each partition's log starts at the offset given (-1: the high
-    /// watermark) unless it already starts later.
-    DeleteRecords {
-        partitions: Vec<(TopicPartition, i64)>,
-    },
-    /// Applies every topic's `retention.ms` and `retention.bytes` at the state's time.
-    EnforceRetention,
     Job(JobCommand),
     /// InitProducerId with a transactional id (see `txn_commands`).
     InitTransactionalProducer {
@@ -128,39 +106,15 @@ pub enum Command {
     Security(SecurityCommand),
 }
 
-/// A segment a compactor wrote, as `ReplaceRuns` indexes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewSegment {
-    pub key: ObjectKey,
-    /// The batches' bytes, from byte 0; the footer follows them.
-    pub data_len: u64,
-    pub footer: FooterAt,
-    pub max_timestamp: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeleteRecordsError {
-    UnknownTopicOrPartition,
-    /// Beyond the high watermark.
-    OffsetOutOfRange,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
     Topic(TopicOutcome),
-    /// Per partition, in command order; per batch, in partition order.
-    Committed(Vec<Vec<BatchOutcome>>),
+    Log(LogOutcome),
     Producer(ProducerOutcome),
     GroupOffsets(GroupOffsetsOutcome),
     Cluster(ClusterOutcome),
     Agent(AgentOutcome),
     Clock(ClockOutcome),
-    /// Whether the swap was made.
-    Replaced(bool),
-    /// Per partition, in command order: the log start offset after the command.
-    RecordsDeleted(Vec<Result<Offset, DeleteRecordsError>>),
-    /// Partitions whose log start moved.
-    Retained(u64),
     Job(JobOutcome),
     /// The transactional producer's id and epoch.
     TxnProducer(Result<(ProducerId, ProducerEpoch), TxnError>),
@@ -198,6 +152,7 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Log: LogCommand => LogOutcome,
     Topic: TopicCommand => TopicOutcome,
     Producer: ProducerCommand => ProducerOutcome,
     GroupOffsets: GroupOffsetsCommand => GroupOffsetsOutcome,
@@ -389,27 +344,12 @@ impl MetadataState {
         self.applied += 1;
         match command.into() {
             Command::Topic(c) => Outcome::Topic(c.apply(self)),
-            Command::CommitObject {
-                object_key,
-                partitions,
-            } => Outcome::Committed(self.commit_object(object_key, &partitions)),
+            Command::Log(c) => Outcome::Log(c.apply(self)),
             Command::Producer(c) => Outcome::Producer(c.apply(self)),
             Command::GroupOffsets(c) => Outcome::GroupOffsets(c.apply(self)),
             Command::Cluster(c) => Outcome::Cluster(c.apply(self)),
             Command::Agent(c) => Outcome::Agent(c.apply(self)),
             Command::Clock(c) => Outcome::Clock(c.apply(self)),
-            Command::ReplaceRuns {
-                partition,
-                replaced,
-                segment,
-            } => Outcome::Replaced(self.replace_runs(partition, &replaced, segment)),
-            Command::DeleteRecords { partitions } => Outcome::RecordsDeleted(
-                partitions
-                    .into_iter()
-                    .map(|(tp, offset)| self.delete_records(tp, offset))
-                    .collect(),
-            ),
-            Command::EnforceRetention => Outcome::Retained(self.enforce_retention()),
             Command::Job(c) => Outcome::Job(c.apply(self)),
             Command::InitTransactionalProducer {
                 transactional_id,
@@ -475,206 +415,6 @@ impl MetadataState {
     pub fn run<C: Request>(&mut self, command: C) -> C::Outcome {
         C::own(self.apply(command))
             .expect("apply answers each command with its own outcome (noun!)")
-    }
-
-    fn replace_runs(
-        &mut self,
-        tp: TopicPartition,
-        replaced: &[BatchRef],
-        segment: NewSegment,
-    ) -> bool {
-        let now_ms = self.now_ms;
-        let (Some(first), Some(last)) = (replaced.first(), replaced.last()) else {
-            return false;
-        };
-        if segment.key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize
-            || segment.footer.start != segment.data_len
-        {
-            return false;
-        }
-        let Some(partition) = self.topics.partition_mut(&tp) else {
-            return false;
-        };
-        if let Some(id) = self.objects.id_of(&segment.key) {
-            // A write the quorum applied twice (a retry after a lost answer): the first made
-            // the swap if the segment is indexed over the same offsets. Anything else with a
-            // known key is refused.
-            return self.objects.get(id).is_some()
-                && partition.holds(id, first.base_offset, last.end_offset);
-        }
-        // The id the segment will get: registered only if the swap is made.
-        let Some(id) = self
-            .objects
-            .register(segment.key.clone(), now_ms, Some(segment.footer))
-        else {
-            return false;
-        };
-        let new_ref = BatchRef {
-            base_offset: first.base_offset,
-            end_offset: last.end_offset,
-            object: id,
-            byte_start: 0,
-            byte_len: segment.data_len,
-            max_timestamp: segment.max_timestamp,
-        };
-        match partition.replace_runs(replaced, new_ref) {
-            Some(released) => {
-                self.objects.add_ref(id);
-                for object in released {
-                    self.objects.drop_ref(object, now_ms);
-                }
-                true
-            }
-            None => {
-                // Never indexed: dead at once, so the collector deletes the segment.
-                self.objects.bury_if_unreferenced(id, now_ms);
-                false
-            }
-        }
-    }
-
-    fn delete_records(
-        &mut self,
-        tp: TopicPartition,
-        offset: i64,
-    ) -> Result<Offset, DeleteRecordsError> {
-        let now_ms = self.now_ms;
-        let partition = self
-            .topics
-            .partition_mut(&tp)
-            .ok_or(DeleteRecordsError::UnknownTopicOrPartition)?;
-        // Kafka: -1 deletes up to the high watermark; anything else outside 0..=HW is refused.
-        let offset = match offset {
-            -1 => partition.high_watermark,
-            o if o < 0 || o > partition.high_watermark.0 => {
-                return Err(DeleteRecordsError::OffsetOutOfRange);
-            }
-            o => Offset(o),
-        };
-        let released = partition.advance_log_start(offset);
-        let start = partition.log_start_offset;
-        for object in released {
-            self.objects.drop_ref(object, now_ms);
-        }
-        self.transactions.trim(&tp, start);
-        Ok(start)
-    }
-
-    /// Applies retention to every partition; returns how many log starts moved.
-    fn enforce_retention(&mut self) -> u64 {
-        let now_ms = self.now_ms;
-        if now_ms == 0 {
-            return 0; // no clock yet: every record would look new, or old
-        }
-        let mut moves = Vec::new();
-        for topic in self.topics.iter() {
-            let Some(retention) = Retention::of(&topic.configs) else {
-                continue;
-            };
-            for (i, p) in topic.partitions.iter().enumerate() {
-                if let Some(start) = retention.new_log_start(p, now_ms) {
-                    moves.push((
-                        TopicPartition {
-                            topic_id: topic.id,
-                            partition: i as i32,
-                        },
-                        start,
-                    ));
-                }
-            }
-        }
-        for (tp, start) in &moves {
-            if let Some(partition) = self.topics.partition_mut(tp) {
-                for object in partition.advance_log_start(*start) {
-                    self.objects.drop_ref(object, now_ms);
-                }
-                self.transactions.trim(tp, partition.log_start_offset);
-            }
-        }
-        moves.len() as u64
-    }
-
-    /// The commit point of produced data: each batch is checked against its producer's
-    /// sequence, then appended to its partition. A key seen recently gets its first outcome.
-    fn commit_object(
-        &mut self,
-        object_key: ObjectKey,
-        partitions: &[PartitionBatches],
-    ) -> Vec<Vec<BatchOutcome>> {
-        if let Some(previous) = self.recent_commits.get(&object_key) {
-            return previous.clone();
-        }
-        if object_key.as_str().len() > in_force(&self.limits).object_key_bytes_max as usize {
-            return partitions
-                .iter()
-                .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
-                .collect();
-        }
-        // A key the state knows already (a retry after its outcome was forgotten) is refused:
-        // its batches may be indexed, and a second registration would count them twice.
-        let Some(id) = self.objects.register(object_key.clone(), self.now_ms, None) else {
-            return partitions
-                .iter()
-                .map(|p| vec![BatchOutcome::Malformed; p.batches.len()])
-                .collect();
-        };
-        let outcomes: Vec<Vec<BatchOutcome>> = partitions
-            .iter()
-            .map(|p| self.commit_partition(id, p))
-            .collect();
-        // Nothing indexed (all refused or duplicates): the object is garbage from the start.
-        self.objects.bury_if_unreferenced(id, self.now_ms);
-        self.recent_commits
-            .remember(object_key, outcomes.clone(), self.now_ms);
-        outcomes
-    }
-
-    fn commit_partition(
-        &mut self,
-        object: ObjectId,
-        batches: &PartitionBatches,
-    ) -> Vec<BatchOutcome> {
-        let tp = batches.partition;
-        let now_ms = self.now_ms;
-        let Some(partition) = self.topics.partition_mut(&tp) else {
-            return vec![BatchOutcome::UnknownTopicOrPartition; batches.batches.len()];
-        };
-        let mut outcomes = Vec::with_capacity(batches.batches.len());
-        for batch in &batches.batches {
-            if !batch.is_well_formed() {
-                outcomes.push(BatchOutcome::Malformed);
-                continue;
-            }
-            // A transactional producer writes only into its open transaction, to a partition
-            // it added (Kafka's verification, KIP-890): a late batch is never indexed.
-            let admitted = match batch.producer_id.is_idempotent() {
-                true => self
-                    .transactions
-                    .admits(&tp, batch.producer_id, batch.producer_epoch),
-                false => None,
-            };
-            let transactional = admitted.is_some();
-            let in_transaction = admitted.unwrap_or(true);
-            let outcome = match self.producers.check_sequence(&tp, batch) {
-                Err(outcome) => outcome,
-                Ok(()) if !in_transaction => BatchOutcome::InvalidTxnState,
-                Ok(()) => match partition.append(object, batch) {
-                    Some((base_offset, new_ref)) => {
-                        if new_ref {
-                            self.objects.add_ref(object);
-                        }
-                        self.producers.remember(&tp, batch, base_offset, now_ms);
-                        if transactional {
-                            self.transactions.wrote(tp, batch.producer_id, base_offset);
-                        }
-                        BatchOutcome::Appended { base_offset }
-                    }
-                    None => BatchOutcome::Malformed,
-                },
-            };
-            outcomes.push(outcome);
-        }
-        outcomes
     }
 }
 

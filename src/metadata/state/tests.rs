@@ -1,6 +1,7 @@
 //! The state machine's transitions, driven directly, and the determinism Raft relies on.
 
 use super::*;
+use crate::ids::ObjectKey;
 use std::collections::BTreeMap;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
@@ -58,7 +59,7 @@ pub(crate) fn one_of_each() -> Vec<Command> {
             changes: vec![("k".into(), None), ("l".into(), Some("w".into()))],
         }
         .into(),
-        Command::CommitObject {
+        CommitObject {
             object_key: ObjectKey::new("o"),
             partitions: vec![PartitionBatches {
                 partition: tp,
@@ -73,7 +74,8 @@ pub(crate) fn one_of_each() -> Vec<Command> {
                     last_sequence: 10,
                 }],
             }],
-        },
+        }
+        .into(),
         InitProducerId {
             existing: Some((id, epoch)),
         }
@@ -100,7 +102,7 @@ pub(crate) fn one_of_each() -> Vec<Command> {
         }
         .into(),
         Tick { now_ms: 11 }.into(),
-        Command::ReplaceRuns {
+        ReplaceRuns {
             partition: tp,
             replaced: vec![batch_ref],
             segment: NewSegment {
@@ -109,11 +111,13 @@ pub(crate) fn one_of_each() -> Vec<Command> {
                 footer: FooterAt { start: 12, len: 13 },
                 max_timestamp: 14,
             },
-        },
-        Command::DeleteRecords {
+        }
+        .into(),
+        DeleteRecords {
             partitions: vec![(tp, -1)],
-        },
-        Command::EnforceRetention,
+        }
+        .into(),
+        EnforceRetention.into(),
         ForgetObjects {
             ids: vec![ObjectId(15)],
         }
@@ -283,14 +287,14 @@ fn commit(
     batches: Vec<CommittedBatch>,
 ) -> Vec<BatchOutcome> {
     // Every commit is a new object, as in production (keys never repeat).
-    match state.apply(Command::CommitObject {
+    match state.apply(CommitObject {
         object_key: ObjectKey::new(format!("{key}#{}", state.applied())),
         partitions: vec![PartitionBatches {
             partition: tp,
             batches,
         }],
     }) {
-        Outcome::Committed(mut per_partition) => per_partition.remove(0),
+        Outcome::Log(LogOutcome::CommitObject(mut per_partition)) => per_partition.remove(0),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -669,14 +673,16 @@ mod limits {
             vec![BatchOutcome::Malformed; 3]
         );
         assert_eq!(
-            state.apply(Command::CommitObject {
+            state.apply(CommitObject {
                 object_key: ObjectKey::new("k".repeat(1025)),
                 partitions: vec![PartitionBatches {
                     partition: tp,
                     batches: vec![batch(0, 10, 1, NO_PRODUCER, -1)],
                 }],
             }),
-            Outcome::Committed(vec![vec![BatchOutcome::Malformed]])
+            Outcome::Log(LogOutcome::CommitObject(vec![vec![
+                BatchOutcome::Malformed
+            ]]))
         );
         assert_eq!(state.partition(&tp).unwrap().high_watermark, Offset(0));
     }
@@ -753,7 +759,7 @@ mod determinism {
                     .then_some((ProducerId(i64::from(a % 4)), ProducerEpoch(0))),
             }
             .into(),
-            2 | 3 => Command::CommitObject {
+            2 | 3 => CommitObject {
                 object_key: ObjectKey::new(format!("o{}", b % 16)),
                 partitions: vec![PartitionBatches {
                     partition: TopicPartition {
@@ -771,7 +777,8 @@ mod determinism {
                         last_sequence: i32::from(b % 3) + i32::from(b % 5),
                     }],
                 }],
-            },
+            }
+            .into(),
             4 => OffsetCommit {
                 group: "g".into(),
                 topic,
@@ -904,7 +911,7 @@ mod clock {
     }
 
     fn commit_as(state: &mut MetadataState, key: &str, tp: TopicPartition) -> Outcome {
-        state.apply(Command::CommitObject {
+        state.apply(CommitObject {
             object_key: ObjectKey::new(key),
             partitions: vec![PartitionBatches {
                 partition: tp,

@@ -144,7 +144,7 @@ fn an_aborted_transaction_leaves_its_span_for_read_committed_readers() {
     );
     assert_eq!(state.last_stable_offset(&tp), Some(Offset(6)));
     // DeleteRecords past the marker forgets the span.
-    state.apply(Command::DeleteRecords {
+    state.apply(DeleteRecords {
         partitions: vec![(tp, 6)],
     });
     assert!(

@@ -8,6 +8,7 @@
 //! partition's low watermark (its log start) after the request.
 
 use crate::ids::TopicPartition;
+use crate::metadata::state;
 use crate::metadata::state::DeleteRecordsError;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -117,7 +118,10 @@ pub async fn handle(broker: &Broker, request: DeleteRecordsRequest) -> DeleteRec
         };
     }
     let (places, partitions): (Vec<_>, Vec<_>) = asked.into_iter().unzip();
-    let outcomes = broker.metadata.delete_records(partitions).await;
+    let outcomes = broker
+        .metadata
+        .write(state::DeleteRecords { partitions })
+        .await;
     for (i, (ti, pi)) in places.into_iter().enumerate() {
         let result = &mut topics[ti].partitions[pi];
         match &outcomes {
