@@ -11,9 +11,8 @@
 
 use super::quorum::node::ENTRY_BYTES_MAX;
 use super::quorum::{Quorum, QuorumConfig, QuorumError, WriteError};
-use super::state::{Command, GroupOffset, MetadataState, Outcome, Request, TxnEnd, TxnError};
+use super::state::{Command, MetadataState, Outcome, Request};
 use crate::clock::Clock;
-use crate::ids::{ProducerEpoch, ProducerId};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -73,19 +72,6 @@ fn mismatched<C: Request>(outcome: Option<Outcome>) -> MetadataError {
     }
 }
 
-/// Pulls the expected variant out of an outcome, or reports the mismatch.
-macro_rules! expect_outcome {
-    ($command:literal, $outcome:expr, $pattern:pat => $value:expr) => {
-        match $outcome {
-            Some($pattern) => Ok($value),
-            outcome => Err(MetadataError::MismatchedOutcome {
-                command: $command,
-                outcome,
-            }),
-        }
-    };
-}
-
 impl MetadataStore {
     /// Starts this node's quorum member with its storage under `dir`. Its RPCs are served by
     /// the caller, from `quorum().routes()`.
@@ -98,98 +84,6 @@ impl MetadataStore {
         Ok(MetadataStore {
             quorum: Arc::new(quorum),
         })
-    }
-
-    /// InitProducerId with a transactional id: its producer id and new epoch.
-    pub async fn init_transactional_producer(
-        &self,
-        transactional_id: String,
-        timeout_ms: i64,
-        existing: Option<(ProducerId, ProducerEpoch)>,
-    ) -> Result<Result<(ProducerId, ProducerEpoch), TxnError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::InitTransactionalProducer {
-                transactional_id,
-                timeout_ms,
-                existing,
-            })
-            .await?;
-        expect_outcome!("InitTransactionalProducer", outcome, Outcome::TxnProducer(result) => result)
-    }
-
-    /// Adds partitions (by topic name) to the transaction; one result per partition.
-    pub async fn add_partitions_to_txn(
-        &self,
-        transactional_id: String,
-        producer: (ProducerId, ProducerEpoch),
-        partitions: Vec<(String, i32)>,
-    ) -> Result<Vec<Result<(), TxnError>>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::AddPartitionsToTxn {
-                transactional_id,
-                producer_id: producer.0,
-                producer_epoch: producer.1,
-                partitions,
-            })
-            .await?;
-        expect_outcome!("AddPartitionsToTxn", outcome, Outcome::TxnParts(results) => results)
-    }
-
-    pub async fn add_offsets_to_txn(
-        &self,
-        transactional_id: String,
-        producer: (ProducerId, ProducerEpoch),
-        group: String,
-    ) -> Result<Result<(), TxnError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::AddOffsetsToTxn {
-                transactional_id,
-                producer_id: producer.0,
-                producer_epoch: producer.1,
-                group,
-            })
-            .await?;
-        expect_outcome!("AddOffsetsToTxn", outcome, Outcome::TxnOffsetsAdded(result) => result)
-    }
-
-    /// Offsets committed into the transaction; one result per offset.
-    pub async fn txn_offset_commit(
-        &self,
-        transactional_id: String,
-        producer: (ProducerId, ProducerEpoch),
-        group: String,
-        offsets: Vec<(String, i32, GroupOffset)>,
-    ) -> Result<Vec<Result<(), TxnError>>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::TxnOffsetCommit {
-                transactional_id,
-                producer_id: producer.0,
-                producer_epoch: producer.1,
-                group,
-                offsets,
-            })
-            .await?;
-        expect_outcome!("TxnOffsetCommit", outcome, Outcome::TxnParts(results) => results)
-    }
-
-    /// Commits or aborts the transaction (`next_epoch`: transaction version 2).
-    pub async fn end_txn(
-        &self,
-        transactional_id: String,
-        producer: (ProducerId, ProducerEpoch),
-        commit: bool,
-        next_epoch: bool,
-    ) -> Result<Result<TxnEnd, TxnError>, MetadataError> {
-        let outcome = self
-            .apply_one(Command::EndTxn {
-                transactional_id,
-                producer_id: producer.0,
-                producer_epoch: producer.1,
-                commit,
-                next_epoch,
-            })
-            .await?;
-        expect_outcome!("EndTxn", outcome, Outcome::TxnEnded(result) => result)
     }
 
     /// Writes `command` (durable on a majority), waits until this node has applied it, and
@@ -224,10 +118,6 @@ impl MetadataStore {
         let applied = self.quorum.write(commands).await?;
         self.quorum.wait_applied(applied.index).await?;
         Ok(applied.outcomes)
-    }
-
-    async fn apply_one(&self, command: Command) -> Result<Option<Outcome>, MetadataError> {
-        Ok(self.apply(vec![command]).await?.pop())
     }
 
     /// Brings this node's copy of the state up to the quorum's: learns the leader's read index
@@ -265,7 +155,7 @@ mod tests {
     use super::*;
     use crate::ids::Offset;
     use crate::metadata::quorum::types::Commands;
-    use crate::metadata::state::OffsetCommit;
+    use crate::metadata::state::{GroupOffset, OffsetCommit};
 
     #[test]
     fn a_huge_offset_commit_is_split_into_entries_that_fit() {

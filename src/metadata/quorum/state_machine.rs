@@ -18,7 +18,9 @@ use super::types::{
 use crate::clock::Clock;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
-use crate::metadata::state::{ClockOutcome, Command, CommitObject, LogCommand, Outcome};
+use crate::metadata::state::{
+    ClockOutcome, Command, CommitObject, LogCommand, Outcome, TransactionOutcome,
+};
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -230,8 +232,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             // Markers: an EndTxn names its partitions; an abort on a new
                             // epoch or for a timeout (rare) wakes every waiting fetch.
                             match &outcome {
-                                Outcome::TxnEnded(Ok(end)) => touched.extend(&end.marked),
-                                Outcome::TxnProducer(Ok(_)) => wake_all = true,
+                                Outcome::Transaction(TransactionOutcome::EndTxn(Ok(end))) => {
+                                    touched.extend(&end.marked)
+                                }
+                                Outcome::Transaction(
+                                    TransactionOutcome::InitTransactionalProducer(Ok(_)),
+                                ) => wake_all = true,
                                 Outcome::Clock(ClockOutcome::Tick(ticked)) => {
                                     wake_all |= ticked.transactions_timed_out > 0
                                 }

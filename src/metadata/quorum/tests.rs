@@ -310,6 +310,9 @@ mod snapshot_layout {
         InitCluster, InitProducerId, Job, JobOutcome, OffsetCommit, Outcome, PartitionBatches,
         SecurityOutcome, SetLimits, Tick, Ticked,
     };
+    use crate::metadata::state::{
+        AddPartitionsToTxn, EndTxn, InitTransactionalProducer, TransactionOutcome,
+    };
     use crate::metadata::state::{CommitObject, CreatePartitions, CreateTopic, DeleteTopic};
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
@@ -448,24 +451,27 @@ mod snapshot_layout {
                 for_ms: 10_000,
             }
             .into(),
-            Command::InitTransactionalProducer {
+            InitTransactionalProducer {
                 transactional_id: "t1".into(),
                 timeout_ms: 60_000,
                 existing: None,
-            },
-            Command::AddPartitionsToTxn {
+            }
+            .into(),
+            AddPartitionsToTxn {
                 transactional_id: "t1".into(),
                 producer_id: ProducerId(1),
                 producer_epoch: ProducerEpoch(0),
                 partitions: vec![("orders".into(), 1)],
-            },
-            Command::EndTxn {
+            }
+            .into(),
+            EndTxn {
                 transactional_id: "t1".into(),
                 producer_id: ProducerId(1),
                 producer_epoch: ProducerEpoch(0),
                 commit: true,
                 next_epoch: false,
-            },
+            }
+            .into(),
             CreateAcls {
                 bindings: vec![AclBinding {
                     pattern: ResourcePattern {
@@ -571,11 +577,18 @@ mod snapshot_layout {
                 transactions_timed_out: 0,
             })),
             Outcome::Job(JobOutcome::AcquireLease(true)),
-            Outcome::TxnProducer(Ok((ProducerId(1), ProducerEpoch(0)))),
-            Outcome::TxnParts(vec![Ok(())]),
+            Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Ok((
+                ProducerId(1),
+                ProducerEpoch(0),
+            )))),
+            Outcome::Transaction(TransactionOutcome::AddPartitionsToTxn(vec![Ok(())])),
         ];
         assert_eq!(&tail[..expected.len()], &expected[..]);
-        assert!(matches!(&tail[5], Outcome::TxnEnded(Ok(end)) if end.marked.len() == 1));
+        let ended = |o: &Outcome| match o {
+            Outcome::Transaction(TransactionOutcome::EndTxn(Ok(end))) => end.marked.len(),
+            _ => 0,
+        };
+        assert_eq!(ended(&tail[5]), 1, "{:?}", tail[5]);
         assert_eq!(
             tail[6],
             Outcome::Security(SecurityOutcome::CreateAcls(vec![Ok(())]))

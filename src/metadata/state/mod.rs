@@ -35,7 +35,6 @@ pub mod security;
 mod snapshot;
 mod topics;
 pub mod transactions;
-mod txn_commands;
 
 pub use agents::{AGENT_LEASE_MS_MAX, Agent, RegistryError};
 pub use commands::*;
@@ -53,7 +52,7 @@ pub use recent_commits::{COMMIT_DEDUP_WINDOW_MS, OUTCOMES_MAX};
 pub use topics::{Topic, TopicError};
 pub use transactions::{AbortedTxn, Transaction, Transactions, TxnEnd, TxnError, TxnStatus};
 
-use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
+use crate::ids::{Offset, TopicPartition};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -67,42 +66,7 @@ pub enum Command {
     Agent(AgentCommand),
     Clock(ClockCommand),
     Job(JobCommand),
-    /// InitProducerId with a transactional id (see `txn_commands`).
-    InitTransactionalProducer {
-        transactional_id: String,
-        timeout_ms: i64,
-        existing: Option<(ProducerId, ProducerEpoch)>,
-    },
-    AddPartitionsToTxn {
-        transactional_id: String,
-        producer_id: ProducerId,
-        producer_epoch: ProducerEpoch,
-        /// By topic name and partition, resolved when applied.
-        partitions: Vec<(String, i32)>,
-    },
-    AddOffsetsToTxn {
-        transactional_id: String,
-        producer_id: ProducerId,
-        producer_epoch: ProducerEpoch,
-        group: String,
-    },
-    TxnOffsetCommit {
-        transactional_id: String,
-        producer_id: ProducerId,
-        producer_epoch: ProducerEpoch,
-        group: String,
-        /// (topic, partition, offset), in request order.
-        offsets: Vec<(String, i32, GroupOffset)>,
-    },
-    /// EndTxn: commit or abort, writing the markers. `next_epoch`: transaction version 2
-    /// (EndTxn v5, KIP-890 part 2), where every end moves the producer to its next epoch.
-    EndTxn {
-        transactional_id: String,
-        producer_id: ProducerId,
-        producer_epoch: ProducerEpoch,
-        commit: bool,
-        next_epoch: bool,
-    },
+    Transaction(TransactionCommand),
     Security(SecurityCommand),
 }
 
@@ -116,12 +80,7 @@ pub enum Outcome {
     Agent(AgentOutcome),
     Clock(ClockOutcome),
     Job(JobOutcome),
-    /// The transactional producer's id and epoch.
-    TxnProducer(Result<(ProducerId, ProducerEpoch), TxnError>),
-    /// Per partition or offset, in command order.
-    TxnParts(Vec<Result<(), TxnError>>),
-    TxnOffsetsAdded(Result<(), TxnError>),
-    TxnEnded(Result<TxnEnd, TxnError>),
+    Transaction(TransactionOutcome),
     Security(SecurityOutcome),
 }
 
@@ -152,6 +111,7 @@ macro_rules! in_log {
 }
 
 in_log! {
+    Transaction: TransactionCommand => TransactionOutcome,
     Log: LogCommand => LogOutcome,
     Topic: TopicCommand => TopicOutcome,
     Producer: ProducerCommand => ProducerOutcome,
@@ -351,62 +311,7 @@ impl MetadataState {
             Command::Agent(c) => Outcome::Agent(c.apply(self)),
             Command::Clock(c) => Outcome::Clock(c.apply(self)),
             Command::Job(c) => Outcome::Job(c.apply(self)),
-            Command::InitTransactionalProducer {
-                transactional_id,
-                timeout_ms,
-                existing,
-            } => Outcome::TxnProducer(self.init_transactional_producer(
-                transactional_id,
-                timeout_ms,
-                existing,
-            )),
-            Command::AddPartitionsToTxn {
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                partitions,
-            } => Outcome::TxnParts(self.add_partitions_to_txn(
-                &transactional_id,
-                producer_id,
-                producer_epoch,
-                &partitions,
-            )),
-            Command::AddOffsetsToTxn {
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                group,
-            } => Outcome::TxnOffsetsAdded(self.add_offsets_to_txn(
-                &transactional_id,
-                producer_id,
-                producer_epoch,
-                group,
-            )),
-            Command::TxnOffsetCommit {
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                group,
-                offsets,
-            } => Outcome::TxnParts(self.txn_offset_commit(
-                &transactional_id,
-                producer_id,
-                producer_epoch,
-                &group,
-                offsets,
-            )),
-            Command::EndTxn {
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                commit,
-                next_epoch,
-            } => Outcome::TxnEnded(self.end_txn(
-                &transactional_id,
-                (producer_id, producer_epoch),
-                commit,
-                next_epoch,
-            )),
+            Command::Transaction(c) => Outcome::Transaction(c.apply(self)),
             Command::Security(c) => Outcome::Security(c.apply(self)),
         }
     }

@@ -1,7 +1,7 @@
 //! The state machine's transitions, driven directly, and the determinism Raft relies on.
 
 use super::*;
-use crate::ids::ObjectKey;
+use crate::ids::{ObjectKey, ProducerEpoch, ProducerId};
 use std::collections::BTreeMap;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
@@ -129,37 +129,42 @@ pub(crate) fn one_of_each() -> Vec<Command> {
         }
         .into(),
         ReleaseLeases { holder: 19 }.into(),
-        Command::InitTransactionalProducer {
+        InitTransactionalProducer {
             transactional_id: "x".into(),
             timeout_ms: 20,
             existing: Some((id, epoch)),
-        },
-        Command::AddPartitionsToTxn {
+        }
+        .into(),
+        AddPartitionsToTxn {
             transactional_id: "x".into(),
             producer_id: id,
             producer_epoch: epoch,
             partitions: vec![("t".into(), 1)],
-        },
-        Command::AddOffsetsToTxn {
+        }
+        .into(),
+        AddOffsetsToTxn {
             transactional_id: "x".into(),
             producer_id: id,
             producer_epoch: epoch,
             group: "g".into(),
-        },
-        Command::TxnOffsetCommit {
+        }
+        .into(),
+        TxnOffsetCommit {
             transactional_id: "x".into(),
             producer_id: id,
             producer_epoch: epoch,
             group: "g".into(),
             offsets: vec![("t".into(), 1, offset)],
-        },
-        Command::EndTxn {
+        }
+        .into(),
+        EndTxn {
             transactional_id: "x".into(),
             producer_id: id,
             producer_epoch: epoch,
             commit: true,
             next_epoch: true,
-        },
+        }
+        .into(),
         AgentEndpoints {
             id: 1,
             endpoints: vec![security::Endpoint {

@@ -2,23 +2,24 @@
 //! fencing, timeouts and offsets committed in a transaction.
 
 use super::*;
+use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state::markers::Marker;
 
 const TXN: &str = "txn-1";
 
 fn init(state: &mut MetadataState, timeout_ms: i64) -> (ProducerId, ProducerEpoch) {
-    match state.apply(Command::InitTransactionalProducer {
+    match state.apply(InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms,
         existing: None,
     }) {
-        Outcome::TxnProducer(Ok(p)) => p,
+        Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Ok(p))) => p,
         other => panic!("unexpected {other:?}"),
     }
 }
 
 fn add(state: &mut MetadataState, p: (ProducerId, ProducerEpoch), partition: i32) -> Outcome {
-    state.apply(Command::AddPartitionsToTxn {
+    state.apply(AddPartitionsToTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
@@ -41,14 +42,14 @@ fn end_v(
     commit: bool,
     next_epoch: bool,
 ) -> Result<TxnEnd, TxnError> {
-    match state.apply(Command::EndTxn {
+    match state.apply(EndTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
         commit,
         next_epoch,
     }) {
-        Outcome::TxnEnded(result) => result,
+        Outcome::Transaction(TransactionOutcome::EndTxn(result)) => result,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -78,7 +79,10 @@ fn a_committed_transaction_holds_the_stable_offset_until_its_marker() {
         tp,
         vec![batch(0, 10, 2, NO_PRODUCER, -1)],
     );
-    assert_eq!(add(&mut state, p, 0), Outcome::TxnParts(vec![Ok(())]));
+    assert_eq!(
+        add(&mut state, p, 0),
+        Outcome::Transaction(TransactionOutcome::AddPartitionsToTxn(vec![Ok(())]))
+    );
     let out = commit(&mut state, "a", tp, vec![batch(0, 10, 3, p, 0)]);
     assert_eq!(
         out,
@@ -204,7 +208,9 @@ fn a_new_instance_fences_the_old_and_aborts_what_it_left_open() {
     assert_eq!(end(&mut state, old, true), Err(TxnError::ProducerFenced));
     assert_eq!(
         add(&mut state, old, 0),
-        Outcome::TxnParts(vec![Err(TxnError::ProducerFenced)])
+        Outcome::Transaction(TransactionOutcome::AddPartitionsToTxn(vec![Err(
+            TxnError::ProducerFenced
+        )]))
     );
     let out = commit(&mut state, "late", tp, vec![batch(0, 10, 1, old, 2)]);
     assert_eq!(out, vec![BatchOutcome::InvalidProducerEpoch]);
@@ -219,25 +225,30 @@ fn a_new_instance_fences_the_old_and_aborts_what_it_left_open() {
     );
     // KIP-360: a retry of the last init presenting the epoch it replaced gets the same answer.
     assert_eq!(
-        state.apply(Command::InitTransactionalProducer {
+        state.apply(InitTransactionalProducer {
             transactional_id: TXN.into(),
             timeout_ms: 60_000,
             existing: Some((new.0, ProducerEpoch(new.1.0 - 1))),
         }),
-        Outcome::TxnProducer(Err(TxnError::ProducerFenced)),
+        Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Err(
+            TxnError::ProducerFenced
+        ))),
         "not while a transaction is open"
     );
     end(&mut state, new, true).expect("ended");
-    let newer = state.apply(Command::InitTransactionalProducer {
+    let newer = state.apply(InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 60_000,
         existing: Some(new),
     });
     assert_eq!(
         newer,
-        Outcome::TxnProducer(Ok((new.0, ProducerEpoch(new.1.0 + 1))))
+        Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Ok((
+            new.0,
+            ProducerEpoch(new.1.0 + 1)
+        ))))
     );
-    let retried = state.apply(Command::InitTransactionalProducer {
+    let retried = state.apply(InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 60_000,
         existing: Some(new),
@@ -303,7 +314,7 @@ fn offsets_committed_in_a_transaction_appear_only_when_it_commits() {
         )]
     };
     let txn_commit = |state: &mut MetadataState, o: i64| {
-        state.apply(Command::TxnOffsetCommit {
+        state.apply(TxnOffsetCommit {
             transactional_id: TXN.into(),
             producer_id: p.0,
             producer_epoch: p.1,
@@ -314,20 +325,28 @@ fn offsets_committed_in_a_transaction_appear_only_when_it_commits() {
     // Without AddOffsetsToTxn first, the commit does not fit the transaction.
     assert_eq!(
         txn_commit(&mut state, 5),
-        Outcome::TxnParts(vec![Err(TxnError::InvalidTxnState)])
+        Outcome::Transaction(TransactionOutcome::TxnOffsetCommit(vec![Err(
+            TxnError::InvalidTxnState
+        )]))
     );
-    let added = state.apply(Command::AddOffsetsToTxn {
+    let added = state.apply(AddOffsetsToTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
         group: "g".into(),
     });
-    assert_eq!(added, Outcome::TxnOffsetsAdded(Ok(())));
-    assert_eq!(txn_commit(&mut state, 5), Outcome::TxnParts(vec![Ok(())]));
+    assert_eq!(
+        added,
+        Outcome::Transaction(TransactionOutcome::AddOffsetsToTxn(Ok(())))
+    );
+    assert_eq!(
+        txn_commit(&mut state, 5),
+        Outcome::Transaction(TransactionOutcome::TxnOffsetCommit(vec![Ok(())]))
+    );
     assert_eq!(state.group_offset("g", "t", 0), None);
     end(&mut state, p, false).expect("ended");
     assert_eq!(state.group_offset("g", "t", 0), None, "aborted: dropped");
-    state.apply(Command::AddOffsetsToTxn {
+    state.apply(AddOffsetsToTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
@@ -354,17 +373,23 @@ fn bad_requests_are_refused_and_nothing_changes() {
         (&"y".repeat(2000)[..], 1000),
     ] {
         let before = state.clone();
-        let out = state.apply(Command::InitTransactionalProducer {
+        let out = state.apply(InitTransactionalProducer {
             transactional_id: id.into(),
             timeout_ms: timeout,
             existing: None,
         });
-        assert!(matches!(out, Outcome::TxnProducer(Err(_))), "{out:?}");
+        assert!(
+            matches!(
+                out,
+                Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Err(_)))
+            ),
+            "{out:?}"
+        );
         assert_eq!(state.transactions(), before.transactions());
     }
     let p = init(&mut state, 60_000);
     // An unknown partition fails the request; the others are not attempted.
-    let out = state.apply(Command::AddPartitionsToTxn {
+    let out = state.apply(AddPartitionsToTxn {
         transactional_id: TXN.into(),
         producer_id: p.0,
         producer_epoch: p.1,
@@ -372,11 +397,11 @@ fn bad_requests_are_refused_and_nothing_changes() {
     });
     assert_eq!(
         out,
-        Outcome::TxnParts(vec![
+        Outcome::Transaction(TransactionOutcome::AddPartitionsToTxn(vec![
             Err(TxnError::OperationNotAttempted),
             Err(TxnError::UnknownTopicOrPartition),
             Err(TxnError::UnknownTopicOrPartition),
-        ])
+        ]))
     );
     assert_eq!(
         state.transactions().get(TXN).map(|t| t.status),
@@ -468,12 +493,15 @@ fn an_exhausted_epoch_moves_the_id_to_a_new_producer_and_fences_the_old() {
     let out = commit(&mut state, "zombie", tp, vec![batch(0, 10, 1, p, 0)]);
     assert_eq!(out, vec![BatchOutcome::InvalidProducerEpoch]);
     // A retry presenting what the rotation replaced gets the new id again.
-    let retried = state.apply(Command::InitTransactionalProducer {
+    let retried = state.apply(InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 60_000,
         existing: Some(p),
     });
-    assert_eq!(retried, Outcome::TxnProducer(Ok(fresh)));
+    assert_eq!(
+        retried,
+        Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Ok(fresh)))
+    );
 }
 
 #[test]
@@ -493,10 +521,15 @@ fn a_zombie_fenced_by_a_timeout_is_never_taken_for_a_retry() {
         end_v(&mut state, p, false, true),
         Err(TxnError::ProducerFenced)
     );
-    let retry = state.apply(Command::InitTransactionalProducer {
+    let retry = state.apply(InitTransactionalProducer {
         transactional_id: TXN.into(),
         timeout_ms: 5_000,
         existing: Some(p),
     });
-    assert_eq!(retry, Outcome::TxnProducer(Err(TxnError::ProducerFenced)));
+    assert_eq!(
+        retry,
+        Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Err(
+            TxnError::ProducerFenced
+        )))
+    );
 }

@@ -2,6 +2,7 @@
 //! transaction (TxnOffsetCommit to the group's coordinator follows).
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::metadata::state;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::AddOffsetsToTxnRequest;
@@ -62,7 +63,12 @@ pub async fn handle(
     );
     let added = broker
         .metadata
-        .add_offsets_to_txn(request.transactional_id, producer, request.group_id)
+        .write(state::AddOffsetsToTxn {
+            transactional_id: request.transactional_id,
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            group: request.group_id,
+        })
         .await;
     // PRODUCER_FENCED exists for this API from v2 (KIP-588).
     let code = txn_answer(added, version < 2);

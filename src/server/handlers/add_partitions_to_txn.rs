@@ -4,6 +4,7 @@
 //! whether the partitions are in the open transaction), never changed.
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::metadata::state;
 use crate::metadata::state::{TxnError, TxnStatus};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -157,7 +158,12 @@ async fn add(
         .collect();
     let codes: Vec<ErrorCode> = match broker
         .metadata
-        .add_partitions_to_txn(transactional_id, producer, partitions.clone())
+        .write(state::AddPartitionsToTxn {
+            transactional_id,
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            partitions: partitions.clone(),
+        })
         .await
     {
         Ok(results) => results

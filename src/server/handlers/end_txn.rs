@@ -5,6 +5,7 @@
 //! epoch, which the answer carries.
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::metadata::state;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::EndTxnRequest;
@@ -62,12 +63,13 @@ pub async fn handle(broker: &Broker, request: EndTxnRequest, version: i16) -> En
     };
     let code = match broker
         .metadata
-        .end_txn(
-            request.transactional_id,
-            producer,
-            request.committed,
+        .write(state::EndTxn {
+            transactional_id: request.transactional_id,
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            commit: request.committed,
             next_epoch,
-        )
+        })
         .await
     {
         Ok(Ok(end)) => {

@@ -1,6 +1,6 @@
 //! InitProducerId (key 22): idempotent producer ids and epochs, issued by metadata; with a
 //! transactional id, the id's producer and its next epoch (fencing older instances and
-//! aborting what they left open, see `metadata::state::txn_commands`).
+//! aborting what they left open, see `metadata::state::commands::transaction`).
 
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state;
@@ -102,7 +102,11 @@ async fn issue(
         }
         return match broker
             .metadata
-            .init_transactional_producer(transactional_id, timeout_ms, existing)
+            .write(state::InitTransactionalProducer {
+                transactional_id,
+                timeout_ms,
+                existing,
+            })
             .await
         {
             Ok(Ok(issued)) => Ok(issued),

@@ -4,6 +4,7 @@
 //! fails its partition with the matching Kafka error and never reaches the object store.
 
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
+use crate::metadata::state::AddPartitionsToTxn;
 use crate::metadata::state::BatchOutcome;
 use crate::metadata::state::{TxnError, TxnStatus};
 use crate::produce::settings::TopicSettings;
@@ -295,7 +296,12 @@ async fn join_transaction(
     }
     let codes: Vec<Option<ErrorCode>> = match broker
         .metadata
-        .add_partitions_to_txn(transactional_id.clone(), producer, missing.clone())
+        .write(AddPartitionsToTxn {
+            transactional_id: transactional_id.clone(),
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            partitions: missing.clone(),
+        })
         .await
     {
         // Produce answers a fenced producer INVALID_PRODUCER_EPOCH, as Kafka does; a join

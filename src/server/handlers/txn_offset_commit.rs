@@ -6,6 +6,7 @@
 //! AddOffsetsToTxn first.
 
 use crate::ids::{ProducerEpoch, ProducerId};
+use crate::metadata::state;
 use crate::metadata::state::GroupOffset;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -111,12 +112,13 @@ pub async fn handle(
         ErrorCode::None => {
             match broker
                 .metadata
-                .txn_offset_commit(
-                    request.transactional_id.clone(),
-                    producer,
-                    request.group_id.clone(),
-                    offsets.clone(),
-                )
+                .write(state::TxnOffsetCommit {
+                    transactional_id: request.transactional_id.clone(),
+                    producer_id: producer.0,
+                    producer_epoch: producer.1,
+                    group: request.group_id.clone(),
+                    offsets: offsets.clone(),
+                })
                 .await
             {
                 // A fenced producer hears INVALID_PRODUCER_EPOCH here at every version, as
@@ -169,11 +171,12 @@ async fn implicit_add(
     }
     let added = broker
         .metadata
-        .add_offsets_to_txn(
-            request.transactional_id.clone(),
-            producer,
-            request.group_id.clone(),
-        )
+        .write(state::AddOffsetsToTxn {
+            transactional_id: request.transactional_id.clone(),
+            producer_id: producer.0,
+            producer_epoch: producer.1,
+            group: request.group_id.clone(),
+        })
         .await;
     txn_answer(added, true)
 }

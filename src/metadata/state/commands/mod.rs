@@ -13,6 +13,7 @@ mod log;
 mod producer;
 mod security;
 mod topic;
+mod transaction;
 
 pub use agent::*;
 pub use clock::*;
@@ -25,3 +26,4 @@ pub(super) use request::Apply;
 pub use request::{Noun, NounRequest};
 pub use security::*;
 pub use topic::*;
+pub use transaction::*;

@@ -2,17 +2,129 @@
 //! once: the producers (epochs), the partitions' logs (markers) and the groups' offsets.
 //! `transactions` holds the coordinator's rules; this file composes them.
 
-use super::MetadataState;
-use super::groups::GroupOffset;
-use super::markers::Marker;
-use super::parts::in_force;
-use super::transactions::{
+use super::Apply;
+use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use crate::metadata::state::MetadataState;
+use crate::metadata::state::groups::GroupOffset;
+use crate::metadata::state::markers::Marker;
+use crate::metadata::state::parts::in_force;
+use crate::metadata::state::transactions::{
     TRANSACTION_MAX_TIMEOUT_MS, TRANSACTIONAL_ID_BYTES_MAX, TRANSACTIONAL_ID_EXPIRATION_MS,
     TRANSACTIONS_MAX, TXN_GROUPS_MAX, TXN_OFFSETS_MAX, TXN_PARTITIONS_MAX, Transaction, TxnEnd,
     TxnError, TxnStatus,
 };
-use crate::ids::{ProducerEpoch, ProducerId, TopicPartition};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+noun! {
+    /// What changes a transaction.
+    TransactionCommand => TransactionOutcome {
+        InitTransactionalProducer => Result<(ProducerId, ProducerEpoch), TxnError>,
+        AddPartitionsToTxn => Vec<Result<(), TxnError>>,
+        AddOffsetsToTxn => Result<(), TxnError>,
+        TxnOffsetCommit => Vec<Result<(), TxnError>>,
+        EndTxn => Result<TxnEnd, TxnError>,
+    }
+}
+
+/// InitProducerId with a transactional id: its producer id and new epoch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitTransactionalProducer {
+    pub transactional_id: String,
+    pub timeout_ms: i64,
+    pub existing: Option<(ProducerId, ProducerEpoch)>,
+}
+
+impl Apply for InitTransactionalProducer {
+    fn apply(self, state: &mut MetadataState) -> Result<(ProducerId, ProducerEpoch), TxnError> {
+        state.init_transactional_producer(self.transactional_id, self.timeout_ms, self.existing)
+    }
+}
+
+/// Adds partitions to the transaction; one result per partition, in command order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddPartitionsToTxn {
+    pub transactional_id: String,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+    /// By topic name and partition, resolved when applied.
+    pub partitions: Vec<(String, i32)>,
+}
+
+impl Apply for AddPartitionsToTxn {
+    fn apply(self, state: &mut MetadataState) -> Vec<Result<(), TxnError>> {
+        state.add_partitions_to_txn(
+            &self.transactional_id,
+            self.producer_id,
+            self.producer_epoch,
+            &self.partitions,
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddOffsetsToTxn {
+    pub transactional_id: String,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+    pub group: String,
+}
+
+impl Apply for AddOffsetsToTxn {
+    fn apply(self, state: &mut MetadataState) -> Result<(), TxnError> {
+        state.add_offsets_to_txn(
+            &self.transactional_id,
+            self.producer_id,
+            self.producer_epoch,
+            self.group,
+        )
+    }
+}
+
+/// Offsets committed into the transaction; one result per offset, in command order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnOffsetCommit {
+    pub transactional_id: String,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+    pub group: String,
+    /// (topic, partition, offset), in request order.
+    pub offsets: Vec<(String, i32, GroupOffset)>,
+}
+
+impl Apply for TxnOffsetCommit {
+    fn apply(self, state: &mut MetadataState) -> Vec<Result<(), TxnError>> {
+        state.txn_offset_commit(
+            &self.transactional_id,
+            self.producer_id,
+            self.producer_epoch,
+            &self.group,
+            self.offsets,
+        )
+    }
+}
+
+/// EndTxn: commit or abort, writing the markers. `next_epoch`: transaction version 2
+/// (EndTxn v5, KIP-890 part 2), where every end moves the producer to its next epoch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndTxn {
+    pub transactional_id: String,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+    pub commit: bool,
+    pub next_epoch: bool,
+}
+
+impl Apply for EndTxn {
+    fn apply(self, state: &mut MetadataState) -> Result<TxnEnd, TxnError> {
+        state.end_txn(
+            &self.transactional_id,
+            (self.producer_id, self.producer_epoch),
+            self.commit,
+            self.next_epoch,
+        )
+    }
+}
 
 impl MetadataState {
     /// InitProducerId with a transactional id: a new producer id for a new id; otherwise the
