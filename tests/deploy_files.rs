@@ -249,3 +249,107 @@ print(json.dumps(doc))
         "expected the floe services' settings, found {checked}"
     );
 }
+
+/// A flag's name, environment variable and default as `floe serve --help` states them.
+struct HelpFlag {
+    env: String,
+    default: Option<String>,
+}
+
+fn help_flags(help: &str) -> std::collections::BTreeMap<String, HelpFlag> {
+    let mut flags = std::collections::BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut text = String::new();
+    let mut finish = |name: Option<String>, text: &str| {
+        let Some(name) = name else { return };
+        let between = |open: &str| {
+            text.split(open)
+                .nth(1)
+                .and_then(|rest| rest.split(']').next())
+                .map(str::to_string)
+        };
+        let env = between("[env: ")
+            .map(|e| e.trim_end_matches('=').to_string())
+            .unwrap_or_default();
+        let default = between("[default: ").map(|d| d.trim_matches('"').to_string());
+        flags.insert(name, HelpFlag { env, default });
+    };
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix("--")
+            && line.starts_with("      --")
+        {
+            finish(current.take(), &text);
+            text.clear();
+            let name = rest.split([' ', '[', '<']).next().unwrap_or_default();
+            if name != "help" {
+                current = Some(name.to_string());
+            }
+        } else {
+            text.push(' ');
+            text.push_str(trimmed);
+        }
+    }
+    finish(current, &text);
+    flags
+}
+
+/// `8 MiB` → 8388608, `1 MiB + 12` → 1048588, `10000` → 10000; anything else as written.
+fn normalized(value: &str) -> String {
+    let value = value.trim().trim_matches('`');
+    let size = |text: &str| -> Option<u64> {
+        let (number, unit) = text.trim().split_once(' ').unwrap_or((text.trim(), "B"));
+        let number: u64 = number.parse().ok()?;
+        let scale = match unit {
+            "B" => 1,
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            _ => return None,
+        };
+        Some(number * scale)
+    };
+    let total = value
+        .split(" + ")
+        .map(size)
+        .try_fold(0u64, |sum, part| Some(sum + part?));
+    total.map_or(value.to_string(), |n| n.to_string())
+}
+
+/// The README's configuration tables and `floe serve --help` list the same flags, each with
+/// the same environment variable; where the README states a default as a value (not in
+/// words), it is the one the binary has.
+#[test]
+fn the_readme_documents_every_serve_flag_as_the_binary_has_it() {
+    let help = help_flags(&serve_help());
+    assert!(help.len() > 50, "parsed {} flags from the help", help.len());
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    let mut documented = std::collections::BTreeMap::new();
+    for row in readme.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let name = cells[0].trim_start_matches("| `--").trim_end_matches('`');
+        let env = cells[1].trim_matches('`');
+        documented.insert(name.to_string(), (env.to_string(), cells[2].to_string()));
+    }
+    let undocumented: Vec<&String> = help.keys().filter(|f| !documented.contains_key(*f)).collect();
+    assert!(undocumented.is_empty(), "README.md has no row for {undocumented:?}");
+    let unknown: Vec<&String> = documented.keys().filter(|f| !help.contains_key(*f)).collect();
+    assert!(unknown.is_empty(), "README.md documents flags floe serve does not have: {unknown:?}");
+    for (name, (env, default)) in &documented {
+        let flag = &help[name];
+        assert_eq!(env, &flag.env, "--{name}: README says {env}, the binary reads {}", flag.env);
+        // A default written as a value (`30s`, 8 MiB, 10000, `true`) must be the binary's.
+        let number = normalized(default);
+        let literal = default.starts_with('`')
+            && default.ends_with('`')
+            && default.matches('`').count() == 2
+            || !number.is_empty() && number.chars().all(|c| c.is_ascii_digit());
+        if literal && let Some(binary) = &flag.default {
+            assert_eq!(
+                normalized(default),
+                normalized(binary),
+                "--{name}: README says the default is {default}, the binary's is {binary}"
+            );
+        }
+    }
+}
