@@ -340,10 +340,10 @@ fn the_readme_documents_every_serve_flag_as_the_binary_has_it() {
         assert_eq!(env, &flag.env, "--{name}: README says {env}, the binary reads {}", flag.env);
         // A default written as a value (`30s`, 8 MiB, 10000, `true`) must be the binary's.
         let number = normalized(default);
-        let literal = default.starts_with('`')
+        let quoted = default.starts_with('`')
             && default.ends_with('`')
-            && default.matches('`').count() == 2
-            || !number.is_empty() && number.chars().all(|c| c.is_ascii_digit());
+            && default.matches('`').count() == 2;
+        let literal = quoted || (!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()));
         if literal && let Some(binary) = &flag.default {
             assert_eq!(
                 normalized(default),
