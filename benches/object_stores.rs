@@ -13,7 +13,7 @@ use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use floe::bench::agent_cpu;
 use floe::clock::Clock;
-use floe::object::pack::PackStore;
+use floe::pack::PackStore;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;

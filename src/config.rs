@@ -1,7 +1,7 @@
 //! One validated configuration: every limit has a name and a default.
 
 use crate::metadata::quorum::QuorumConfig;
-use crate::object::store::ObjectStoreConfig;
+use crate::store::open::ObjectStoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -7,9 +7,9 @@ use clap::{Parser, Subcommand};
 use cli::bench::{BenchArgs, bench};
 use floe::config::Config;
 use floe::ids::NodeId;
-use floe::object::chaos::FaultPlan;
-use floe::object::retry::RetryPolicy;
-use floe::object::store::ObjectStoreConfig;
+use floe::store::chaos::FaultPlan;
+use floe::store::open::ObjectStoreConfig;
+use floe::store::retry::RetryPolicy;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -493,7 +493,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         s3_path_style: args.s3_path_style,
         s3_allow_http: args.s3_allow_http,
         create_bucket: args.create_bucket,
-        latency: floe::object::latency_model_file::parse_model(&args.object_store_latency)
+        latency: floe::store::latency_model_file::parse_model(&args.object_store_latency)
             .map_err(anyhow::Error::msg)?,
         faults: FaultPlan::parse(&args.object_store_faults).map_err(anyhow::Error::msg)?,
         retry: RetryPolicy {

@@ -331,18 +331,33 @@ fn the_readme_documents_every_serve_flag_as_the_binary_has_it() {
         let env = cells[1].trim_matches('`');
         documented.insert(name.to_string(), (env.to_string(), cells[2].to_string()));
     }
-    let undocumented: Vec<&String> = help.keys().filter(|f| !documented.contains_key(*f)).collect();
-    assert!(undocumented.is_empty(), "README.md has no row for {undocumented:?}");
-    let unknown: Vec<&String> = documented.keys().filter(|f| !help.contains_key(*f)).collect();
-    assert!(unknown.is_empty(), "README.md documents flags floe serve does not have: {unknown:?}");
+    let undocumented: Vec<&String> = help
+        .keys()
+        .filter(|f| !documented.contains_key(*f))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "README.md has no row for {undocumented:?}"
+    );
+    let unknown: Vec<&String> = documented
+        .keys()
+        .filter(|f| !help.contains_key(*f))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "README.md documents flags floe serve does not have: {unknown:?}"
+    );
     for (name, (env, default)) in &documented {
         let flag = &help[name];
-        assert_eq!(env, &flag.env, "--{name}: README says {env}, the binary reads {}", flag.env);
+        assert_eq!(
+            env, &flag.env,
+            "--{name}: README says {env}, the binary reads {}",
+            flag.env
+        );
         // A default written as a value (`30s`, 8 MiB, 10000, `true`) must be the binary's.
         let number = normalized(default);
-        let quoted = default.starts_with('`')
-            && default.ends_with('`')
-            && default.matches('`').count() == 2;
+        let quoted =
+            default.starts_with('`') && default.ends_with('`') && default.matches('`').count() == 2;
         let literal = quoted || (!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()));
         if literal && let Some(binary) = &flag.default {
             assert_eq!(

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         std::fs::create_dir_all(&dir).expect("fuzz directory");
         dir
     });
-    use floe::object::pack::record::RecordHeader;
+    use floe::pack::record::RecordHeader;
     let _ = RecordHeader::decode(data);
     let newest = data.first().is_some_and(|b| b & 1 == 1);
     // A whole record (its payload the input's first half) before the input's bytes, with one
@@ -29,8 +29,8 @@ fuzz_target!(|data: &[u8]| {
         pack[at] ^= data[3] | 1;
     }
     let data = pack.as_slice();
-    std::fs::write(floe::object::pack::pack_path(dir, 1), data).expect("write pack");
-    if let Ok((found, end)) = floe::object::pack::recover::scan(dir, 1, newest) {
+    std::fs::write(floe::pack::pack_path(dir, 1), data).expect("write pack");
+    if let Ok((found, end)) = floe::pack::recover::scan(dir, 1, newest) {
         assert!(end <= data.len() as u64);
         for record in found {
             assert!(record.at.payload_offset + record.at.payload_len <= data.len() as u64);

@@ -140,7 +140,7 @@ pub fn render(broker: &Broker) -> String {
     security(&mut e, broker);
 
     let ops = broker.store.metrics().snapshot();
-    type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;
+    type Pick = fn(&crate::store::metrics::OperationSnapshot) -> u64;
     let counters: [(&str, &str, Pick); 3] = [
         (
             "floe_object_store_requests_total",
@@ -466,7 +466,7 @@ fn lifecycle(e: &mut Exposition, broker: &Broker) {
         e.counter(name, help, JobMetrics::load(counter) as f64);
     }
     let ops = broker.jobs_store.metrics().snapshot();
-    type Pick = fn(&crate::object::metrics::OperationSnapshot) -> u64;
+    type Pick = fn(&crate::store::metrics::OperationSnapshot) -> u64;
     let families: [(&str, &str, Pick); 3] = [
         (
             "floe_jobs_object_store_requests_total",

@@ -3,7 +3,7 @@
 //! the last result, and callers during a probe wait for it instead of starting their own.
 
 use crate::clock::{Clock, Instant};
-use crate::object::ObjectClient;
+use crate::store::ObjectClient;
 use crate::telemetry::ErrorChain;
 use std::time::Duration;
 

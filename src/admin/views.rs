@@ -1,8 +1,8 @@
 //! JSON views of the cluster, topics, groups (with lag) and cost.
 
 use crate::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
-use crate::object::chaos::Operation;
 use crate::server::broker::Broker;
+use crate::store::chaos::Operation;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;

@@ -8,8 +8,8 @@
 
 use super::latency_fit::{self, SizeSample};
 use crate::clock::Clock;
-use crate::object::client::{ObjectClient, ObjectStoreError};
-use crate::object::latency_model_file::LatencyModelFile;
+use crate::store::client::{ObjectClient, ObjectStoreError};
+use crate::store::latency_model_file::LatencyModelFile;
 use bytes::Bytes;
 use serde::Serialize;
 

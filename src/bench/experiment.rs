@@ -6,9 +6,9 @@ use super::load::{self, BenchError, LoadReport, LoadSpec};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::cost::{GIB, MonthlyCost, PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
-use crate::object::chaos::Operation;
-use crate::object::latency_model_file;
-use crate::object::store::ObjectStoreConfig;
+use crate::store::chaos::Operation;
+use crate::store::latency_model_file;
+use crate::store::open::ObjectStoreConfig;
 use serde::Serialize;
 use std::time::Duration;
 

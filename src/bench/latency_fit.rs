@@ -3,7 +3,7 @@
 //! p50 is the line's intercept and its p99 the typical gap between a size's p99 and its
 //! transfer time.
 
-use crate::object::chaos::{LatencyModel, LatencyProfile};
+use crate::store::chaos::{LatencyModel, LatencyProfile};
 use serde::Serialize;
 use std::time::Duration;
 

@@ -91,7 +91,7 @@ pub enum BenchError {
     #[error("the embedded broker did not start")]
     Embedded(#[source] crate::node::StartError),
     #[error("bad latency model")]
-    LatencyModel(#[from] crate::object::chaos::SpecError),
+    LatencyModel(#[from] crate::store::chaos::SpecError),
     #[error(transparent)]
     Prices(#[from] crate::cost::PriceError),
 }

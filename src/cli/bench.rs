@@ -6,7 +6,7 @@ use floe::bench::experiment::{self, EmbeddedBroker};
 use floe::bench::load::LoadSpec;
 use floe::bench::sweep::SweepSpec;
 use floe::cost::PriceProfile;
-use floe::object::store::ObjectStoreConfig;
+use floe::store::open::ObjectStoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -262,7 +262,7 @@ async fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     // The data directory matters only for an empty --object-store (local files under it).
     let scratch = std::env::temp_dir().join(format!("floe-calibrate-{run_id}"));
     let client =
-        floe::object::store::open(&config, &scratch, floe::clock::Clock::system(), rng).await;
+        floe::store::open::open(&config, &scratch, floe::clock::Clock::system(), rng).await;
     let _ = std::fs::remove_dir_all(&scratch);
     let client = client?;
     let price_profile = match args.price_profile.as_str() {

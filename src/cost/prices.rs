@@ -5,7 +5,7 @@
 //!
 //! Data volumes are counted in GiB (2^30 bytes), as AWS bills "GB".
 
-use crate::object::latency_model_file::{self, LatencyModelFile};
+use crate::store::latency_model_file::{self, LatencyModelFile};
 use serde::{Deserialize, Serialize};
 
 /// A machine the cloud rents by the hour.

@@ -8,13 +8,13 @@
 
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::markers::Marker;
-use crate::object::ObjectStoreError;
 use crate::protocol::record_batch::{
     Batches, REWRITTEN_HEADER_BYTES, build_control_batch, set_base_offset,
     set_partition_leader_epoch,
 };
 use crate::protocol::spliced::{Records, SPLICE_MIN};
 use crate::read_cache::ReadCache;
+use crate::store::ObjectStoreError;
 use bytes::{Bytes, BytesMut};
 
 #[derive(Debug, thiserror::Error)]

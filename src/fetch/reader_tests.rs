@@ -4,12 +4,12 @@
 use super::read_batches;
 use crate::fetch::reader::Run;
 use crate::ids::{Offset, TopicPartition};
-use crate::object::ObjectClient;
-use crate::object::client::Chaos;
 use crate::object::format::encode_object;
-use crate::object::retry::RetryPolicy;
 use crate::protocol::record_batch::{Batches, build_test_batch};
 use crate::read_cache::{ReadCache, TierSettings};
+use crate::store::ObjectClient;
+use crate::store::client::Chaos;
+use crate::store::retry::RetryPolicy;
 use object_store::memory::InMemory;
 use std::sync::Arc;
 

@@ -6,8 +6,8 @@ use super::context::JobContext;
 use super::metrics::JobMetrics;
 use super::plan::{dead_due, orphans};
 use crate::metadata::MetadataError;
-use crate::object::ObjectStoreError;
 use crate::object::key::PREFIX;
+use crate::store::ObjectStoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectionError {

@@ -20,7 +20,7 @@ pub enum CompactionError {
     #[error("an index entry names an object the state does not hold")]
     UnknownObject,
     #[error("reading or writing the object store failed")]
-    Store(#[from] crate::object::ObjectStoreError),
+    Store(#[from] crate::store::ObjectStoreError),
     #[error("object {key} does not hold the batches its index entry says (at offset {at})")]
     Mismatch { key: String, at: i64 },
     #[error("the metadata write failed")]

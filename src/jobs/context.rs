@@ -4,9 +4,9 @@ use super::metrics::JobMetrics;
 use crate::clock::Clock;
 use crate::config::LifecycleConfig;
 use crate::metadata::MetadataStore;
-use crate::object::ObjectClient;
 use crate::random::Rng;
 use crate::read_cache::ReadCache;
+use crate::store::ObjectClient;
 use std::sync::Arc;
 
 /// What the jobs share.

@@ -37,7 +37,7 @@ pub enum StartError {
     #[error("cannot start the metadata quorum member")]
     Metadata(#[from] QuorumError),
     #[error(transparent)]
-    ObjectStore(#[from] crate::object::store::OpenError),
+    ObjectStore(#[from] crate::store::open::OpenError),
     #[error("cannot set up TLS")]
     Tls(#[from] crate::security::tls::TlsError),
     #[error("cannot listen on {addr}")]
@@ -110,7 +110,7 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         source,
     })?;
     let store = Arc::new(
-        crate::object::store::open(&config.object_store, &data_dir, clock.clone(), rng.clone())
+        crate::store::open::open(&config.object_store, &data_dir, clock.clone(), rng.clone())
             .await?,
     );
     tracing::info!(store = store.description(), "object store ready");
@@ -304,7 +304,7 @@ fn build_broker(
     sasl: crate::security::sasl::SaslSettings,
     endpoints: Vec<Endpoint>,
     metadata: MetadataStore,
-    store: Arc<crate::object::ObjectClient>,
+    store: Arc<crate::store::ObjectClient>,
     read_cache: crate::read_cache::ReadCache,
     local_cluster_id: String,
     clock: Clock,

@@ -22,7 +22,7 @@ pub mod disk;
 pub mod metrics;
 
 use crate::ids::ObjectKey;
-use crate::object::{ObjectClient, ObjectStoreError};
+use crate::store::{ObjectClient, ObjectStoreError};
 use block::{Block, BlockId, WHOLE_OBJECT, block_range, blocks_covering, read_ahead, slice_blocks};
 use bytes::Bytes;
 use disk::DiskTier;

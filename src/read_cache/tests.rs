@@ -3,9 +3,9 @@
 //! restart and discards damaged files.
 
 use super::*;
-use crate::object::chaos::{FaultPlan, LatencyModel, Operation};
-use crate::object::client::Chaos;
-use crate::object::retry::RetryPolicy;
+use crate::store::chaos::{FaultPlan, LatencyModel, Operation};
+use crate::store::client::Chaos;
+use crate::store::retry::RetryPolicy;
 use object_store::memory::InMemory;
 use proptest::prelude::*;
 

@@ -5,12 +5,12 @@ use crate::config::Config;
 use crate::metadata::MetadataStore;
 use crate::metadata::state::Agent;
 use crate::metadata::state::CreateTopic;
-use crate::object::ObjectClient;
 use crate::placement::{self, Shown};
 use crate::produce::ProducePipeline;
 use crate::protocol::ErrorCode;
 use crate::random::Rng;
 use crate::server::error_codes::{self, Role};
+use crate::store::ObjectClient;
 use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub struct Broker {
     /// Batch headers read for ListOffsets by timestamp (`fetch::by_time`).
     pub run_batches: crate::fetch::by_time::RunBatchesCache,
     /// The background jobs' own client of the object store (their requests counted apart).
-    pub jobs_store: Arc<crate::object::ObjectClient>,
+    pub jobs_store: Arc<crate::store::ObjectClient>,
     pub job_metrics: Arc<crate::jobs::metrics::JobMetrics>,
     /// Segment footers read so far: the local index cache fetches go through.
     pub segment_indexes: crate::fetch::runs::SegmentIndexCache,

@@ -113,7 +113,7 @@ pub async fn open(
         // The embedded default packs objects into a few files (`pack`). A data directory
         // written before packs, with a file per object, keeps being read that way (below).
         let dir = data_dir.join("packs");
-        let store = super::pack::PackStore::open(dir.clone(), clock.clone())
+        let store = crate::pack::PackStore::open(dir.clone(), clock.clone())
             .map_err(|e| invalid(e.to_string()))?;
         (Arc::new(store), format!("packs in {}", dir.display()))
     } else if url.is_empty() || url.starts_with("file://") {
