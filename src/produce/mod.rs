@@ -6,5 +6,6 @@ pub mod metrics;
 pub mod pipeline;
 pub mod settings;
 pub mod timestamps;
+pub mod validate;
 
 pub use pipeline::{BatchResult, ProduceError, ProducePipeline};

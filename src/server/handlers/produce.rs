@@ -1,13 +1,15 @@
 //! Produce (key 0): validate batches, queue them for the next object, answer after commit.
 //!
-//! Each batch is checked (magic 2, framing, CRC-32C, size) before it is accepted; a bad batch
-//! fails its partition with the matching Kafka error and never reaches the object store.
+//! Each batch is checked as Kafka checks a client's batches (`produce::validate`) before it is
+//! accepted; a bad batch fails its partition with the matching Kafka error and never reaches
+//! the object store.
 
 use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::AddPartitionsToTxn;
 use crate::metadata::state::BatchOutcome;
 use crate::metadata::state::{TxnError, TxnStatus};
 use crate::produce::settings::TopicSettings;
+use crate::produce::validate::{Checks, validate};
 use crate::produce::{BatchResult, ProduceError};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -16,10 +18,6 @@ use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
-use crate::protocol::record_batch::{
-    BatchError, Batches, Compression, RecordBatch, set_log_append_time,
-};
-use crate::protocol::records;
 use crate::protocol::spliced::Records;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
@@ -407,213 +405,6 @@ pub async fn complete(broker: &Broker, enqueued: Enqueued) -> Option<ProduceResp
     } else {
         Some(response)
     }
-}
-
-/// What a client's batches are checked against.
-struct Checks {
-    settings: TopicSettings,
-    /// The request's version (zstd needs v7).
-    version: i16,
-    /// Whether the request names a transactional id (its batches must be transactional).
-    transactional: bool,
-    now_ms: i64,
-    /// `topic-partition`, as Kafka's messages name it.
-    partition: String,
-}
-
-/// Per-record errors answered for one partition at most (the rest are counted in the
-/// message).
-const RECORD_ERRORS_MAX: usize = 1000;
-
-/// Splits a records blob into whole, valid v2 batches, checked as Kafka checks a client's
-/// batches (`LogValidator`): the header, the CRC, then the records of an uncompressed batch
-/// (their count and framing) and their timestamps. A refusal carries the code and a message.
-/// Kafka's per-record errors of a refused batch go to `record_errors` (index in the batch,
-/// message), so a client fails only those records with the error and retries the others.
-fn validate(
-    records: bytes::Bytes,
-    checks: &Checks,
-    record_errors: &mut Vec<(i32, String)>,
-) -> Result<Vec<RecordBatch>, (ErrorCode, String)> {
-    let settings = &checks.settings;
-    let batch_bytes_max = settings.max_message_bytes;
-    let mut batches = Vec::new();
-    for batch in Batches::new(records) {
-        let batch = batch.map_err(|e| match e {
-            BatchError::UnsupportedMagic(_) => {
-                (ErrorCode::UnsupportedForMessageFormat, e.to_string())
-            }
-            _ => (ErrorCode::CorruptMessage, e.to_string()),
-        })?;
-        if batch.size() > batch_bytes_max {
-            return Err((
-                ErrorCode::MessageTooLarge,
-                format!(
-                    "The record batch size in the append to {} is {} bytes which exceeds the \
-                     maximum configured value of {batch_bytes_max}.",
-                    checks.partition,
-                    batch.size()
-                ),
-            ));
-        }
-        if let Some(refusal) = client_batch_refusal(&batch, checks.version, checks.transactional) {
-            return Err(refusal);
-        }
-        batch
-            .validate()
-            .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
-        if let Some(codec) = settings.compression
-            && batch.compression() != codec
-        {
-            return Err((
-                ErrorCode::InvalidRecord,
-                format!(
-                    "topic partition {} has compression.type {codec:?} and this batch is \
-                     {:?}: floe stores batches as sent and does not recompress them; set the \
-                     producer's compression.type to match",
-                    checks.partition,
-                    batch.compression()
-                ),
-            ));
-        }
-        // Kafka refuses the flag from any client, whatever the topic's timestamp type.
-        if batch.is_log_append_time() {
-            return Err((
-                ErrorCode::InvalidTimestamp,
-                format!(
-                    "Invalid timestamp type in message with offset delta 0. Producer should not \
-                     set timestamp type to LogAppendTime (topic partition {}).",
-                    checks.partition
-                ),
-            ));
-        }
-        let (policy, now_ms) = (&settings.timestamps, checks.now_ms);
-        let mut out_of_range = None;
-        let mut keyless = Vec::new();
-        let mut visit = |r: records::RecordMeta| {
-            if out_of_range.is_none() {
-                out_of_range = policy.refusal(r.offset_delta, r.timestamp, now_ms);
-            }
-            if r.key_is_null {
-                keyless.push(r.index);
-            }
-        };
-        // Records are read when uncompressed, or when the topic needs their keys; otherwise
-        // the header's first and max timestamps are checked.
-        if batch.compression() == Compression::None || settings.compacted {
-            let limit = crate::protocol::compression::decompressed_limit(batch.size());
-            records::walk_decompressed(&batch, limit, &mut visit)
-                .map_err(|e| (ErrorCode::InvalidRecord, e.to_string()))?;
-        } else {
-            out_of_range = policy.header_refusal(&batch, now_ms);
-        }
-        if let Some(message) = out_of_range {
-            return Err((ErrorCode::InvalidTimestamp, message));
-        }
-        if settings.compacted && !keyless.is_empty() {
-            let message = format!(
-                "Compacted topic cannot accept message without key in topic partition {}",
-                checks.partition
-            );
-            let shown: Vec<String> = keyless
-                .iter()
-                .take(3)
-                .map(|i| format!("RecordError(batchIndex={i}, message='{message}')"))
-                .collect();
-            record_errors.extend(
-                keyless
-                    .iter()
-                    .take(RECORD_ERRORS_MAX)
-                    .map(|&i| (i, message.clone())),
-            );
-            return Err((
-                ErrorCode::InvalidRecord,
-                format!(
-                    "One or more records have been rejected due to {} record errors in total, \
-                     and only showing the first three errors at most: [{}]",
-                    keyless.len(),
-                    shown.join(", ")
-                ),
-            ));
-        }
-        let batch = if settings.log_append_time {
-            let mut stamped = batch.as_bytes().to_vec();
-            set_log_append_time(&mut stamped, now_ms);
-            RecordBatch::new(stamped.into())
-                .map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?
-        } else {
-            batch
-        };
-        batches.push(batch);
-    }
-    if batches.is_empty() {
-        return Err((ErrorCode::InvalidRecord, "no record batch".into()));
-    }
-    Ok(batches)
-}
-
-/// What Kafka refuses in a batch a client sent, before looking at its CRC.
-fn client_batch_refusal(
-    batch: &RecordBatch,
-    version: i16,
-    transactional: bool,
-) -> Option<(ErrorCode, String)> {
-    let count = i64::from(batch.record_count());
-    let span = batch.offset_count();
-    let refusal = if batch.is_control() {
-        (
-            ErrorCode::InvalidRecord,
-            "clients may not write control batches".to_string(),
-        )
-    } else if batch.is_transactional() != transactional {
-        // Whether the batch is in a transaction must agree with the request (the state
-        // machine then checks that the transaction is open and holds the partition).
-        (
-            ErrorCode::InvalidRecord,
-            if transactional {
-                "a transactional request holds a batch that is not transactional".to_string()
-            } else {
-                "a transactional batch needs the request's transactional id".to_string()
-            },
-        )
-    } else if batch.is_transactional() && batch.producer_id() < 0 {
-        (
-            ErrorCode::InvalidRecord,
-            "a transactional batch needs a producer id".to_string(),
-        )
-    } else if span <= 0 {
-        (
-            ErrorCode::InvalidRecord,
-            format!("invalid last offset delta {}", batch.last_offset_delta()),
-        )
-    } else if count <= 0 || count != span {
-        (
-            ErrorCode::InvalidRecord,
-            format!("the batch counts {count} records but its offsets span {span}"),
-        )
-    } else if batch.producer_id() >= 0 && batch.base_sequence() < 0 {
-        (
-            ErrorCode::InvalidRecord,
-            format!(
-                "invalid sequence number {} for producer {}",
-                batch.base_sequence(),
-                batch.producer_id()
-            ),
-        )
-    } else if let Compression::Unknown(id) = batch.compression() {
-        (
-            ErrorCode::CorruptMessage,
-            format!("unknown compression codec {id}"),
-        )
-    } else if batch.compression() == Compression::Zstd && version < 7 {
-        (
-            ErrorCode::UnsupportedCompressionType,
-            "zstd needs Produce v7 or later".to_string(),
-        )
-    } else {
-        return None;
-    };
-    Some(refusal)
 }
 
 /// The partition's result: its first batch's offset, or the first error.
