@@ -244,6 +244,9 @@ impl Default for SecurityConfig {
 }
 
 impl SecurityConfig {
+    /// How often the TLS files are checked for changes (changed files load without a restart).
+    pub const TLS_RELOAD_INTERVAL: Duration = Duration::from_secs(30);
+
     /// The listeners to bind: the configured ones, or one `PLAINTEXT` listener at
     /// `kafka_addr` advertising `advertised_addr`.
     pub fn listeners(
@@ -271,6 +274,25 @@ impl Config {
     /// CPU per GB (`scripts/produce_bench.py`).
     pub const LOCAL_FLUSH_INTERVAL: Duration = Duration::from_millis(2);
 
+    /// The flush interval of stores that bill per request (S3, GCS, Azure): a PUT costs money,
+    /// so objects are sealed at most four times a second (the knob of the cost-versus-latency
+    /// experiment).
+    pub const REMOTE_FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+
+    /// Local disk for blocks of objects with a remote store (with local files the objects are
+    /// already on this disk, so the default is none).
+    pub const REMOTE_HOT_TIER_BYTES_MAX: u64 = 1024 * 1024 * 1024;
+
+    /// Where `floe serve` keeps its data unless told otherwise.
+    pub const DATA_DIR: &'static str = "./floe-data";
+
+    /// The defaults that differ when objects live in a remote store (or one made to look
+    /// remote with injected latency): sealed less often, read through a disk tier.
+    pub fn for_remote_store(&mut self) {
+        self.flush_interval = Config::REMOTE_FLUSH_INTERVAL;
+        self.read.hot_tier_bytes_max = Config::REMOTE_HOT_TIER_BYTES_MAX;
+    }
+
     /// The embedded default: everything under `data_dir`, objects packed in local files.
     pub fn local(data_dir: PathBuf) -> Config {
         Config {
@@ -278,7 +300,10 @@ impl Config {
             admin_addr: Some("127.0.0.1:9644".into()),
             advertised_addr: String::new(),
             data_dir,
-            object_store: ObjectStoreConfig::default(),
+            object_store: ObjectStoreConfig {
+                chaos_seed: 1,
+                ..ObjectStoreConfig::default()
+            },
             flush_interval: Config::LOCAL_FLUSH_INTERVAL,
             object_bytes_max: 8 * 1024 * 1024,
             auto_create_topics: true,

@@ -1,10 +1,11 @@
-//! The `floe` command line beyond `serve`: one file per subcommand, and what the admin
+//! The `floe` command line: one file per subcommand (`serve.rs`: the broker's flags), and what the admin
 //! subcommands (`topic`, `group`, `cluster`) share: where the cluster is and how to print.
 
 pub mod admin_client;
 pub mod bench;
 pub mod cluster;
 pub mod group;
+pub mod serve;
 pub mod table;
 pub mod topic;
 

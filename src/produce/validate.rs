@@ -252,7 +252,10 @@ mod tests {
         let (code, message) =
             check(batch, &checks(&[("max.message.bytes", "500")], false)).expect_err("refused");
         assert_eq!(code, ErrorCode::MessageTooLarge);
-        assert!(message.contains("t-0") && message.contains("500"), "{message}");
+        assert!(
+            message.contains("t-0") && message.contains("500"),
+            "{message}"
+        );
     }
 
     #[test]
