@@ -18,6 +18,7 @@ use crate::protocol::messages::ProduceResponse;
 use crate::protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
+use crate::protocol::record_batch::Batches;
 use crate::protocol::spliced::Records;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
