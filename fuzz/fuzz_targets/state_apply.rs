@@ -5,7 +5,7 @@
 
 use floe::metadata::MetadataState;
 use floe::metadata::quorum::types::Commands;
-use floe::metadata::state::{Command, Limits};
+use floe::metadata::state::{CreateTopic, InitProducerId, Limits, SetLimits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,17 +15,17 @@ fuzz_target!(|data: &[u8]| {
     let mut state = MetadataState::default();
     // Half the inputs run with limits in force, half as a log written before them.
     if data.len() % 2 == 0 {
-        state.apply(Command::SetLimits {
+        state.apply(SetLimits {
             limits: Limits::default(),
         });
     }
-    state.apply(Command::CreateTopic {
+    state.apply(CreateTopic {
         name: "t".into(),
         id: uuid::Uuid::from_u128(1),
         partitions: 3,
         configs: Default::default(),
     });
-    state.apply(Command::InitProducerId { existing: None });
+    state.apply(InitProducerId { existing: None });
     for command in commands {
         let _ = state.apply(command);
     }
