@@ -55,7 +55,7 @@ fn read_cache(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) 
     let key = ObjectKey::new(KEY);
     rt.block_on(async {
         store.put(key.as_str(), object()).await.expect("put");
-        let filler = ReadCache::open(store.clone(), &settings(dir, 0)).expect("read_cache");
+        let filler = ReadCache::open(store.clone(), &settings(dir, 0)).expect("tiers");
         let blocks = OBJECT_BYTES / (4 << 20);
         for b in 0..blocks {
             filler.read(&key, b * (4 << 20), 1).await.expect("read");
@@ -64,7 +64,7 @@ fn read_cache(rt: &tokio::runtime::Runtime, dir: &std::path::Path, memory: u64) 
             }
         }
     });
-    ReadCache::open(store, &settings(dir, memory)).expect("read_cache")
+    ReadCache::open(store, &settings(dir, memory)).expect("tiers")
 }
 
 fn reads(c: &mut Criterion) {

@@ -80,16 +80,16 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
     ];
     let compact = ["--compaction-lag", "1s", "--compaction-interval", "1s"];
     let mut floe = Floe::start(&data, &[&on[..], &compact[..]].concat());
-    let acked = produce_acked(&floe, "read_cache", 20_000);
+    let acked = produce_acked(&floe, "tiers", 20_000);
     // Read from this agent's uploads, then again once every partition is in segments (read in
     // blocks, through GETs that fill the hot tier).
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     wait_for("compaction into segments", Duration::from_secs(60), || {
         let segments = metric(floe.admin, "floe_compaction_segments_total")?;
         let entries = metric(floe.admin, "floe_index_entries")?;
         (segments >= PARTITIONS as f64 && entries <= 2.0 * PARTITIONS as f64).then_some(())
     });
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     floe.stop();
     assert!(
         std::fs::read_dir(&hot).expect("hot tier").count() > 0,
@@ -101,7 +101,7 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
         &data,
         &["--block-cache-bytes-max", "0", "--hot-tier-bytes-max", "0"],
     );
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     floe.stop();
 
     // The hot tier damaged while the agent was down: the damaged files are found and read again.
@@ -111,7 +111,7 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
         &data,
         &[&on[..], &["--block-cache-bytes-max", "0"]].concat(),
     );
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     let corrupt = metric(floe.admin, "floe_read_disk_corrupt_total").expect("metric");
     let disk_hits = metric(
         floe.admin,
@@ -133,7 +133,7 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
         "67108864",
     ];
     let mut floe = Floe::start(&data, &resized);
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     let stale = metric(floe.admin, "floe_read_disk_corrupt_total").expect("metric");
     assert!(
         stale >= 1.0,
@@ -151,7 +151,7 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
         "40000",
     ];
     let mut floe = Floe::start(&data, &tiny);
-    assert_read_back(&floe.bootstrap(), "read_cache", &acked);
+    assert_read_back(&floe.bootstrap(), "tiers", &acked);
     floe.stop();
 }
 
@@ -159,7 +159,7 @@ fn fetches_return_the_same_records_whatever_the_tiers_hold() {
 fn seaweedfs_reads_of_this_agents_uploads_make_no_get_and_cold_readers_share_one() {
     let dir = temp_dir();
     let server = S3Server::seaweedfs(&dir.path().join("seaweedfs"));
-    let mut flags = server.floe_flags("floe-read_cache");
+    let mut flags = server.floe_flags("floe-tiers");
     flags.extend(["--default-partitions".into(), PARTITIONS.to_string()]);
     let data = dir.path().join("data");
     let mut floe = Floe::start(&data, &flags);
@@ -168,7 +168,7 @@ fn seaweedfs_reads_of_this_agents_uploads_make_no_get_and_cold_readers_share_one
     assert_eq!(
         read_path_gets(&floe),
         0.0,
-        "consumers of this agent's uploads read its read_cache"
+        "consumers of this agent's uploads read its tiers"
     );
     let objects = metric(floe.admin, "floe_objects_live").expect("metric");
     floe.stop();
