@@ -2,7 +2,7 @@
 //! agent registry).
 //!
 //! ```text
-//! handlers ──► MetadataStore::commit_object / create_topic / offset_commit / …
+//! handlers ──► MetadataStore::write(CommitObject { … } | CreateTopic { … } | …)
 //!                 ──► quorum (Raft: fsync'd log, majority commit)
 //!                 └─► MetadataState::apply (pure, on every member) ──► that command's result
 //!          ──► MetadataStore::read ──► this node's applied MetadataState (no network)

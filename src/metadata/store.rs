@@ -1,11 +1,11 @@
-//! `MetadataStore`: what the broker sees of the metadata quorum — one method per command, each
-//! returning that command's own result once the write is durable on a majority, and reads of
-//! this node's applied copy of the state.
+//! `MetadataStore`: what the broker sees of the metadata quorum — `write(command)`, returning
+//! that command's own result once the write is durable on a majority (`write_each` for many),
+//! and reads of this node's applied copy of the state.
 //!
 //! A write returns only after this node has applied it too, so a client that wrote through
 //! this node reads its own write here (read-your-writes).
 //!
-//! Every method answers `Result<_, MetadataError>`: the outer error says the write did not
+//! Every write answers `Result<_, MetadataError>`: the outer error says the write did not
 //! complete (retriable; `server::error_codes` maps it to Kafka's code for the request's
 //! role); the value is the command's own answer from the state machine.
 

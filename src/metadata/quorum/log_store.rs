@@ -27,8 +27,8 @@ use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The encoding of the log's entries, marked in `raft/layout`. A change to `Command` or
-/// `Outcome` (their variants' order is their encoding) bumps it, with the pinned checksum in
+/// The encoding of the log's entries, marked in `raft/layout`. A change to `Command` (its
+/// variants' order, and each noun's, is its encoding) bumps it, with the pinned checksum in
 /// `the_log_layout_is_pinned`: a directory written by a build with another encoding is then
 /// refused at start, never misread.
 const LOG_LAYOUT: &[u8] = b"floe-log-9\n";
@@ -246,20 +246,20 @@ pub(super) fn read_optional<T: serde::de::DeserializeOwned>(
 
 /// Opens `dir` only in this build's `LOG_LAYOUT`; marks a directory that holds nothing yet.
 fn check_layout(dir: &Path) -> std::io::Result<()> {
-    let earlier = |layout: &str| {
+    let another = |layout: &str| {
         io_error(format!(
-            "{} was written by an earlier floe (log layout {layout}); no release reads it: \
+            "{} was written by another floe (log layout {layout}); no release reads it: \
              remove it",
             dir.display()
         ))
     };
     match std::fs::read(dir.join("layout")) {
         Ok(mark) if mark == LOG_LAYOUT => Ok(()),
-        Ok(mark) => Err(earlier(String::from_utf8_lossy(&mark).trim_end())),
+        Ok(mark) => Err(another(String::from_utf8_lossy(&mark).trim_end())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let log_written = std::fs::metadata(dir.join("log")).is_ok_and(|m| m.len() > 0);
             if log_written || dir.join("vote").exists() || dir.join("snapshot").exists() {
-                return Err(earlier("unmarked"));
+                return Err(another("unmarked"));
             }
             replace_file(dir, "layout", LOG_LAYOUT)
         }

@@ -71,11 +71,9 @@ const MACHINE_FORMAT: &[u8] = b"floe-machine-v7\0";
 /// Why a snapshot's data does not load.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    /// Another layout's tag, or none: written by an earlier floe. No release wrote one, so
+    /// Another layout's tag, or none: written by another floe. No release wrote one, so
     /// none is read; the data dir must be removed.
-    #[error(
-        "written by an earlier floe (layout {tag:?}); no release reads it: remove the data dir"
-    )]
+    #[error("written by another floe (layout {tag:?}); no release reads it: remove the data dir")]
     Layout { tag: String },
     #[error("does not decode: {0}")]
     Decode(#[source] postcard::Error),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
 
-/// One of each command, in `Command`'s order: what pins the log's encoding
+/// One of each command (every noun, every command of it): what pins the log's encoding
 /// (`log_store::the_log_layout_is_pinned`).
 pub(crate) fn one_of_each() -> Vec<Command> {
     use crate::security::acl::{
