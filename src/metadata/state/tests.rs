@@ -1,8 +1,9 @@
 //! The state machine's transitions, driven directly, and the determinism Raft relies on.
 
 use super::*;
-use crate::ids::{ObjectKey, ProducerEpoch, ProducerId};
+use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
 use std::collections::BTreeMap;
+use uuid::Uuid;
 
 const NO_PRODUCER: (ProducerId, ProducerEpoch) = (ProducerId(-1), ProducerEpoch(-1));
 

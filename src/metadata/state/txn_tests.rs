@@ -2,7 +2,7 @@
 //! fencing, timeouts and offsets committed in a transaction.
 
 use super::*;
-use crate::ids::{ProducerEpoch, ProducerId};
+use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::markers::Marker;
 
 const TXN: &str = "txn-1";
