@@ -62,6 +62,23 @@ impl<R> Refused<R> {
     }
 }
 
+/// The refusal of a request that adds to a transaction's offsets (AddOffsetsToTxn,
+/// TxnOffsetCommit): the transactional id WRITE first, and only then the group READ.
+pub fn transactional_offsets_refusal(
+    gate: &Gate<'_>,
+    transactional_id: &str,
+    group: &str,
+) -> Option<crate::protocol::ErrorCode> {
+    use crate::protocol::ErrorCode;
+    if !gate.allowed(Acl::TXN_WRITE, transactional_id) {
+        Some(ErrorCode::TransactionalIdAuthorizationFailed)
+    } else if !gate.allowed(Acl::GROUP_READ, group) {
+        Some(ErrorCode::GroupAuthorizationFailed)
+    } else {
+        None
+    }
+}
+
 /// Takes out of `items` those `keep` refuses, in order, and returns them.
 pub fn take_refused<T>(items: &mut Vec<T>, mut keep: impl FnMut(&T) -> bool) -> Vec<T> {
     let (kept, refused) = std::mem::take(items).into_iter().partition(|t| keep(t));

@@ -4,11 +4,10 @@
 use crate::ids::{ProducerEpoch, ProducerId};
 use crate::metadata::state;
 use crate::protocol::ApiKey;
-use crate::protocol::ErrorCode;
 use crate::protocol::messages::AddOffsetsToTxnRequest;
 use crate::protocol::messages::AddOffsetsToTxnResponse;
 use crate::server::api::{Api, Ctx, Reply};
-use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, transactional_offsets_refusal};
 use crate::server::broker::Broker;
 use crate::server::error_codes::txn_answer;
 
@@ -31,11 +30,9 @@ impl Api for AddOffsetsToTxn {
         request: &mut AddOffsetsToTxnRequest,
         _: i16,
     ) -> Authorized<AddOffsetsToTxnResponse> {
-        let code = if !gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
-            ErrorCode::TransactionalIdAuthorizationFailed
-        } else if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            ErrorCode::GroupAuthorizationFailed
-        } else {
+        let Some(code) =
+            transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id)
+        else {
             return Authorized::run();
         };
         Authorized::Answer(AddOffsetsToTxnResponse {

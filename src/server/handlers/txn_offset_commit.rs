@@ -16,7 +16,7 @@ use crate::protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use crate::server::api::{Api, Ctx, Reply};
-use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, transactional_offsets_refusal};
 use crate::server::broker::Broker;
 use crate::server::error_codes::{Role, failed_write, txn_answer, txn_refused};
 
@@ -39,11 +39,9 @@ impl Api for TxnOffsetCommit {
         request: &mut TxnOffsetCommitRequest,
         _: i16,
     ) -> Authorized<TxnOffsetCommitResponse> {
-        let code = if !gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
-            ErrorCode::TransactionalIdAuthorizationFailed
-        } else if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            ErrorCode::GroupAuthorizationFailed
-        } else {
+        let Some(code) =
+            transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id)
+        else {
             return Authorized::run();
         };
         Authorized::Answer(TxnOffsetCommitResponse {
