@@ -6,8 +6,10 @@
 //! specs' prose stays out of the repository. The output is committed so that the project builds
 //! without the specs; CI regenerates it when the specs are present and fails on a difference.
 
+mod error_responses;
 mod model;
 mod render;
+mod shapes;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -66,6 +68,10 @@ fn run(spec_dir: &Path, out_dir: &Path) -> Result<usize, String> {
         let name = format!("{}.rs", model::snake_case(&message.name));
         written.push((name, render::message_file(message)));
     }
+    written.push((
+        "error_responses.rs".to_string(),
+        error_responses::render(&messages),
+    ));
     let index = render::index_files(&messages);
     written.extend(
         index

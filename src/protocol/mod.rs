@@ -13,6 +13,7 @@ pub mod api_versions;
 pub mod compression;
 pub mod decode_budget;
 pub mod error_code;
+pub mod error_response;
 pub mod frame;
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,9 @@
 //! values, and the `kafka-protocol` crate (an independent implementation used only as a test
 //! oracle) decodes floe's bytes and re-encodes them byte for byte.
 
+use super::ErrorCode;
+use super::error_response::{ErrorResponse, ItemErrors};
+use super::messages::error_responses::{with_error_responses, with_item_errors};
 use super::messages::*;
 use super::wire::{Message, Sample, SampleRng};
 use bytes::{Bytes, BytesMut};
@@ -55,6 +58,73 @@ proptest! {
     #[test]
     fn every_message_round_trips_at_every_version(seed in any::<u64>()) {
         round_trip_every_message(seed);
+    }
+}
+
+/// Kafka's error answer of a random request, at every version, encodes (no field set that the
+/// version lacks) and decodes back as itself.
+fn error_answer_encodes<T>(seed: u64)
+where
+    T: ErrorResponse + Sample,
+    T::Response: std::fmt::Debug + PartialEq,
+{
+    let (lo, hi) = T::VALID_VERSIONS;
+    for version in lo..=hi {
+        let request = T::sample(&mut SampleRng::new(seed ^ version as u64), version);
+        let answer = request.error_response(version, ErrorCode::ClusterAuthorizationFailed);
+        let bytes = encode(&answer, version);
+        let decoded = T::Response::decode(&mut bytes.clone(), version)
+            .unwrap_or_else(|e| panic!("{} v{version}: {e}", T::NAME));
+        assert_eq!(decoded, answer, "{} v{version}", T::NAME);
+    }
+}
+
+/// The per-item answer names every item of the request, at every version.
+fn item_errors_encode<T>(seed: u64)
+where
+    T: ItemErrors + Sample,
+    T::Response: std::fmt::Debug + PartialEq,
+{
+    let (lo, hi) = T::VALID_VERSIONS;
+    for version in lo..=hi {
+        let request = T::sample(&mut SampleRng::new(seed ^ version as u64), version);
+        let mut answer = T::default().item_errors(version, ErrorCode::GroupAuthorizationFailed);
+        T::append_items(
+            &mut answer,
+            request.item_errors(version, ErrorCode::GroupAuthorizationFailed),
+        );
+        assert_eq!(
+            answer,
+            request.item_errors(version, ErrorCode::GroupAuthorizationFailed)
+        );
+        encode(&answer, version);
+    }
+}
+
+macro_rules! error_answers_all {
+    ($($name:ident),* $(,)?) => {
+        fn every_error_answer(seed: u64) {
+            $(error_answer_encodes::<$name>(seed);)*
+        }
+    };
+}
+with_error_responses!(error_answers_all);
+
+macro_rules! item_errors_all {
+    ($($name:ident),* $(,)?) => {
+        fn every_item_answer(seed: u64) {
+            $(item_errors_encode::<$name>(seed);)*
+        }
+    };
+}
+with_item_errors!(item_errors_all);
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn every_error_answer_encodes_at_every_version(seed in any::<u64>()) {
+        every_error_answer(seed);
+        every_item_answer(seed);
     }
 }
 

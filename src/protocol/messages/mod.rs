@@ -3,6 +3,7 @@
 //! dispatch by API key (`request_body`, `response_body`).
 
 pub mod api_key;
+pub mod error_responses;
 pub mod request_body;
 pub mod response_body;
 
