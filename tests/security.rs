@@ -573,8 +573,9 @@ fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
             "{when}: {join}"
         );
         // OffsetFetch of a group without DESCRIBE: GROUP_AUTHORIZATION_FAILED where each
-        // version carries it (v0 and v1 in each partition, v2 to v7 on top as well, from v8
-        // in each group refused, beside the groups allowed).
+        // version carries it, as Kafka's getErrorResponse answers (v0 and v1 in each
+        // partition, v2 to v7 on top alone, from v8 in each group refused, beside the groups
+        // allowed).
         let alice_fetches = |version, groups: &[&str], topics: Option<&[&str]>| {
             let mut answer = offset_fetch_as(s.sasl_plaintext, "alice", version, groups, topics);
             answer.sort();
@@ -589,7 +590,7 @@ fn acls_decide_what_each_principal_may_do_and_survive_a_restart() {
         );
         assert_eq!(
             alice_fetches(5, &["bob-group"], named),
-            [("bob-group".into(), 30, vec![tp("payments-eu", 30)])],
+            [("bob-group".into(), 30, vec![])],
             "{when}: v5"
         );
         assert_eq!(

@@ -95,12 +95,13 @@ impl Api<'_> {
         writeln!(out, "    type Response = {response};\n").ok();
         writeln!(
             out,
-            "    fn error_response(&self, version: i16, error: ErrorCode) -> {response} {{"
+            "    fn error_response_with(&self, version: i16, error: ErrorCode, message: Option<&str>) -> {response} {{"
         )
         .ok();
         writeln!(out, "        let mut response = {response}::default();").ok();
         if let Some(field) = top.fields.iter().find(|f| f.name == "ErrorCode") {
             self.assign(out, field, "response", "error.code()")?;
+            self.assign_message(out, top, "response")?;
         }
         for (name, value) in self.shape.top {
             let field = find_field(top, name)?;
@@ -132,7 +133,7 @@ impl Api<'_> {
         writeln!(out, "impl ItemErrors for {request} {{").ok();
         writeln!(
             out,
-            "    fn item_errors(&self, version: i16, error: ErrorCode) -> {response} {{"
+            "    fn item_errors_with(&self, version: i16, error: ErrorCode, message: Option<&str>) -> {response} {{"
         )
         .ok();
         writeln!(out, "        let mut response = {response}::default();").ok();
@@ -206,6 +207,7 @@ impl Api<'_> {
         let depth = source.matches("item").count() + 1;
         let item = format!("item{depth}");
         let elem = format!("out{depth}");
+        let valid = self.response.valid;
         let mut body = String::new();
         let module = snake_case(&self.response.name);
         writeln!(body, "let mut {elem} = {module}::{to_name}::default();").ok();
@@ -219,7 +221,7 @@ impl Api<'_> {
                             echo.from, to_field.name
                         ));
                     }
-                    wrap(to_field, &format!("{item}.clone()"), false)
+                    wrap(to_field, &format!("{item}.clone()"), false, valid)
                 }
                 (name, Some(s)) => {
                     let from_field = find_field(s, name)?;
@@ -230,6 +232,7 @@ impl Api<'_> {
                         to_field,
                         &format!("{item}.{}.clone()", field_ident(&from_field.name)),
                         from_field.nullable.is_some(),
+                        valid,
                     )
                 }
                 (name, None) => return Err(format!("{name}: {} holds no structs", echo.from)),
@@ -239,6 +242,7 @@ impl Api<'_> {
         if let Some(error) = echo.error {
             let field = find_field(to_elem_struct, error)?;
             self.assign(&mut body, field, &elem, "error.code()")?;
+            self.assign_message(&mut body, to_elem_struct, &elem)?;
         }
         for (name, value) in echo.set {
             let field = find_field(to_elem_struct, name)?;
@@ -267,6 +271,20 @@ impl Api<'_> {
         let present = cond(presence(to), self.response.valid);
         writeln!(out, "{}", guarded(&present, &push)).ok();
         Ok(())
+    }
+
+    /// `target.ErrorMessage = message`, where the struct has one beside its error code.
+    fn assign_message(&self, out: &mut String, s: &Struct, target: &str) -> Result<(), String> {
+        let Some(field) = s.fields.iter().find(|f| f.name == "ErrorMessage") else {
+            return Ok(());
+        };
+        let value = wrap(
+            field,
+            "message.map(str::to_string)",
+            true,
+            self.response.valid,
+        );
+        self.assign(out, field, target, &value)
     }
 
     /// `target.field = value`, in the versions that carry the field (a field a version lacks
@@ -306,16 +324,16 @@ fn presence(f: &Field) -> Versions {
     }
 }
 
-/// A copied value as the target field holds it (nullable or not).
-fn wrap(to: &Field, value: &str, from_nullable: bool) -> String {
+/// A copied value as the target field holds it: null only in versions where the target may be
+/// null (elsewhere ""), as Kafka answers a topic named only by its id.
+fn wrap(to: &Field, value: &str, from_nullable: bool, valid: (i16, i16)) -> String {
     match (from_nullable, to.nullable.is_some()) {
         (false, true) => format!("Some({value})"),
         (true, false) => format!("{value}.unwrap_or_default()"),
-        // Null where the target may be null in every version it is in; "" where it may not
-        // (as Kafka answers a Metadata topic named only by id).
-        (true, true) if !covers(to.nullable, presence(to)) => {
-            format!("Some({value}.unwrap_or_default())")
-        }
+        (true, true) if !covers(to.nullable, intersect(presence(to), Some(valid))) => format!(
+            "if {} {{ {value} }} else {{ Some({value}.unwrap_or_default()) }}",
+            cond(to.nullable, valid)
+        ),
         _ => value.to_string(),
     }
 }

@@ -73,6 +73,13 @@ pub const SHAPES: &[Shape] = &[
     },
     Shape {
         distinct: None,
+        api: "DescribeUserScramCredentials",
+        top: &[],
+        // One result per user named, its name not copied (as Kafka answers).
+        items: &[echo!("Users" => "Results" {})],
+    },
+    Shape {
+        distinct: None,
         api: "InitProducerId",
         top: &[("ProducerEpoch", "-1")],
         items: &[],

@@ -17,6 +17,7 @@
 use super::authorize::{Authorized, Gate, Needs};
 use super::broker::Broker;
 use super::caller::{Caller, Client, Origin};
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::frame::{Frame, RequestFrame};
 use crate::protocol::frame::{encode_response, reframe_request};
 use crate::protocol::wire::Message;
@@ -43,7 +44,8 @@ pub type PendingResponse = Pin<Box<dyn Future<Output = Result<Option<Frame>, Rou
 
 /// One Kafka API: its declarations and its handler.
 pub trait Api: 'static {
-    type Request: Message + Send + 'static;
+    /// The request; the generated `ErrorResponse` is its refusal in Kafka's shape.
+    type Request: ErrorResponse<Response = Self::Response> + Send + 'static;
     type Response: Message + Send + 'static;
     const KEY: ApiKey;
     /// The versions served (never beyond what `handle` implements).

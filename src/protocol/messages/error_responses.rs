@@ -12,7 +12,12 @@ use crate::protocol::error_response::{ErrorResponse, ItemErrors};
 impl ErrorResponse for AddOffsetsToTxnRequest {
     type Response = AddOffsetsToTxnResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AddOffsetsToTxnResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AddOffsetsToTxnResponse {
         let mut response = AddOffsetsToTxnResponse::default();
         response.error_code = error.code();
         response
@@ -22,7 +27,12 @@ impl ErrorResponse for AddOffsetsToTxnRequest {
 impl ErrorResponse for AddPartitionsToTxnRequest {
     type Response = AddPartitionsToTxnResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AddPartitionsToTxnResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AddPartitionsToTxnResponse {
         let mut response = AddPartitionsToTxnResponse::default();
         if version >= 4 {
             response.error_code = error.code();
@@ -52,7 +62,12 @@ impl ErrorResponse for AddPartitionsToTxnRequest {
 }
 
 impl ItemErrors for AddPartitionsToTxnRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> AddPartitionsToTxnResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AddPartitionsToTxnResponse {
         let mut response = AddPartitionsToTxnResponse::default();
         if version <= 3 {
             response
@@ -86,9 +101,15 @@ impl ItemErrors for AddPartitionsToTxnRequest {
 impl ErrorResponse for AddRaftVoterRequest {
     type Response = AddRaftVoterResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AddRaftVoterResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AddRaftVoterResponse {
         let mut response = AddRaftVoterResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -96,7 +117,12 @@ impl ErrorResponse for AddRaftVoterRequest {
 impl ErrorResponse for AllocateProducerIdsRequest {
     type Response = AllocateProducerIdsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AllocateProducerIdsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AllocateProducerIdsResponse {
         let mut response = AllocateProducerIdsResponse::default();
         response.error_code = error.code();
         response
@@ -106,7 +132,12 @@ impl ErrorResponse for AllocateProducerIdsRequest {
 impl ErrorResponse for AlterConfigsRequest {
     type Response = AlterConfigsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AlterConfigsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterConfigsResponse {
         let mut response = AlterConfigsResponse::default();
         response
             .responses
@@ -115,6 +146,7 @@ impl ErrorResponse for AlterConfigsRequest {
                 out1.resource_type = item1.resource_type.clone();
                 out1.resource_name = item1.resource_name.clone();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
 
@@ -123,7 +155,12 @@ impl ErrorResponse for AlterConfigsRequest {
 }
 
 impl ItemErrors for AlterConfigsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> AlterConfigsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterConfigsResponse {
         let mut response = AlterConfigsResponse::default();
         response
             .responses
@@ -132,6 +169,7 @@ impl ItemErrors for AlterConfigsRequest {
                 out1.resource_type = item1.resource_type.clone();
                 out1.resource_name = item1.resource_name.clone();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
         response
@@ -145,13 +183,15 @@ impl ItemErrors for AlterConfigsRequest {
 impl ErrorResponse for AlterPartitionReassignmentsRequest {
     type Response = AlterPartitionReassignmentsResponse;
 
-    fn error_response(
+    fn error_response_with(
         &self,
         version: i16,
         error: ErrorCode,
+        message: Option<&str>,
     ) -> AlterPartitionReassignmentsResponse {
         let mut response = AlterPartitionReassignmentsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -159,7 +199,12 @@ impl ErrorResponse for AlterPartitionReassignmentsRequest {
 impl ErrorResponse for AlterPartitionRequest {
     type Response = AlterPartitionResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AlterPartitionResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterPartitionResponse {
         let mut response = AlterPartitionResponse::default();
         response.error_code = error.code();
         response
@@ -169,9 +214,15 @@ impl ErrorResponse for AlterPartitionRequest {
 impl ErrorResponse for AlterShareGroupOffsetsRequest {
     type Response = AlterShareGroupOffsetsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AlterShareGroupOffsetsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterShareGroupOffsetsResponse {
         let mut response = AlterShareGroupOffsetsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -179,13 +230,19 @@ impl ErrorResponse for AlterShareGroupOffsetsRequest {
 impl ErrorResponse for AlterUserScramCredentialsRequest {
     type Response = AlterUserScramCredentialsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AlterUserScramCredentialsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterUserScramCredentialsResponse {
         let mut response = AlterUserScramCredentialsResponse::default();
         response.results.extend(self.deletions.iter().map(|item1| {
             let mut out1 =
                 alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default();
             out1.user = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -194,6 +251,7 @@ impl ErrorResponse for AlterUserScramCredentialsRequest {
                 alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default();
             out1.user = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -204,13 +262,19 @@ impl ErrorResponse for AlterUserScramCredentialsRequest {
 }
 
 impl ItemErrors for AlterUserScramCredentialsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> AlterUserScramCredentialsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AlterUserScramCredentialsResponse {
         let mut response = AlterUserScramCredentialsResponse::default();
         response.results.extend(self.deletions.iter().map(|item1| {
             let mut out1 =
                 alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default();
             out1.user = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response.results.extend(self.upsertions.iter().map(|item1| {
@@ -218,6 +282,7 @@ impl ItemErrors for AlterUserScramCredentialsRequest {
                 alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default();
             out1.user = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response.results.sort_by(|a, b| a.user.cmp(&b.user));
@@ -236,7 +301,12 @@ impl ItemErrors for AlterUserScramCredentialsRequest {
 impl ErrorResponse for ApiVersionsRequest {
     type Response = ApiVersionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ApiVersionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ApiVersionsResponse {
         let mut response = ApiVersionsResponse::default();
         response.error_code = error.code();
         response
@@ -246,7 +316,12 @@ impl ErrorResponse for ApiVersionsRequest {
 impl ErrorResponse for AssignReplicasToDirsRequest {
     type Response = AssignReplicasToDirsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> AssignReplicasToDirsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> AssignReplicasToDirsResponse {
         let mut response = AssignReplicasToDirsResponse::default();
         response.error_code = error.code();
         response
@@ -256,7 +331,12 @@ impl ErrorResponse for AssignReplicasToDirsRequest {
 impl ErrorResponse for BeginQuorumEpochRequest {
     type Response = BeginQuorumEpochResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> BeginQuorumEpochResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> BeginQuorumEpochResponse {
         let mut response = BeginQuorumEpochResponse::default();
         response.error_code = error.code();
         response
@@ -266,7 +346,12 @@ impl ErrorResponse for BeginQuorumEpochRequest {
 impl ErrorResponse for BrokerHeartbeatRequest {
     type Response = BrokerHeartbeatResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> BrokerHeartbeatResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> BrokerHeartbeatResponse {
         let mut response = BrokerHeartbeatResponse::default();
         response.error_code = error.code();
         response
@@ -276,7 +361,12 @@ impl ErrorResponse for BrokerHeartbeatRequest {
 impl ErrorResponse for BrokerRegistrationRequest {
     type Response = BrokerRegistrationResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> BrokerRegistrationResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> BrokerRegistrationResponse {
         let mut response = BrokerRegistrationResponse::default();
         response.error_code = error.code();
         response
@@ -286,12 +376,18 @@ impl ErrorResponse for BrokerRegistrationRequest {
 impl ErrorResponse for ConsumerGroupDescribeRequest {
     type Response = ConsumerGroupDescribeResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ConsumerGroupDescribeResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ConsumerGroupDescribeResponse {
         let mut response = ConsumerGroupDescribeResponse::default();
         response.groups.extend(self.group_ids.iter().map(|item1| {
             let mut out1 = consumer_group_describe_response::DescribedGroup::default();
             out1.group_id = item1.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -300,12 +396,18 @@ impl ErrorResponse for ConsumerGroupDescribeRequest {
 }
 
 impl ItemErrors for ConsumerGroupDescribeRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> ConsumerGroupDescribeResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ConsumerGroupDescribeResponse {
         let mut response = ConsumerGroupDescribeResponse::default();
         response.groups.extend(self.group_ids.iter().map(|item1| {
             let mut out1 = consumer_group_describe_response::DescribedGroup::default();
             out1.group_id = item1.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response
@@ -322,9 +424,15 @@ impl ItemErrors for ConsumerGroupDescribeRequest {
 impl ErrorResponse for ConsumerGroupHeartbeatRequest {
     type Response = ConsumerGroupHeartbeatResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ConsumerGroupHeartbeatResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ConsumerGroupHeartbeatResponse {
         let mut response = ConsumerGroupHeartbeatResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -332,9 +440,15 @@ impl ErrorResponse for ConsumerGroupHeartbeatRequest {
 impl ErrorResponse for ControllerRegistrationRequest {
     type Response = ControllerRegistrationResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ControllerRegistrationResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ControllerRegistrationResponse {
         let mut response = ControllerRegistrationResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -342,11 +456,17 @@ impl ErrorResponse for ControllerRegistrationRequest {
 impl ErrorResponse for CreateAclsRequest {
     type Response = CreateAclsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> CreateAclsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreateAclsResponse {
         let mut response = CreateAclsResponse::default();
         response.results.extend(self.creations.iter().map(|item1| {
             let mut out1 = create_acls_response::AclCreationResult::default();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -355,11 +475,17 @@ impl ErrorResponse for CreateAclsRequest {
 }
 
 impl ItemErrors for CreateAclsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> CreateAclsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreateAclsResponse {
         let mut response = CreateAclsResponse::default();
         response.results.extend(self.creations.iter().map(|item1| {
             let mut out1 = create_acls_response::AclCreationResult::default();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response
@@ -373,7 +499,12 @@ impl ItemErrors for CreateAclsRequest {
 impl ErrorResponse for CreateDelegationTokenRequest {
     type Response = CreateDelegationTokenResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> CreateDelegationTokenResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreateDelegationTokenResponse {
         let mut response = CreateDelegationTokenResponse::default();
         response.error_code = error.code();
         response
@@ -383,12 +514,18 @@ impl ErrorResponse for CreateDelegationTokenRequest {
 impl ErrorResponse for CreatePartitionsRequest {
     type Response = CreatePartitionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> CreatePartitionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreatePartitionsResponse {
         let mut response = CreatePartitionsResponse::default();
         response.results.extend(self.topics.iter().map(|item1| {
             let mut out1 = create_partitions_response::CreatePartitionsTopicResult::default();
             out1.name = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -397,12 +534,18 @@ impl ErrorResponse for CreatePartitionsRequest {
 }
 
 impl ItemErrors for CreatePartitionsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> CreatePartitionsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreatePartitionsResponse {
         let mut response = CreatePartitionsResponse::default();
         response.results.extend(self.topics.iter().map(|item1| {
             let mut out1 = create_partitions_response::CreatePartitionsTopicResult::default();
             out1.name = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response
@@ -416,12 +559,18 @@ impl ItemErrors for CreatePartitionsRequest {
 impl ErrorResponse for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> CreateTopicsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreateTopicsResponse {
         let mut response = CreateTopicsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = create_topics_response::CreatableTopicResult::default();
             out1.name = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -430,12 +579,18 @@ impl ErrorResponse for CreateTopicsRequest {
 }
 
 impl ItemErrors for CreateTopicsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> CreateTopicsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> CreateTopicsResponse {
         let mut response = CreateTopicsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = create_topics_response::CreatableTopicResult::default();
             out1.name = item1.name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response
@@ -449,13 +604,19 @@ impl ItemErrors for CreateTopicsRequest {
 impl ErrorResponse for DeleteAclsRequest {
     type Response = DeleteAclsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DeleteAclsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteAclsResponse {
         let mut response = DeleteAclsResponse::default();
         response
             .filter_results
             .extend(self.filters.iter().map(|item1| {
                 let mut out1 = delete_acls_response::DeleteAclsFilterResult::default();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
 
@@ -464,13 +625,19 @@ impl ErrorResponse for DeleteAclsRequest {
 }
 
 impl ItemErrors for DeleteAclsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DeleteAclsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteAclsResponse {
         let mut response = DeleteAclsResponse::default();
         response
             .filter_results
             .extend(self.filters.iter().map(|item1| {
                 let mut out1 = delete_acls_response::DeleteAclsFilterResult::default();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
         response
@@ -484,7 +651,12 @@ impl ItemErrors for DeleteAclsRequest {
 impl ErrorResponse for DeleteGroupsRequest {
     type Response = DeleteGroupsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DeleteGroupsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteGroupsResponse {
         let mut response = DeleteGroupsResponse::default();
         response
             .results
@@ -500,7 +672,12 @@ impl ErrorResponse for DeleteGroupsRequest {
 }
 
 impl ItemErrors for DeleteGroupsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DeleteGroupsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteGroupsResponse {
         let mut response = DeleteGroupsResponse::default();
         response
             .results
@@ -521,7 +698,12 @@ impl ItemErrors for DeleteGroupsRequest {
 impl ErrorResponse for DeleteRecordsRequest {
     type Response = DeleteRecordsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DeleteRecordsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteRecordsResponse {
         let mut response = DeleteRecordsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = delete_records_response::DeleteRecordsTopicResult::default();
@@ -541,7 +723,12 @@ impl ErrorResponse for DeleteRecordsRequest {
 }
 
 impl ItemErrors for DeleteRecordsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DeleteRecordsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteRecordsResponse {
         let mut response = DeleteRecordsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = delete_records_response::DeleteRecordsTopicResult::default();
@@ -566,9 +753,15 @@ impl ItemErrors for DeleteRecordsRequest {
 impl ErrorResponse for DeleteShareGroupOffsetsRequest {
     type Response = DeleteShareGroupOffsetsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DeleteShareGroupOffsetsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteShareGroupOffsetsResponse {
         let mut response = DeleteShareGroupOffsetsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -576,7 +769,12 @@ impl ErrorResponse for DeleteShareGroupOffsetsRequest {
 impl ErrorResponse for DeleteTopicsRequest {
     type Response = DeleteTopicsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DeleteTopicsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteTopicsResponse {
         let mut response = DeleteTopicsResponse::default();
         response
             .responses
@@ -584,16 +782,26 @@ impl ErrorResponse for DeleteTopicsRequest {
                 let mut out1 = delete_topics_response::DeletableTopicResult::default();
                 out1.name = Some(item1.clone());
                 out1.error_code = error.code();
+                if version >= 5 {
+                    out1.error_message = message.map(str::to_string);
+                }
                 out1
             }));
 
         response.responses.extend(self.topics.iter().map(|item1| {
             let mut out1 = delete_topics_response::DeletableTopicResult::default();
-            out1.name = Some(item1.name.clone().unwrap_or_default());
+            out1.name = if version >= 6 {
+                item1.name.clone()
+            } else {
+                Some(item1.name.clone().unwrap_or_default())
+            };
             if version >= 6 {
                 out1.topic_id = item1.topic_id.clone();
             }
             out1.error_code = error.code();
+            if version >= 5 {
+                out1.error_message = message.map(str::to_string);
+            }
             out1
         }));
 
@@ -602,7 +810,12 @@ impl ErrorResponse for DeleteTopicsRequest {
 }
 
 impl ItemErrors for DeleteTopicsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DeleteTopicsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DeleteTopicsResponse {
         let mut response = DeleteTopicsResponse::default();
         response
             .responses
@@ -610,15 +823,25 @@ impl ItemErrors for DeleteTopicsRequest {
                 let mut out1 = delete_topics_response::DeletableTopicResult::default();
                 out1.name = Some(item1.clone());
                 out1.error_code = error.code();
+                if version >= 5 {
+                    out1.error_message = message.map(str::to_string);
+                }
                 out1
             }));
         response.responses.extend(self.topics.iter().map(|item1| {
             let mut out1 = delete_topics_response::DeletableTopicResult::default();
-            out1.name = Some(item1.name.clone().unwrap_or_default());
+            out1.name = if version >= 6 {
+                item1.name.clone()
+            } else {
+                Some(item1.name.clone().unwrap_or_default())
+            };
             if version >= 6 {
                 out1.topic_id = item1.topic_id.clone();
             }
             out1.error_code = error.code();
+            if version >= 5 {
+                out1.error_message = message.map(str::to_string);
+            }
             out1
         }));
         response
@@ -632,9 +855,15 @@ impl ItemErrors for DeleteTopicsRequest {
 impl ErrorResponse for DescribeAclsRequest {
     type Response = DescribeAclsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeAclsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeAclsResponse {
         let mut response = DescribeAclsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -642,9 +871,15 @@ impl ErrorResponse for DescribeAclsRequest {
 impl ErrorResponse for DescribeClientQuotasRequest {
     type Response = DescribeClientQuotasResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeClientQuotasResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeClientQuotasResponse {
         let mut response = DescribeClientQuotasResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -652,9 +887,15 @@ impl ErrorResponse for DescribeClientQuotasRequest {
 impl ErrorResponse for DescribeClusterRequest {
     type Response = DescribeClusterResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeClusterResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeClusterResponse {
         let mut response = DescribeClusterResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -662,13 +903,19 @@ impl ErrorResponse for DescribeClusterRequest {
 impl ErrorResponse for DescribeConfigsRequest {
     type Response = DescribeConfigsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeConfigsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeConfigsResponse {
         let mut response = DescribeConfigsResponse::default();
         response.results.extend(self.resources.iter().map(|item1| {
             let mut out1 = describe_configs_response::DescribeConfigsResult::default();
             out1.resource_type = item1.resource_type.clone();
             out1.resource_name = item1.resource_name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
 
@@ -677,13 +924,19 @@ impl ErrorResponse for DescribeConfigsRequest {
 }
 
 impl ItemErrors for DescribeConfigsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DescribeConfigsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeConfigsResponse {
         let mut response = DescribeConfigsResponse::default();
         response.results.extend(self.resources.iter().map(|item1| {
             let mut out1 = describe_configs_response::DescribeConfigsResult::default();
             out1.resource_type = item1.resource_type.clone();
             out1.resource_name = item1.resource_name.clone();
             out1.error_code = error.code();
+            out1.error_message = message.map(str::to_string);
             out1
         }));
         response
@@ -697,7 +950,12 @@ impl ItemErrors for DescribeConfigsRequest {
 impl ErrorResponse for DescribeDelegationTokenRequest {
     type Response = DescribeDelegationTokenResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeDelegationTokenResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeDelegationTokenResponse {
         let mut response = DescribeDelegationTokenResponse::default();
         response.error_code = error.code();
         response
@@ -707,12 +965,20 @@ impl ErrorResponse for DescribeDelegationTokenRequest {
 impl ErrorResponse for DescribeGroupsRequest {
     type Response = DescribeGroupsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeGroupsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeGroupsResponse {
         let mut response = DescribeGroupsResponse::default();
         response.groups.extend(self.groups.iter().map(|item1| {
             let mut out1 = describe_groups_response::DescribedGroup::default();
             out1.group_id = item1.clone();
             out1.error_code = error.code();
+            if version >= 6 {
+                out1.error_message = message.map(str::to_string);
+            }
             out1
         }));
 
@@ -721,12 +987,20 @@ impl ErrorResponse for DescribeGroupsRequest {
 }
 
 impl ItemErrors for DescribeGroupsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DescribeGroupsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeGroupsResponse {
         let mut response = DescribeGroupsResponse::default();
         response.groups.extend(self.groups.iter().map(|item1| {
             let mut out1 = describe_groups_response::DescribedGroup::default();
             out1.group_id = item1.clone();
             out1.error_code = error.code();
+            if version >= 6 {
+                out1.error_message = message.map(str::to_string);
+            }
             out1
         }));
         response
@@ -740,7 +1014,12 @@ impl ItemErrors for DescribeGroupsRequest {
 impl ErrorResponse for DescribeLogDirsRequest {
     type Response = DescribeLogDirsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeLogDirsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeLogDirsResponse {
         let mut response = DescribeLogDirsResponse::default();
         if version >= 3 {
             response.error_code = error.code();
@@ -752,7 +1031,12 @@ impl ErrorResponse for DescribeLogDirsRequest {
 impl ErrorResponse for DescribeProducersRequest {
     type Response = DescribeProducersResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeProducersResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeProducersResponse {
         let mut response = DescribeProducersResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = describe_producers_response::TopicResponse::default();
@@ -762,6 +1046,7 @@ impl ErrorResponse for DescribeProducersRequest {
                     let mut out2 = describe_producers_response::PartitionResponse::default();
                     out2.partition_index = item2.clone();
                     out2.error_code = error.code();
+                    out2.error_message = message.map(str::to_string);
                     out2
                 }));
             out1
@@ -772,7 +1057,12 @@ impl ErrorResponse for DescribeProducersRequest {
 }
 
 impl ItemErrors for DescribeProducersRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DescribeProducersResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeProducersResponse {
         let mut response = DescribeProducersResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = describe_producers_response::TopicResponse::default();
@@ -782,6 +1072,7 @@ impl ItemErrors for DescribeProducersRequest {
                     let mut out2 = describe_producers_response::PartitionResponse::default();
                     out2.partition_index = item2.clone();
                     out2.error_code = error.code();
+                    out2.error_message = message.map(str::to_string);
                     out2
                 }));
             out1
@@ -797,9 +1088,17 @@ impl ItemErrors for DescribeProducersRequest {
 impl ErrorResponse for DescribeQuorumRequest {
     type Response = DescribeQuorumResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeQuorumResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeQuorumResponse {
         let mut response = DescribeQuorumResponse::default();
         response.error_code = error.code();
+        if version >= 2 {
+            response.error_message = message.map(str::to_string);
+        }
         response
     }
 }
@@ -807,7 +1106,12 @@ impl ErrorResponse for DescribeQuorumRequest {
 impl ErrorResponse for DescribeTopicPartitionsRequest {
     type Response = DescribeTopicPartitionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeTopicPartitionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeTopicPartitionsResponse {
         let mut response = DescribeTopicPartitionsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 =
@@ -822,7 +1126,12 @@ impl ErrorResponse for DescribeTopicPartitionsRequest {
 }
 
 impl ItemErrors for DescribeTopicPartitionsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DescribeTopicPartitionsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeTopicPartitionsResponse {
         let mut response = DescribeTopicPartitionsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 =
@@ -845,7 +1154,12 @@ impl ItemErrors for DescribeTopicPartitionsRequest {
 impl ErrorResponse for DescribeTransactionsRequest {
     type Response = DescribeTransactionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> DescribeTransactionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeTransactionsResponse {
         let mut response = DescribeTransactionsResponse::default();
         response
             .transaction_states
@@ -861,7 +1175,12 @@ impl ErrorResponse for DescribeTransactionsRequest {
 }
 
 impl ItemErrors for DescribeTransactionsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> DescribeTransactionsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeTransactionsResponse {
         let mut response = DescribeTransactionsResponse::default();
         response
             .transaction_states
@@ -885,21 +1204,58 @@ impl ItemErrors for DescribeTransactionsRequest {
 impl ErrorResponse for DescribeUserScramCredentialsRequest {
     type Response = DescribeUserScramCredentialsResponse;
 
-    fn error_response(
+    fn error_response_with(
         &self,
         version: i16,
         error: ErrorCode,
+        message: Option<&str>,
     ) -> DescribeUserScramCredentialsResponse {
         let mut response = DescribeUserScramCredentialsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
+        response.results.extend(self.users.iter().flatten().map(|item1| { let mut out1 = describe_user_scram_credentials_response::DescribeUserScramCredentialsResult::default();
+out1.error_code = error.code();
+out1.error_message = message.map(str::to_string);
+out1
+ }));
+
         response
+    }
+}
+
+impl ItemErrors for DescribeUserScramCredentialsRequest {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> DescribeUserScramCredentialsResponse {
+        let mut response = DescribeUserScramCredentialsResponse::default();
+        response.results.extend(self.users.iter().flatten().map(|item1| { let mut out1 = describe_user_scram_credentials_response::DescribeUserScramCredentialsResult::default();
+out1.error_code = error.code();
+out1.error_message = message.map(str::to_string);
+out1
+ }));
+        response
+    }
+
+    fn append_items(
+        response: &mut DescribeUserScramCredentialsResponse,
+        more: DescribeUserScramCredentialsResponse,
+    ) {
+        response.results.extend(more.results);
     }
 }
 
 impl ErrorResponse for EndQuorumEpochRequest {
     type Response = EndQuorumEpochResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> EndQuorumEpochResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> EndQuorumEpochResponse {
         let mut response = EndQuorumEpochResponse::default();
         response.error_code = error.code();
         response
@@ -909,7 +1265,12 @@ impl ErrorResponse for EndQuorumEpochRequest {
 impl ErrorResponse for EndTxnRequest {
     type Response = EndTxnResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> EndTxnResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> EndTxnResponse {
         let mut response = EndTxnResponse::default();
         response.error_code = error.code();
         response
@@ -919,7 +1280,12 @@ impl ErrorResponse for EndTxnRequest {
 impl ErrorResponse for EnvelopeRequest {
     type Response = EnvelopeResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> EnvelopeResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> EnvelopeResponse {
         let mut response = EnvelopeResponse::default();
         response.error_code = error.code();
         response
@@ -929,7 +1295,12 @@ impl ErrorResponse for EnvelopeRequest {
 impl ErrorResponse for ExpireDelegationTokenRequest {
     type Response = ExpireDelegationTokenResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ExpireDelegationTokenResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ExpireDelegationTokenResponse {
         let mut response = ExpireDelegationTokenResponse::default();
         response.error_code = error.code();
         response
@@ -939,7 +1310,12 @@ impl ErrorResponse for ExpireDelegationTokenRequest {
 impl ErrorResponse for FetchRequest {
     type Response = FetchResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> FetchResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> FetchResponse {
         let mut response = FetchResponse::default();
         if version >= 7 {
             response.error_code = error.code();
@@ -972,7 +1348,12 @@ impl ErrorResponse for FetchRequest {
 }
 
 impl ItemErrors for FetchRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> FetchResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> FetchResponse {
         let mut response = FetchResponse::default();
         response.responses.extend(self.topics.iter().map(|item1| {
             let mut out1 = fetch_response::FetchableTopicResponse::default();
@@ -1003,7 +1384,12 @@ impl ItemErrors for FetchRequest {
 impl ErrorResponse for FetchSnapshotRequest {
     type Response = FetchSnapshotResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> FetchSnapshotResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> FetchSnapshotResponse {
         let mut response = FetchSnapshotResponse::default();
         response.error_code = error.code();
         response
@@ -1013,10 +1399,18 @@ impl ErrorResponse for FetchSnapshotRequest {
 impl ErrorResponse for FindCoordinatorRequest {
     type Response = FindCoordinatorResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> FindCoordinatorResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> FindCoordinatorResponse {
         let mut response = FindCoordinatorResponse::default();
         if version <= 3 {
             response.error_code = error.code();
+        }
+        if version >= 1 && version <= 3 {
+            response.error_message = message.map(str::to_string);
         }
         if version <= 3 {
             response.node_id = -1;
@@ -1039,6 +1433,9 @@ impl ErrorResponse for FindCoordinatorRequest {
                         out1.error_code = error.code();
                     }
                     if version >= 4 {
+                        out1.error_message = message.map(str::to_string);
+                    }
+                    if version >= 4 {
                         out1.node_id = -1;
                     }
                     if version >= 4 {
@@ -1056,7 +1453,12 @@ impl ErrorResponse for FindCoordinatorRequest {
 }
 
 impl ItemErrors for FindCoordinatorRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> FindCoordinatorResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> FindCoordinatorResponse {
         let mut response = FindCoordinatorResponse::default();
         if version >= 4 {
             response
@@ -1068,6 +1470,9 @@ impl ItemErrors for FindCoordinatorRequest {
                     }
                     if version >= 4 {
                         out1.error_code = error.code();
+                    }
+                    if version >= 4 {
+                        out1.error_message = message.map(str::to_string);
                     }
                     if version >= 4 {
                         out1.node_id = -1;
@@ -1092,7 +1497,12 @@ impl ItemErrors for FindCoordinatorRequest {
 impl ErrorResponse for GetTelemetrySubscriptionsRequest {
     type Response = GetTelemetrySubscriptionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> GetTelemetrySubscriptionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> GetTelemetrySubscriptionsResponse {
         let mut response = GetTelemetrySubscriptionsResponse::default();
         response.error_code = error.code();
         response
@@ -1102,7 +1512,12 @@ impl ErrorResponse for GetTelemetrySubscriptionsRequest {
 impl ErrorResponse for HeartbeatRequest {
     type Response = HeartbeatResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> HeartbeatResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> HeartbeatResponse {
         let mut response = HeartbeatResponse::default();
         response.error_code = error.code();
         response
@@ -1112,7 +1527,12 @@ impl ErrorResponse for HeartbeatRequest {
 impl ErrorResponse for IncrementalAlterConfigsRequest {
     type Response = IncrementalAlterConfigsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> IncrementalAlterConfigsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> IncrementalAlterConfigsResponse {
         let mut response = IncrementalAlterConfigsResponse::default();
         response
             .responses
@@ -1122,6 +1542,7 @@ impl ErrorResponse for IncrementalAlterConfigsRequest {
                 out1.resource_type = item1.resource_type.clone();
                 out1.resource_name = item1.resource_name.clone();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
 
@@ -1130,7 +1551,12 @@ impl ErrorResponse for IncrementalAlterConfigsRequest {
 }
 
 impl ItemErrors for IncrementalAlterConfigsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> IncrementalAlterConfigsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> IncrementalAlterConfigsResponse {
         let mut response = IncrementalAlterConfigsResponse::default();
         response
             .responses
@@ -1140,6 +1566,7 @@ impl ItemErrors for IncrementalAlterConfigsRequest {
                 out1.resource_type = item1.resource_type.clone();
                 out1.resource_name = item1.resource_name.clone();
                 out1.error_code = error.code();
+                out1.error_message = message.map(str::to_string);
                 out1
             }));
         response
@@ -1156,7 +1583,12 @@ impl ItemErrors for IncrementalAlterConfigsRequest {
 impl ErrorResponse for InitProducerIdRequest {
     type Response = InitProducerIdResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> InitProducerIdResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> InitProducerIdResponse {
         let mut response = InitProducerIdResponse::default();
         response.error_code = error.code();
         response.producer_epoch = -1;
@@ -1167,7 +1599,12 @@ impl ErrorResponse for InitProducerIdRequest {
 impl ErrorResponse for JoinGroupRequest {
     type Response = JoinGroupResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> JoinGroupResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> JoinGroupResponse {
         let mut response = JoinGroupResponse::default();
         response.error_code = error.code();
         response.protocol_name = if version >= 7 {
@@ -1182,7 +1619,12 @@ impl ErrorResponse for JoinGroupRequest {
 impl ErrorResponse for LeaveGroupRequest {
     type Response = LeaveGroupResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> LeaveGroupResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> LeaveGroupResponse {
         let mut response = LeaveGroupResponse::default();
         response.error_code = error.code();
         response
@@ -1192,7 +1634,12 @@ impl ErrorResponse for LeaveGroupRequest {
 impl ErrorResponse for ListConfigResourcesRequest {
     type Response = ListConfigResourcesResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ListConfigResourcesResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListConfigResourcesResponse {
         let mut response = ListConfigResourcesResponse::default();
         response.error_code = error.code();
         response
@@ -1202,7 +1649,12 @@ impl ErrorResponse for ListConfigResourcesRequest {
 impl ErrorResponse for ListGroupsRequest {
     type Response = ListGroupsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ListGroupsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListGroupsResponse {
         let mut response = ListGroupsResponse::default();
         response.error_code = error.code();
         response
@@ -1212,7 +1664,12 @@ impl ErrorResponse for ListGroupsRequest {
 impl ErrorResponse for ListOffsetsRequest {
     type Response = ListOffsetsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ListOffsetsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListOffsetsResponse {
         let mut response = ListOffsetsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = list_offsets_response::ListOffsetsTopicResponse::default();
@@ -1233,7 +1690,12 @@ impl ErrorResponse for ListOffsetsRequest {
 }
 
 impl ItemErrors for ListOffsetsRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> ListOffsetsResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListOffsetsResponse {
         let mut response = ListOffsetsResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = list_offsets_response::ListOffsetsTopicResponse::default();
@@ -1259,9 +1721,15 @@ impl ItemErrors for ListOffsetsRequest {
 impl ErrorResponse for ListPartitionReassignmentsRequest {
     type Response = ListPartitionReassignmentsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ListPartitionReassignmentsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListPartitionReassignmentsResponse {
         let mut response = ListPartitionReassignmentsResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1269,7 +1737,12 @@ impl ErrorResponse for ListPartitionReassignmentsRequest {
 impl ErrorResponse for ListTransactionsRequest {
     type Response = ListTransactionsResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ListTransactionsResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ListTransactionsResponse {
         let mut response = ListTransactionsResponse::default();
         response.error_code = error.code();
         response
@@ -1279,7 +1752,12 @@ impl ErrorResponse for ListTransactionsRequest {
 impl ErrorResponse for MetadataRequest {
     type Response = MetadataResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> MetadataResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> MetadataResponse {
         let mut response = MetadataResponse::default();
         if version >= 13 {
             response.error_code = error.code();
@@ -1288,7 +1766,11 @@ impl ErrorResponse for MetadataRequest {
             .topics
             .extend(self.topics.iter().flatten().map(|item1| {
                 let mut out1 = metadata_response::MetadataResponseTopic::default();
-                out1.name = Some(item1.name.clone().unwrap_or_default());
+                out1.name = if version >= 12 {
+                    item1.name.clone()
+                } else {
+                    Some(item1.name.clone().unwrap_or_default())
+                };
                 if version >= 10 {
                     out1.topic_id = item1.topic_id.clone();
                 }
@@ -1301,13 +1783,22 @@ impl ErrorResponse for MetadataRequest {
 }
 
 impl ItemErrors for MetadataRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> MetadataResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> MetadataResponse {
         let mut response = MetadataResponse::default();
         response
             .topics
             .extend(self.topics.iter().flatten().map(|item1| {
                 let mut out1 = metadata_response::MetadataResponseTopic::default();
-                out1.name = Some(item1.name.clone().unwrap_or_default());
+                out1.name = if version >= 12 {
+                    item1.name.clone()
+                } else {
+                    Some(item1.name.clone().unwrap_or_default())
+                };
                 if version >= 10 {
                     out1.topic_id = item1.topic_id.clone();
                 }
@@ -1325,7 +1816,12 @@ impl ItemErrors for MetadataRequest {
 impl ErrorResponse for OffsetCommitRequest {
     type Response = OffsetCommitResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> OffsetCommitResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetCommitResponse {
         let mut response = OffsetCommitResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = offset_commit_response::OffsetCommitResponseTopic::default();
@@ -1349,7 +1845,12 @@ impl ErrorResponse for OffsetCommitRequest {
 }
 
 impl ItemErrors for OffsetCommitRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> OffsetCommitResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetCommitResponse {
         let mut response = OffsetCommitResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = offset_commit_response::OffsetCommitResponseTopic::default();
@@ -1378,7 +1879,12 @@ impl ItemErrors for OffsetCommitRequest {
 impl ErrorResponse for OffsetDeleteRequest {
     type Response = OffsetDeleteResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> OffsetDeleteResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetDeleteResponse {
         let mut response = OffsetDeleteResponse::default();
         response.error_code = error.code();
         response
@@ -1388,7 +1894,12 @@ impl ErrorResponse for OffsetDeleteRequest {
 impl ErrorResponse for OffsetFetchRequest {
     type Response = OffsetFetchResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> OffsetFetchResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetFetchResponse {
         let mut response = OffsetFetchResponse::default();
         if version >= 2 && version <= 7 {
             response.error_code = error.code();
@@ -1444,7 +1955,12 @@ impl ErrorResponse for OffsetFetchRequest {
 }
 
 impl ItemErrors for OffsetFetchRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> OffsetFetchResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetFetchResponse {
         let mut response = OffsetFetchResponse::default();
         if version <= 7 {
             response
@@ -1501,7 +2017,12 @@ impl ItemErrors for OffsetFetchRequest {
 impl ErrorResponse for OffsetForLeaderEpochRequest {
     type Response = OffsetForLeaderEpochResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> OffsetForLeaderEpochResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetForLeaderEpochResponse {
         let mut response = OffsetForLeaderEpochResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = offset_for_leader_epoch_response::OffsetForLeaderTopicResult::default();
@@ -1522,7 +2043,12 @@ impl ErrorResponse for OffsetForLeaderEpochRequest {
 }
 
 impl ItemErrors for OffsetForLeaderEpochRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> OffsetForLeaderEpochResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> OffsetForLeaderEpochResponse {
         let mut response = OffsetForLeaderEpochResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = offset_for_leader_epoch_response::OffsetForLeaderTopicResult::default();
@@ -1551,7 +2077,12 @@ impl ItemErrors for OffsetForLeaderEpochRequest {
 impl ErrorResponse for ProduceRequest {
     type Response = ProduceResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ProduceResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ProduceResponse {
         let mut response = ProduceResponse::default();
         response
             .responses
@@ -1568,6 +2099,9 @@ impl ErrorResponse for ProduceRequest {
                         let mut out2 = produce_response::PartitionProduceResponse::default();
                         out2.index = item2.index.clone();
                         out2.error_code = error.code();
+                        if version >= 8 {
+                            out2.error_message = message.map(str::to_string);
+                        }
                         out2.base_offset = -1;
                         out2.log_append_time_ms = -1;
                         if version >= 5 {
@@ -1583,7 +2117,12 @@ impl ErrorResponse for ProduceRequest {
 }
 
 impl ItemErrors for ProduceRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> ProduceResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ProduceResponse {
         let mut response = ProduceResponse::default();
         response
             .responses
@@ -1600,6 +2139,9 @@ impl ItemErrors for ProduceRequest {
                         let mut out2 = produce_response::PartitionProduceResponse::default();
                         out2.index = item2.index.clone();
                         out2.error_code = error.code();
+                        if version >= 8 {
+                            out2.error_message = message.map(str::to_string);
+                        }
                         out2.base_offset = -1;
                         out2.log_append_time_ms = -1;
                         if version >= 5 {
@@ -1620,7 +2162,12 @@ impl ItemErrors for ProduceRequest {
 impl ErrorResponse for PushTelemetryRequest {
     type Response = PushTelemetryResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> PushTelemetryResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> PushTelemetryResponse {
         let mut response = PushTelemetryResponse::default();
         response.error_code = error.code();
         response
@@ -1630,9 +2177,15 @@ impl ErrorResponse for PushTelemetryRequest {
 impl ErrorResponse for RemoveRaftVoterRequest {
     type Response = RemoveRaftVoterResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> RemoveRaftVoterResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> RemoveRaftVoterResponse {
         let mut response = RemoveRaftVoterResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1640,7 +2193,12 @@ impl ErrorResponse for RemoveRaftVoterRequest {
 impl ErrorResponse for RenewDelegationTokenRequest {
     type Response = RenewDelegationTokenResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> RenewDelegationTokenResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> RenewDelegationTokenResponse {
         let mut response = RenewDelegationTokenResponse::default();
         response.error_code = error.code();
         response
@@ -1650,9 +2208,15 @@ impl ErrorResponse for RenewDelegationTokenRequest {
 impl ErrorResponse for SaslAuthenticateRequest {
     type Response = SaslAuthenticateResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> SaslAuthenticateResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> SaslAuthenticateResponse {
         let mut response = SaslAuthenticateResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1660,7 +2224,12 @@ impl ErrorResponse for SaslAuthenticateRequest {
 impl ErrorResponse for SaslHandshakeRequest {
     type Response = SaslHandshakeResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> SaslHandshakeResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> SaslHandshakeResponse {
         let mut response = SaslHandshakeResponse::default();
         response.error_code = error.code();
         response
@@ -1670,9 +2239,15 @@ impl ErrorResponse for SaslHandshakeRequest {
 impl ErrorResponse for ShareAcknowledgeRequest {
     type Response = ShareAcknowledgeResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ShareAcknowledgeResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ShareAcknowledgeResponse {
         let mut response = ShareAcknowledgeResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1680,9 +2255,15 @@ impl ErrorResponse for ShareAcknowledgeRequest {
 impl ErrorResponse for ShareFetchRequest {
     type Response = ShareFetchResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ShareFetchResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ShareFetchResponse {
         let mut response = ShareFetchResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1690,9 +2271,15 @@ impl ErrorResponse for ShareFetchRequest {
 impl ErrorResponse for ShareGroupHeartbeatRequest {
     type Response = ShareGroupHeartbeatResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> ShareGroupHeartbeatResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> ShareGroupHeartbeatResponse {
         let mut response = ShareGroupHeartbeatResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1700,9 +2287,15 @@ impl ErrorResponse for ShareGroupHeartbeatRequest {
 impl ErrorResponse for StreamsGroupHeartbeatRequest {
     type Response = StreamsGroupHeartbeatResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> StreamsGroupHeartbeatResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> StreamsGroupHeartbeatResponse {
         let mut response = StreamsGroupHeartbeatResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1710,7 +2303,12 @@ impl ErrorResponse for StreamsGroupHeartbeatRequest {
 impl ErrorResponse for SyncGroupRequest {
     type Response = SyncGroupResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> SyncGroupResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> SyncGroupResponse {
         let mut response = SyncGroupResponse::default();
         response.error_code = error.code();
         response
@@ -1720,7 +2318,12 @@ impl ErrorResponse for SyncGroupRequest {
 impl ErrorResponse for TxnOffsetCommitRequest {
     type Response = TxnOffsetCommitResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> TxnOffsetCommitResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> TxnOffsetCommitResponse {
         let mut response = TxnOffsetCommitResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = txn_offset_commit_response::TxnOffsetCommitResponseTopic::default();
@@ -1740,7 +2343,12 @@ impl ErrorResponse for TxnOffsetCommitRequest {
 }
 
 impl ItemErrors for TxnOffsetCommitRequest {
-    fn item_errors(&self, version: i16, error: ErrorCode) -> TxnOffsetCommitResponse {
+    fn item_errors_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> TxnOffsetCommitResponse {
         let mut response = TxnOffsetCommitResponse::default();
         response.topics.extend(self.topics.iter().map(|item1| {
             let mut out1 = txn_offset_commit_response::TxnOffsetCommitResponseTopic::default();
@@ -1765,9 +2373,15 @@ impl ItemErrors for TxnOffsetCommitRequest {
 impl ErrorResponse for UnregisterBrokerRequest {
     type Response = UnregisterBrokerResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> UnregisterBrokerResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> UnregisterBrokerResponse {
         let mut response = UnregisterBrokerResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1775,9 +2389,15 @@ impl ErrorResponse for UnregisterBrokerRequest {
 impl ErrorResponse for UpdateFeaturesRequest {
     type Response = UpdateFeaturesResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> UpdateFeaturesResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> UpdateFeaturesResponse {
         let mut response = UpdateFeaturesResponse::default();
         response.error_code = error.code();
+        response.error_message = message.map(str::to_string);
         response
     }
 }
@@ -1785,7 +2405,12 @@ impl ErrorResponse for UpdateFeaturesRequest {
 impl ErrorResponse for UpdateRaftVoterRequest {
     type Response = UpdateRaftVoterResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> UpdateRaftVoterResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> UpdateRaftVoterResponse {
         let mut response = UpdateRaftVoterResponse::default();
         response.error_code = error.code();
         response
@@ -1795,7 +2420,12 @@ impl ErrorResponse for UpdateRaftVoterRequest {
 impl ErrorResponse for VoteRequest {
     type Response = VoteResponse;
 
-    fn error_response(&self, version: i16, error: ErrorCode) -> VoteResponse {
+    fn error_response_with(
+        &self,
+        version: i16,
+        error: ErrorCode,
+        message: Option<&str>,
+    ) -> VoteResponse {
         let mut response = VoteResponse::default();
         response.error_code = error.code();
         response
@@ -1911,6 +2541,7 @@ macro_rules! with_item_errors {
             DescribeProducersRequest,
             DescribeTopicPartitionsRequest,
             DescribeTransactionsRequest,
+            DescribeUserScramCredentialsRequest,
             FetchRequest,
             FindCoordinatorRequest,
             IncrementalAlterConfigsRequest,

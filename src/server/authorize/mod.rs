@@ -1,8 +1,9 @@
 //! ACL enforcement around the handlers, Kafka's way (KafkaApis): before a handler runs, the
 //! parts of a request the client may not touch are taken out (or the whole request is
-//! answered with the authorization error in its own shape); after it runs, the parts taken
-//! out are put back into the response with their error, and what the client may not
-//! describe is hidden from listings.
+//! answered with the authorization error, in the shape Kafka's generated `getErrorResponse`
+//! gives it: [`Authorized::refuse`]); after it runs, the parts taken out are put back into
+//! the response with their error ([`Authorized::restoring_items`]), and what the client may
+//! not describe is hidden from listings.
 //!
 //! Each API declares what it needs (`Api::NEEDS`, as data) and how it refuses
 //! (`Api::authorize`) in its own file under `handlers/`; `api::serve` runs them around every
@@ -22,6 +23,9 @@ pub mod operations;
 pub use gate::Gate;
 pub use needs::{Acl, Needs};
 
+use crate::protocol::ErrorCode;
+use crate::protocol::error_response::{ErrorResponse, ItemErrors};
+
 /// What authorization decided before a handler runs.
 pub enum Authorized<R> {
     /// Run the handler on what is left of the request; then put back what was refused.
@@ -34,6 +38,37 @@ impl<R> Authorized<R> {
     /// Run the handler on the whole request.
     pub fn run() -> Self {
         Authorized::Run(Refused::default())
+    }
+
+    /// Run the handler when `allowed`; else answer the whole request with `error`, in the
+    /// shape Kafka's broker answers it (`getErrorResponse`, generated).
+    pub fn run_or_refuse<Q>(allowed: bool, request: &Q, version: i16, error: ErrorCode) -> Self
+    where
+        Q: ErrorResponse<Response = R>,
+    {
+        match allowed {
+            true => Authorized::run(),
+            false => Authorized::refuse(request, version, error),
+        }
+    }
+
+    /// Answer the whole request with `error`, in Kafka's shape.
+    pub fn refuse<Q>(request: &Q, version: i16, error: ErrorCode) -> Self
+    where
+        Q: ErrorResponse<Response = R>,
+    {
+        Authorized::Answer(request.error_response(version, error))
+    }
+
+    /// Run the handler on what is left of the request, then answer each item of `refused`
+    /// (the part taken out) with `error`, beside the handler's answer.
+    pub fn restoring_items<Q>(refused: Q, version: i16, error: ErrorCode) -> Self
+    where
+        Q: ItemErrors<Response = R> + Send + 'static,
+    {
+        Authorized::restoring(move |_, response| {
+            Q::append_items(response, refused.item_errors(version, error))
+        })
     }
 
     /// Run the handler, then `restore` the refused parts into its response.
@@ -68,8 +103,7 @@ pub fn transactional_offsets_refusal(
     gate: &Gate<'_>,
     transactional_id: &str,
     group: &str,
-) -> Option<crate::protocol::ErrorCode> {
-    use crate::protocol::ErrorCode;
+) -> Option<ErrorCode> {
     if !gate.allowed(Acl::TXN_WRITE, transactional_id) {
         Some(ErrorCode::TransactionalIdAuthorizationFailed)
     } else if !gate.allowed(Acl::GROUP_READ, group) {
@@ -87,16 +121,15 @@ pub fn take_refused<T>(items: &mut Vec<T>, mut keep: impl FnMut(&T) -> bool) -> 
 }
 
 /// floe's coarse rule for the APIs that name several resources of one kind: when any of
-/// them is denied, the whole request is answered with `refusal` (Kafka answers item by item).
-pub fn all_or_refuse<'n, R>(
+/// them is denied, the whole request is answered with `error` (Kafka answers item by item).
+pub fn all_or_refuse<'n, Q: ErrorResponse>(
     gate: &Gate<'_>,
     acl: Acl,
     mut names: impl Iterator<Item = &'n str>,
-    refusal: impl FnOnce() -> R,
-) -> Authorized<R> {
-    if names.all(|name| gate.allowed(acl, name)) {
-        Authorized::run()
-    } else {
-        Authorized::Answer(refusal())
-    }
+    request: &Q,
+    version: i16,
+    error: ErrorCode,
+) -> Authorized<Q::Response> {
+    let allowed = names.all(|name| gate.allowed(acl, name));
+    Authorized::run_or_refuse(allowed, request, version, error)
 }

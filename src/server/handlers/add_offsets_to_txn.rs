@@ -28,17 +28,12 @@ impl Api for AddOffsetsToTxn {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut AddOffsetsToTxnRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<AddOffsetsToTxnResponse> {
-        let Some(code) =
-            transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id)
-        else {
-            return Authorized::run();
-        };
-        Authorized::Answer(AddOffsetsToTxnResponse {
-            error_code: code.code(),
-            ..Default::default()
-        })
+        match transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id) {
+            None => Authorized::run(),
+            Some(error) => Authorized::refuse(request, version, error),
+        }
     }
 
     async fn handle(

@@ -42,10 +42,7 @@ impl Api for AddPartitionsToTxn {
         // From v4 the request is the brokers' own (KIP-890: a partition leader verifying a
         // transaction), so Kafka first requires CLUSTER_ACTION on the cluster.
         if version >= 4 && !gate.on_cluster(Operation::ClusterAction) {
-            return Authorized::Answer(AddPartitionsToTxnResponse {
-                error_code: ErrorCode::ClusterAuthorizationFailed.code(),
-                ..Default::default()
-            });
+            return Authorized::refuse(request, version, ErrorCode::ClusterAuthorizationFailed);
         }
         // v4+ batch several transactions; v0-v3 carry one.
         let ids: Vec<&str> = if request.transactions.is_empty() {
@@ -57,30 +54,15 @@ impl Api for AddPartitionsToTxn {
                 .map(|t| t.transactional_id.as_str())
                 .collect()
         };
-        let code = ErrorCode::TransactionalIdAuthorizationFailed.code();
-        all_or_refuse(gate, Acl::TXN_WRITE, ids.into_iter(), || {
-            AddPartitionsToTxnResponse {
-                error_code: code,
-                results_by_topic_v3_and_below: request
-                    .v3_and_below_topics
-                    .iter()
-                    .map(|t| AddPartitionsToTxnTopicResult {
-                        name: t.name.clone(),
-                        results_by_partition: t
-                            .partitions
-                            .iter()
-                            .map(|&partition_index| AddPartitionsToTxnPartitionResult {
-                                partition_index,
-                                partition_error_code: code,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
+        let error = ErrorCode::TransactionalIdAuthorizationFailed;
+        all_or_refuse(
+            gate,
+            Acl::TXN_WRITE,
+            ids.into_iter(),
+            request,
+            version,
+            error,
+        )
     }
 
     async fn handle(

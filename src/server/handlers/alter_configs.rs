@@ -3,6 +3,7 @@
 
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::messages::alter_configs_response::AlterConfigsResourceResponse as LegacyResponse;
 use crate::protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use crate::server::api::{Api, Ctx, Reply};
@@ -31,25 +32,19 @@ impl Api for AlterConfigs {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut AlterConfigsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<AlterConfigsResponse> {
         let acls = (Acl::TOPIC_ALTER_CONFIGS, Acl::CLUSTER_ALTER_CONFIGS);
         let resources = request
             .resources
             .iter()
             .map(|r| (r.resource_type, r.resource_name.as_str()));
-        all_or_refuse(gate, acls, resources, || AlterConfigsResponse {
-            responses: request
-                .resources
-                .iter()
-                .map(|r| LegacyResponse {
-                    error_code: refused_code(r.resource_type),
-                    resource_type: r.resource_type,
-                    resource_name: r.resource_name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
+        all_or_refuse(gate, acls, resources, || {
+            let mut answer = request.error_response(version, ErrorCode::TopicAuthorizationFailed);
+            for resource in &mut answer.responses {
+                resource.error_code = refused_code(resource.resource_type);
+            }
+            answer
         })
     }
 

@@ -21,7 +21,6 @@ use crate::security::scram::{ScramCredential, ScramMechanism};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
-use crate::server::caller::Client;
 use crate::server::error_codes::{self, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,27 +31,32 @@ impl Api for AlterUserScramCredentials {
     type Response = AlterUserScramCredentialsResponse;
     const KEY: ApiKey = ApiKey::AlterUserScramCredentials;
     const VERSIONS: (i16, i16) = (0, 0);
-    const NEEDS: Needs = Needs::InHandler(&[Acl::CLUSTER_ALTER]);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_ALTER]);
 
     fn coordinator(_: &AlterUserScramCredentialsRequest) -> Option<&str> {
         None
     }
 
     fn authorize(
-        _: &Gate<'_>,
-        _: &mut AlterUserScramCredentialsRequest,
-        _: i16,
+        gate: &Gate<'_>,
+        request: &mut AlterUserScramCredentialsRequest,
+        version: i16,
     ) -> Authorized<AlterUserScramCredentialsResponse> {
-        // The handler checks Cluster ALTER itself: its refusal answers each user once, in the
-        // order of its results.
-        Authorized::run()
+        // Refused, each user is answered once, in name order (Kafka's getErrorResponse).
+        let allowed = gate.on_cluster(Operation::Alter);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::ClusterAuthorizationFailed,
+        )
     }
 
     async fn handle(
         ctx: Ctx<'_>,
         request: AlterUserScramCredentialsRequest,
     ) -> Reply<AlterUserScramCredentialsResponse> {
-        Reply::Now(handle(ctx.broker, request, ctx.client).await)
+        Reply::Now(handle(ctx.broker, request).await)
     }
 }
 
@@ -157,7 +161,6 @@ fn state_refusal(e: ScramStateError) -> Refusal {
 pub async fn handle(
     broker: &Broker,
     request: AlterUserScramCredentialsRequest,
-    client: Client<'_>,
 ) -> AlterUserScramCredentialsResponse {
     let users = validate(&request);
     let result = |user: &str, refusal: Option<&Refusal>| AlterUserScramCredentialsResult {
@@ -166,16 +169,6 @@ pub async fn handle(
         error_message: refusal.map(|r| r.1.clone()),
         ..Default::default()
     };
-    if !broker.allowed_on_cluster(&client, Operation::Alter) {
-        let denied = (
-            ErrorCode::ClusterAuthorizationFailed,
-            "Cluster authorization failed.".to_string(),
-        );
-        return AlterUserScramCredentialsResponse {
-            results: users.keys().map(|u| result(u, Some(&denied))).collect(),
-            ..Default::default()
-        };
-    }
     // The accepted users' changes go in one command, in user order.
     let mut owners = Vec::new();
     let mut changes = Vec::new();

@@ -34,23 +34,11 @@ impl Api for ConsumerGroupDescribe {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut ConsumerGroupDescribeRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<ConsumerGroupDescribeResponse> {
         let names = request.group_ids.iter().map(String::as_str);
-        all_or_refuse(gate, Acl::GROUP_DESCRIBE, names, || {
-            ConsumerGroupDescribeResponse {
-                groups: request
-                    .group_ids
-                    .iter()
-                    .map(|g| DescribedGroup {
-                        group_id: g.clone(),
-                        error_code: ErrorCode::GroupAuthorizationFailed.code(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
+        let error = ErrorCode::GroupAuthorizationFailed;
+        all_or_refuse(gate, Acl::GROUP_DESCRIBE, names, request, version, error)
     }
 
     async fn handle(

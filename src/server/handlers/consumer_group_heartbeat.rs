@@ -28,16 +28,15 @@ impl Api for ConsumerGroupHeartbeat {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut ConsumerGroupHeartbeatRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<ConsumerGroupHeartbeatResponse> {
-        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(ConsumerGroupHeartbeatResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            error_message: Some("Group authorization failed.".into()),
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_READ, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(

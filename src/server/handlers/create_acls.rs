@@ -3,7 +3,7 @@
 
 use crate::metadata::state;
 use crate::protocol::ApiKey;
-use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::messages::create_acls_response::AclCreationResult;
 use crate::protocol::messages::{CreateAclsRequest, CreateAclsResponse};
 use crate::security::acl::{
@@ -41,7 +41,7 @@ impl Api for CreateAcls {
     }
 
     async fn handle(ctx: Ctx<'_>, request: CreateAclsRequest) -> Reply<CreateAclsResponse> {
-        Reply::Now(handle(ctx.broker, request, ctx.client).await)
+        Reply::Now(handle(ctx.broker, request, ctx.client, ctx.version).await)
     }
 }
 
@@ -49,21 +49,10 @@ pub async fn handle(
     broker: &Broker,
     request: CreateAclsRequest,
     client: Client<'_>,
+    version: i16,
 ) -> CreateAclsResponse {
-    let all = |code: ErrorCode, message: &str| CreateAclsResponse {
-        results: request
-            .creations
-            .iter()
-            .map(|_| AclCreationResult {
-                error_code: code.code(),
-                error_message: Some(message.to_string()),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    };
     if let Some((code, message)) = refusal(broker, &client, Operation::Alter) {
-        return all(code, message);
+        return request.error_response_with(version, code, Some(message));
     }
     let bindings: Vec<AclBinding> = request
         .creations
@@ -99,7 +88,7 @@ pub async fn handle(
         },
         Err(e) => {
             let code = error_codes::failed_write(&e, Role::Controller);
-            all(code, &format!("{code:?}"))
+            request.error_response_with(version, code, Some(&format!("{code:?}")))
         }
     }
 }

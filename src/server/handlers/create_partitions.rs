@@ -27,21 +27,11 @@ impl Api for CreatePartitions {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut CreatePartitionsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<CreatePartitionsResponse> {
         let names = request.topics.iter().map(|t| t.name.as_str());
-        all_or_refuse(gate, Acl::TOPIC_ALTER, names, || CreatePartitionsResponse {
-            results: request
-                .topics
-                .iter()
-                .map(|t| CreatePartitionsTopicResult {
-                    name: t.name.clone(),
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        let error = ErrorCode::TopicAuthorizationFailed;
+        all_or_refuse(gate, Acl::TOPIC_ALTER, names, request, version, error)
     }
 
     async fn handle(

@@ -3,6 +3,7 @@
 
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ItemErrors;
 use crate::protocol::messages::CreateTopicsRequest;
 use crate::protocol::messages::CreateTopicsResponse;
 use crate::protocol::messages::create_topics_response::CreatableTopicResult;
@@ -31,23 +32,22 @@ impl Api for CreateTopics {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut CreateTopicsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<CreateTopicsResponse> {
         let cluster = gate.on_cluster(Operation::Create);
-        let refused = take_refused(&mut request.topics, |t| {
-            cluster || gate.allowed(Acl::TOPIC_CREATE, &t.name)
-        });
+        let refused = CreateTopicsRequest {
+            topics: take_refused(&mut request.topics, |t| {
+                cluster || gate.allowed(Acl::TOPIC_CREATE, &t.name)
+            }),
+            ..Default::default()
+        };
         Authorized::restoring(move |_, response: &mut CreateTopicsResponse| {
-            response
-                .topics
-                .extend(refused.into_iter().map(|t| CreatableTopicResult {
-                    name: t.name,
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    error_message: Some("Authorization failed.".into()),
-                    num_partitions: -1,
-                    replication_factor: -1,
-                    ..Default::default()
-                }));
+            let mut answer = refused.item_errors(version, ErrorCode::TopicAuthorizationFailed);
+            // Kafka's KafkaApis words its per-topic refusal so.
+            for topic in &mut answer.topics {
+                topic.error_message = Some("Authorization failed.".into());
+            }
+            CreateTopicsRequest::append_items(response, answer);
         })
     }
 

@@ -4,7 +4,7 @@
 
 use crate::metadata::state;
 use crate::protocol::ApiKey;
-use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::messages::delete_acls_response::{
     DeleteAclsFilterResult, DeleteAclsMatchingAcl,
 };
@@ -41,7 +41,7 @@ impl Api for DeleteAcls {
     }
 
     async fn handle(ctx: Ctx<'_>, request: DeleteAclsRequest) -> Reply<DeleteAclsResponse> {
-        Reply::Now(handle(ctx.broker, request, ctx.client).await)
+        Reply::Now(handle(ctx.broker, request, ctx.client, ctx.version).await)
     }
 }
 
@@ -49,21 +49,10 @@ pub async fn handle(
     broker: &Broker,
     request: DeleteAclsRequest,
     client: Client<'_>,
+    version: i16,
 ) -> DeleteAclsResponse {
-    let all = |code: ErrorCode, message: &str| DeleteAclsResponse {
-        filter_results: request
-            .filters
-            .iter()
-            .map(|_| DeleteAclsFilterResult {
-                error_code: code.code(),
-                error_message: Some(message.to_string()),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    };
     if let Some((code, message)) = refusal(broker, &client, Operation::Alter) {
-        return all(code, message);
+        return request.error_response_with(version, code, Some(message));
     }
     let filters: Vec<AclBindingFilter> = request
         .filters
@@ -112,7 +101,7 @@ pub async fn handle(
         },
         Err(e) => {
             let code = error_codes::failed_write(&e, Role::Controller);
-            all(code, &format!("{code:?}"))
+            request.error_response_with(version, code, Some(&format!("{code:?}")))
         }
     }
 }

@@ -28,20 +28,15 @@ impl Api for DeleteGroups {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DeleteGroupsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DeleteGroupsResponse> {
-        let refused = take_refused(&mut request.groups_names, |g| {
-            gate.allowed(Acl::GROUP_DELETE, g)
-        });
-        Authorized::restoring(move |_, response: &mut DeleteGroupsResponse| {
-            response
-                .results
-                .extend(refused.into_iter().map(|group_id| DeletableGroupResult {
-                    group_id,
-                    error_code: ErrorCode::GroupAuthorizationFailed.code(),
-                    ..Default::default()
-                }));
-        })
+        let refused = DeleteGroupsRequest {
+            groups_names: take_refused(&mut request.groups_names, |g| {
+                gate.allowed(Acl::GROUP_DELETE, g)
+            }),
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, ErrorCode::GroupAuthorizationFailed)
     }
 
     async fn handle(ctx: Ctx<'_>, request: DeleteGroupsRequest) -> Reply<DeleteGroupsResponse> {

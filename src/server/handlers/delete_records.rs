@@ -37,30 +37,11 @@ impl Api for DeleteRecords {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DeleteRecordsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DeleteRecordsResponse> {
         let names = request.topics.iter().map(|t| t.name.as_str());
-        all_or_refuse(gate, Acl::TOPIC_DELETE, names, || DeleteRecordsResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| DeleteRecordsTopicResult {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| DeleteRecordsPartitionResult {
-                            partition_index: p.partition_index,
-                            low_watermark: -1,
-                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        let error = ErrorCode::TopicAuthorizationFailed;
+        all_or_refuse(gate, Acl::TOPIC_DELETE, names, request, version, error)
     }
 
     async fn handle(ctx: Ctx<'_>, request: DeleteRecordsRequest) -> Reply<DeleteRecordsResponse> {

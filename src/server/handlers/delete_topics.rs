@@ -8,10 +8,9 @@ use crate::protocol::messages::DeleteTopicsRequest;
 use crate::protocol::messages::DeleteTopicsResponse;
 use crate::protocol::messages::delete_topics_response::DeletableTopicResult;
 use crate::server::api::{Api, Ctx, Reply};
-use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
-use uuid::Uuid;
 
 pub struct DeleteTopics;
 
@@ -31,49 +30,20 @@ impl Api for DeleteTopics {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DeleteTopicsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DeleteTopicsResponse> {
-        let mut names: Vec<String> = Vec::new();
-        let mut ids: Vec<Uuid> = Vec::new();
-        request.topic_names.retain(|name| {
-            let keep = gate.allowed(Acl::TOPIC_DELETE, name);
-            if !keep {
-                names.push(name.clone());
-            }
-            keep
-        });
-        request.topics.retain(|t| {
-            let by_id = t.name.is_none();
+        let mut refused = DeleteTopicsRequest {
+            topic_names: take_refused(&mut request.topic_names, |name| {
+                gate.allowed(Acl::TOPIC_DELETE, name)
+            }),
+            ..Default::default()
+        };
+        refused.topics = take_refused(&mut request.topics, |t| {
             let name = gate.topic_name(t.name.as_deref().unwrap_or(""), &t.topic_id);
             // An id nobody knows is the handler's to answer (UNKNOWN_TOPIC_ID).
-            if by_id && name.is_empty() {
-                return true;
-            }
-            let keep = gate.allowed(Acl::TOPIC_DELETE, &name);
-            if !keep && by_id {
-                ids.push(t.topic_id);
-            } else if !keep {
-                names.push(name);
-            }
-            keep
+            (t.name.is_none() && name.is_empty()) || gate.allowed(Acl::TOPIC_DELETE, &name)
         });
-        Authorized::restoring(move |_, response: &mut DeleteTopicsResponse| {
-            response
-                .responses
-                .extend(names.into_iter().map(|name| DeletableTopicResult {
-                    name: Some(name),
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    ..Default::default()
-                }));
-            response
-                .responses
-                .extend(ids.into_iter().map(|topic_id| DeletableTopicResult {
-                    name: None,
-                    topic_id,
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    ..Default::default()
-                }));
-        })
+        Authorized::restoring_items(refused, version, ErrorCode::TopicAuthorizationFailed)
     }
 
     async fn handle(ctx: Ctx<'_>, request: DeleteTopicsRequest) -> Reply<DeleteTopicsResponse> {

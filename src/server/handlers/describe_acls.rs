@@ -4,6 +4,7 @@
 
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use crate::protocol::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use crate::security::acl::{Operation, ResourcePattern};
@@ -38,7 +39,7 @@ impl Api for DescribeAcls {
     }
 
     async fn handle(ctx: Ctx<'_>, request: DescribeAclsRequest) -> Reply<DescribeAclsResponse> {
-        Reply::Now(handle(ctx.broker, request, ctx.client))
+        Reply::Now(handle(ctx.broker, request, ctx.client, ctx.version))
     }
 }
 
@@ -46,11 +47,10 @@ pub fn handle(
     broker: &Broker,
     request: DescribeAclsRequest,
     client: Client<'_>,
+    version: i16,
 ) -> DescribeAclsResponse {
-    let refuse = |code: ErrorCode, message: &str| DescribeAclsResponse {
-        error_code: code.code(),
-        error_message: Some(message.to_string()),
-        ..Default::default()
+    let refuse = |code: ErrorCode, message: &str| {
+        DescribeAclsRequest::default().error_response_with(version, code, Some(message))
     };
     if let Some((code, message)) = refusal(broker, &client, Operation::Describe) {
         return refuse(code, message);

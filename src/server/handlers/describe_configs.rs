@@ -5,6 +5,7 @@ use crate::metadata::state::PRODUCER_ID_EXPIRATION_MS;
 use crate::metadata::state::transactions::TRANSACTIONAL_ID_EXPIRATION_MS;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::messages::describe_configs_request::DescribeConfigsResource;
 use crate::protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -37,25 +38,19 @@ impl Api for DescribeConfigs {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DescribeConfigsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DescribeConfigsResponse> {
         let acls = (Acl::TOPIC_DESCRIBE_CONFIGS, Acl::CLUSTER_DESCRIBE_CONFIGS);
         let resources = request
             .resources
             .iter()
             .map(|r| (r.resource_type, r.resource_name.as_str()));
-        all_or_refuse(gate, acls, resources, || DescribeConfigsResponse {
-            results: request
-                .resources
-                .iter()
-                .map(|r| DescribeConfigsResult {
-                    error_code: refused_code(r.resource_type),
-                    resource_type: r.resource_type,
-                    resource_name: r.resource_name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
+        all_or_refuse(gate, acls, resources, || {
+            let mut answer = request.error_response(version, ErrorCode::TopicAuthorizationFailed);
+            for resource in &mut answer.results {
+                resource.error_code = refused_code(resource.resource_type);
+            }
+            answer
         })
     }
 

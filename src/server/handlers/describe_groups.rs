@@ -27,20 +27,15 @@ impl Api for DescribeGroups {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DescribeGroupsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DescribeGroupsResponse> {
-        let refused = take_refused(&mut request.groups, |g| {
-            gate.allowed(Acl::GROUP_DESCRIBE, g)
-        });
-        Authorized::restoring(move |_, response: &mut DescribeGroupsResponse| {
-            response
-                .groups
-                .extend(refused.into_iter().map(|group_id| DescribedGroup {
-                    error_code: ErrorCode::GroupAuthorizationFailed.code(),
-                    group_id,
-                    ..Default::default()
-                }));
-        })
+        let refused = DescribeGroupsRequest {
+            groups: take_refused(&mut request.groups, |g| {
+                gate.allowed(Acl::GROUP_DESCRIBE, g)
+            }),
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, ErrorCode::GroupAuthorizationFailed)
     }
 
     async fn handle(ctx: Ctx<'_>, request: DescribeGroupsRequest) -> Reply<DescribeGroupsResponse> {

@@ -28,16 +28,16 @@ impl Api for DescribeLogDirs {
 
     fn authorize(
         gate: &Gate<'_>,
-        _: &mut DescribeLogDirsRequest,
-        _: i16,
+        request: &mut DescribeLogDirsRequest,
+        version: i16,
     ) -> Authorized<DescribeLogDirsResponse> {
-        if gate.on_cluster(Operation::Describe) {
-            return Authorized::run();
-        }
-        Authorized::Answer(DescribeLogDirsResponse {
-            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.on_cluster(Operation::Describe);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::ClusterAuthorizationFailed,
+        )
     }
 
     async fn handle(

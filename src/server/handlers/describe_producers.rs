@@ -28,29 +28,11 @@ impl Api for DescribeProducers {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DescribeProducersRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DescribeProducersResponse> {
         let names = request.topics.iter().map(|t| t.name.as_str());
-        all_or_refuse(gate, Acl::TOPIC_READ, names, || DescribeProducersResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| TopicResponse {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partition_indexes
-                        .iter()
-                        .map(|&partition_index| PartitionResponse {
-                            partition_index,
-                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        let error = ErrorCode::TopicAuthorizationFailed;
+        all_or_refuse(gate, Acl::TOPIC_READ, names, request, version, error)
     }
 
     async fn handle(

@@ -34,7 +34,7 @@ impl Api for DescribeTopicPartitions {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DescribeTopicPartitionsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DescribeTopicPartitionsResponse> {
         if request.topics.is_empty() {
             // All topics: only those the client may describe, quietly (Kafka filters them
@@ -57,20 +57,8 @@ impl Api for DescribeTopicPartitions {
             return Authorized::run();
         }
         let names = request.topics.iter().map(|t| t.name.as_str());
-        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, || {
-            DescribeTopicPartitionsResponse {
-                topics: request
-                    .topics
-                    .iter()
-                    .map(|t| DescribeTopicPartitionsResponseTopic {
-                        error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                        name: Some(t.name.clone()),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
+        let error = ErrorCode::TopicAuthorizationFailed;
+        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, request, version, error)
     }
 
     async fn handle(

@@ -27,23 +27,15 @@ impl Api for DescribeTransactions {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut DescribeTransactionsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<DescribeTransactionsResponse> {
-        if gate.on_cluster(Operation::Describe) {
-            return Authorized::run();
-        }
-        Authorized::Answer(DescribeTransactionsResponse {
-            transaction_states: request
-                .transactional_ids
-                .iter()
-                .map(|id| TransactionState {
-                    transactional_id: id.clone(),
-                    error_code: ErrorCode::TransactionalIdAuthorizationFailed.code(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        let allowed = gate.on_cluster(Operation::Describe);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::TransactionalIdAuthorizationFailed,
+        )
     }
 
     async fn handle(

@@ -17,7 +17,6 @@ use crate::security::acl::Operation;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
-use crate::server::caller::Client;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub struct DescribeUserScramCredentials;
@@ -27,51 +26,38 @@ impl Api for DescribeUserScramCredentials {
     type Response = DescribeUserScramCredentialsResponse;
     const KEY: ApiKey = ApiKey::DescribeUserScramCredentials;
     const VERSIONS: (i16, i16) = (0, 0);
-    const NEEDS: Needs = Needs::InHandler(&[Acl::CLUSTER_DESCRIBE]);
+    const NEEDS: Needs = Needs::Acls(&[Acl::CLUSTER_DESCRIBE]);
 
     fn coordinator(_: &DescribeUserScramCredentialsRequest) -> Option<&str> {
         None
     }
 
     fn authorize(
-        _: &Gate<'_>,
-        _: &mut DescribeUserScramCredentialsRequest,
-        _: i16,
+        gate: &Gate<'_>,
+        request: &mut DescribeUserScramCredentialsRequest,
+        version: i16,
     ) -> Authorized<DescribeUserScramCredentialsResponse> {
-        // The handler checks Cluster DESCRIBE itself, and answers the refusal.
-        Authorized::run()
+        let allowed = gate.on_cluster(Operation::Describe);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::ClusterAuthorizationFailed,
+        )
     }
 
     async fn handle(
         ctx: Ctx<'_>,
         request: DescribeUserScramCredentialsRequest,
     ) -> Reply<DescribeUserScramCredentialsResponse> {
-        Reply::Now(handle(ctx.broker, request, ctx.client))
+        Reply::Now(handle(ctx.broker, request))
     }
 }
 
 pub fn handle(
     broker: &Broker,
     request: DescribeUserScramCredentialsRequest,
-    client: Client<'_>,
 ) -> DescribeUserScramCredentialsResponse {
-    if !broker.allowed_on_cluster(&client, Operation::Describe) {
-        let denied = ErrorCode::ClusterAuthorizationFailed;
-        return DescribeUserScramCredentialsResponse {
-            error_code: denied.code(),
-            error_message: Some("Cluster authorization failed.".into()),
-            results: request
-                .users
-                .unwrap_or_default()
-                .into_iter()
-                .map(|_| DescribeUserScramCredentialsResult {
-                    error_code: denied.code(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-    }
     let held: BTreeMap<String, Vec<CredentialInfo>> = broker.metadata.read(|s| {
         let mut held: BTreeMap<String, Vec<CredentialInfo>> = BTreeMap::new();
         for (user, mechanism, iterations) in s.security().scram_users() {

@@ -32,17 +32,15 @@ impl Api for EndTxn {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut EndTxnRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<EndTxnResponse> {
-        if gate.allowed(Acl::TXN_WRITE, &request.transactional_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(EndTxnResponse {
-            error_code: ErrorCode::TransactionalIdAuthorizationFailed.code(),
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::TXN_WRITE, &request.transactional_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::TransactionalIdAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: EndTxnRequest) -> Reply<EndTxnResponse> {

@@ -56,33 +56,18 @@ impl Api for Fetch {
     }
 
     /// A topic the client may not read is answered with TOPIC_AUTHORIZATION_FAILED.
-    fn authorize(gate: &Gate<'_>, request: &mut FetchRequest, _: i16) -> Authorized<FetchResponse> {
-        let refused = take_refused(&mut request.topics, |t| {
-            gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.topic, &t.topic_id))
-        });
-        Authorized::restoring(move |_, response: &mut FetchResponse| {
-            response.responses.extend(refused.into_iter().map(|t| {
-                FetchableTopicResponse {
-                    topic: t.topic,
-                    topic_id: t.topic_id,
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| PartitionData {
-                            partition_index: p.partition,
-                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                            high_watermark: -1,
-                            last_stable_offset: -1,
-                            log_start_offset: -1,
-                            // Empty, not null: clients read a null record set as corrupt.
-                            records: Some(Default::default()),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }
-            }));
-        })
+    fn authorize(
+        gate: &Gate<'_>,
+        request: &mut FetchRequest,
+        version: i16,
+    ) -> Authorized<FetchResponse> {
+        let refused = FetchRequest {
+            topics: take_refused(&mut request.topics, |t| {
+                gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.topic, &t.topic_id))
+            }),
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, ErrorCode::TopicAuthorizationFailed)
     }
 
     /// Fetches may long-poll, so they run concurrently with later requests.

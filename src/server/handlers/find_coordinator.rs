@@ -7,7 +7,7 @@ use crate::protocol::messages::FindCoordinatorRequest;
 use crate::protocol::messages::FindCoordinatorResponse;
 use crate::protocol::messages::find_coordinator_response::Coordinator;
 use crate::server::api::{Api, Ctx, Reply};
-use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::caller::Client;
 
@@ -32,48 +32,24 @@ impl Api for FindCoordinator {
         request: &mut FindCoordinatorRequest,
         version: i16,
     ) -> Authorized<FindCoordinatorResponse> {
-        let keys: Vec<String> = if request.coordinator_keys.is_empty() {
-            vec![request.key.clone()]
+        let keys: Vec<&str> = if request.coordinator_keys.is_empty() {
+            vec![request.key.as_str()]
         } else {
-            request.coordinator_keys.clone()
+            request
+                .coordinator_keys
+                .iter()
+                .map(String::as_str)
+                .collect()
         };
-        let (acl, code) = if request.key_type == 1 {
+        let (acl, error) = if request.key_type == 1 {
             (
                 Acl::TXN_DESCRIBE,
-                ErrorCode::TransactionalIdAuthorizationFailed.code(),
+                ErrorCode::TransactionalIdAuthorizationFailed,
             )
         } else {
-            (
-                Acl::GROUP_DESCRIBE,
-                ErrorCode::GroupAuthorizationFailed.code(),
-            )
+            (Acl::GROUP_DESCRIBE, ErrorCode::GroupAuthorizationFailed)
         };
-        if keys.iter().all(|k| gate.allowed(acl, k)) {
-            return Authorized::run();
-        }
-        // As Kafka's `getErrorResponse`: before v4 one coordinator at the top level, from v4
-        // one per key (the top-level fields are not in v4: setting them fails the encoding).
-        if version < 4 {
-            return Authorized::Answer(FindCoordinatorResponse {
-                error_code: code,
-                node_id: -1,
-                port: -1,
-                ..Default::default()
-            });
-        }
-        Authorized::Answer(FindCoordinatorResponse {
-            coordinators: keys
-                .into_iter()
-                .map(|key| Coordinator {
-                    key,
-                    node_id: -1,
-                    port: -1,
-                    error_code: code,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        all_or_refuse(gate, acl, keys.into_iter(), request, version, error)
     }
 
     async fn handle(

@@ -24,15 +24,15 @@ impl Api for Heartbeat {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut HeartbeatRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<HeartbeatResponse> {
-        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(HeartbeatResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_READ, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: HeartbeatRequest) -> Reply<HeartbeatResponse> {

@@ -36,9 +36,9 @@ impl Api for InitProducerId {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut InitProducerIdRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<InitProducerIdResponse> {
-        let (allowed, code) = match request.transactional_id.as_deref() {
+        let (allowed, error) = match request.transactional_id.as_deref() {
             Some(id) => (
                 gate.allowed(Acl::TXN_WRITE, id),
                 ErrorCode::TransactionalIdAuthorizationFailed,
@@ -48,15 +48,7 @@ impl Api for InitProducerId {
                 ErrorCode::ClusterAuthorizationFailed,
             ),
         };
-        if allowed {
-            return Authorized::run();
-        }
-        Authorized::Answer(InitProducerIdResponse {
-            error_code: code.code(),
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        })
+        Authorized::run_or_refuse(allowed, request, version, error)
     }
 
     async fn handle(ctx: Ctx<'_>, request: InitProducerIdRequest) -> Reply<InitProducerIdResponse> {

@@ -29,16 +29,15 @@ impl Api for JoinGroup {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut JoinGroupRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<JoinGroupResponse> {
-        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(JoinGroupResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            generation_id: -1,
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_READ, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: JoinGroupRequest) -> Reply<JoinGroupResponse> {

@@ -25,15 +25,15 @@ impl Api for LeaveGroup {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut LeaveGroupRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<LeaveGroupResponse> {
-        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(LeaveGroupResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_READ, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: LeaveGroupRequest) -> Reply<LeaveGroupResponse> {

@@ -51,31 +51,15 @@ impl Api for ListOffsets {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut ListOffsetsRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<ListOffsetsResponse> {
-        let refused = take_refused(&mut request.topics, |t| {
-            gate.allowed(Acl::TOPIC_DESCRIBE, &t.name)
-        });
-        Authorized::restoring(move |_, response: &mut ListOffsetsResponse| {
-            response.topics.extend(refused.into_iter().map(|t| {
-                ListOffsetsTopicResponse {
-                    name: t.name,
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| ListOffsetsPartitionResponse {
-                            partition_index: p.partition_index,
-                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                            timestamp: -1,
-                            offset: -1,
-                            leader_epoch: -1,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }
-            }));
-        })
+        let refused = ListOffsetsRequest {
+            topics: take_refused(&mut request.topics, |t| {
+                gate.allowed(Acl::TOPIC_DESCRIBE, &t.name)
+            }),
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, ErrorCode::TopicAuthorizationFailed)
     }
 
     async fn handle(ctx: Ctx<'_>, request: ListOffsetsRequest) -> Reply<ListOffsetsResponse> {

@@ -37,16 +37,16 @@ impl Api for ListTransactions {
 
     fn authorize(
         gate: &Gate<'_>,
-        _: &mut ListTransactionsRequest,
-        _: i16,
+        request: &mut ListTransactionsRequest,
+        version: i16,
     ) -> Authorized<ListTransactionsResponse> {
-        if gate.on_cluster(Operation::Describe) {
-            return Authorized::run();
-        }
-        Authorized::Answer(ListTransactionsResponse {
-            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.on_cluster(Operation::Describe);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::ClusterAuthorizationFailed,
+        )
     }
 
     async fn handle(

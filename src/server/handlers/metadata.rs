@@ -6,6 +6,7 @@
 use crate::placement;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ItemErrors;
 use crate::protocol::messages::MetadataRequest;
 use crate::protocol::messages::MetadataResponse;
 use crate::protocol::messages::metadata_response::{
@@ -14,11 +15,10 @@ use crate::protocol::messages::metadata_response::{
 use crate::security::acl::{Operation, ResourceType};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::operations;
-use crate::server::authorize::{Acl, Authorized, Gate, Needs};
+use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::caller::Client;
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 pub struct Metadata;
 
@@ -39,25 +39,14 @@ impl Api for Metadata {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut MetadataRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<MetadataResponse> {
-        let mut names: Vec<String> = Vec::new();
-        let mut ids: Vec<Uuid> = Vec::new();
+        let mut refused = Vec::new();
         if let Some(topics) = &mut request.topics {
-            topics.retain(|t| {
-                let by_id = t.name.is_none();
+            refused = take_refused(topics, |t| {
                 let name = gate.topic_name(t.name.as_deref().unwrap_or(""), &t.topic_id);
                 // An id nobody knows is the handler's to answer (UNKNOWN_TOPIC_ID).
-                if by_id && name.is_empty() {
-                    return true;
-                }
-                let keep = gate.allowed(Acl::TOPIC_DESCRIBE, &name);
-                if !keep && by_id {
-                    ids.push(t.topic_id);
-                } else if !keep {
-                    names.push(name);
-                }
-                keep
+                (t.name.is_none() && name.is_empty()) || gate.allowed(Acl::TOPIC_DESCRIBE, &name)
             });
             if request.allow_auto_topic_creation
                 && !gate.on_cluster(Operation::Create)
@@ -68,6 +57,10 @@ impl Api for Metadata {
                 request.allow_auto_topic_creation = false;
             }
         }
+        let refused = MetadataRequest {
+            topics: Some(refused),
+            ..Default::default()
+        };
         Authorized::restoring(move |gate, response: &mut MetadataResponse| {
             // Topics listed because all were asked for: only the describable ones.
             response.topics.retain(|t| {
@@ -75,21 +68,8 @@ impl Api for Metadata {
                     .as_deref()
                     .is_none_or(|name| gate.allowed_quietly(Acl::TOPIC_DESCRIBE, name))
             });
-            response
-                .topics
-                .extend(names.into_iter().map(|name| MetadataResponseTopic {
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    name: Some(name),
-                    ..Default::default()
-                }));
-            response
-                .topics
-                .extend(ids.into_iter().map(|topic_id| MetadataResponseTopic {
-                    error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                    name: None,
-                    topic_id,
-                    ..Default::default()
-                }));
+            let refused = refused.item_errors(version, ErrorCode::TopicAuthorizationFailed);
+            MetadataRequest::append_items(response, refused);
         })
     }
 

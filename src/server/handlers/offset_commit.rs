@@ -36,53 +36,18 @@ impl Api for OffsetCommit {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut OffsetCommitRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<OffsetCommitResponse> {
         if !gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            let code = ErrorCode::GroupAuthorizationFailed.code();
-            return Authorized::Answer(OffsetCommitResponse {
-                topics: request
-                    .topics
-                    .iter()
-                    .map(|t| OffsetCommitResponseTopic {
-                        name: t.name.clone(),
-                        topic_id: t.topic_id,
-                        partitions: t
-                            .partitions
-                            .iter()
-                            .map(|p| OffsetCommitResponsePartition {
-                                partition_index: p.partition_index,
-                                error_code: code,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            });
+            return Authorized::refuse(request, version, ErrorCode::GroupAuthorizationFailed);
         }
-        let refused = take_refused(&mut request.topics, |t| {
-            gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.name, &t.topic_id))
-        });
-        Authorized::restoring(move |_, response: &mut OffsetCommitResponse| {
-            response.topics.extend(refused.into_iter().map(|t| {
-                OffsetCommitResponseTopic {
-                    name: t.name,
-                    topic_id: t.topic_id,
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }
-            }));
-        })
+        let refused = OffsetCommitRequest {
+            topics: take_refused(&mut request.topics, |t| {
+                gate.allowed(Acl::TOPIC_READ, &gate.topic_name(&t.name, &t.topic_id))
+            }),
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, ErrorCode::TopicAuthorizationFailed)
     }
 
     async fn handle(ctx: Ctx<'_>, request: OffsetCommitRequest) -> Reply<OffsetCommitResponse> {

@@ -35,15 +35,15 @@ impl Api for OffsetDelete {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut OffsetDeleteRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<OffsetDeleteResponse> {
-        if gate.allowed(Acl::GROUP_DELETE, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(OffsetDeleteResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_DELETE, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: OffsetDeleteRequest) -> Reply<OffsetDeleteResponse> {

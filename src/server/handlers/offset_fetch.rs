@@ -13,6 +13,7 @@
 use crate::metadata::state::{GroupOffset, MetadataState};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::{ErrorResponse, ItemErrors};
 use crate::protocol::messages::OffsetFetchRequest;
 use crate::protocol::messages::OffsetFetchResponse;
 use crate::protocol::messages::offset_fetch_response::{
@@ -49,24 +50,21 @@ impl Api for OffsetFetch {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut OffsetFetchRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<OffsetFetchResponse> {
         // Before v8 a request names one group (`group_id`), from v8 on a list.
         if request.groups.is_empty() && !gate.allowed(Acl::GROUP_DESCRIBE, &request.group_id) {
-            return Authorized::Answer(error_before_v8(
-                request,
-                ErrorCode::GroupAuthorizationFailed,
-            ));
+            return Authorized::refuse(request, version, ErrorCode::GroupAuthorizationFailed);
         }
         // From v8 on, each group is answered on its own, as Kafka does. In every version a
         // topic the client may not describe is answered with 29 when named, and left out of
         // an answer that lists all the group committed (`filter`).
-        let refused_groups: Vec<String> = take_refused(&mut request.groups, |g| {
-            gate.allowed(Acl::GROUP_DESCRIBE, &g.group_id)
-        })
-        .into_iter()
-        .map(|g| g.group_id)
-        .collect();
+        let refused_groups = OffsetFetchRequest {
+            groups: take_refused(&mut request.groups, |g| {
+                gate.allowed(Acl::GROUP_DESCRIBE, &g.group_id)
+            }),
+            ..Default::default()
+        };
         // (group, name, id, partitions); the group is the request's own below v8.
         let mut refused_topics: Vec<(String, String, Uuid, Vec<i32>)> = Vec::new();
         let mut filter = false;
@@ -141,17 +139,8 @@ impl Api for OffsetFetch {
                     });
                 }
             }
-            response
-                .groups
-                .extend(
-                    refused_groups
-                        .into_iter()
-                        .map(|group_id| OffsetFetchResponseGroup {
-                            group_id,
-                            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-                            ..Default::default()
-                        }),
-                );
+            let refused = refused_groups.item_errors(version, ErrorCode::GroupAuthorizationFailed);
+            OffsetFetchRequest::append_items(response, refused);
         })
     }
 
@@ -174,7 +163,9 @@ pub async fn handle(
     let loading = answers_here && catch_up(broker).await == LocalCopy::MayLag;
     if version < 8 {
         if loading {
-            return error_before_v8(&request, ErrorCode::CoordinatorLoadInProgress);
+            // Kafka's answer for the whole request: per partition before v2, at the top level
+            // from v2 (where clients read it first).
+            return request.error_response(version, ErrorCode::CoordinatorLoadInProgress);
         }
         let wanted = request.topics.map(|ts| {
             ts.into_iter()
@@ -293,33 +284,6 @@ pub fn refused_partition_v8(partition_index: i32, code: i16) -> OffsetFetchRespo
         committed_leader_epoch: -1,
         metadata: Some(String::new()),
         error_code: code,
-        ..Default::default()
-    }
-}
-
-/// An error for the whole request before v8 (COORDINATOR_LOAD_IN_PROGRESS, say): in the
-/// top-level error (v2 to v7) and in each requested partition's. v0 and v1 have no top-level
-/// error, and an empty answer there would read as "nothing committed", so Kafka answers there
-/// per partition; from v2 it leaves the partitions out, where clients read the top-level
-/// error first and ignore them.
-pub fn error_before_v8(request: &OffsetFetchRequest, error: ErrorCode) -> OffsetFetchResponse {
-    let code = error.code();
-    let topics = request
-        .topics
-        .iter()
-        .flatten()
-        .map(|t| OffsetFetchResponseTopic {
-            name: t.name.clone(),
-            partitions: t
-                .partition_indexes
-                .iter()
-                .map(|&p| refused_partition(p, code))
-                .collect(),
-            ..Default::default()
-        });
-    OffsetFetchResponse {
-        error_code: code,
-        topics: topics.collect(),
         ..Default::default()
     }
 }

@@ -33,33 +33,11 @@ impl Api for OffsetForLeaderEpoch {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut OffsetForLeaderEpochRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<OffsetForLeaderEpochResponse> {
         let names = request.topics.iter().map(|t| t.topic.as_str());
-        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, || {
-            OffsetForLeaderEpochResponse {
-                topics: request
-                    .topics
-                    .iter()
-                    .map(|t| OffsetForLeaderTopicResult {
-                        topic: t.topic.clone(),
-                        partitions: t
-                            .partitions
-                            .iter()
-                            .map(|p| EpochEndOffset {
-                                partition: p.partition,
-                                error_code: ErrorCode::TopicAuthorizationFailed.code(),
-                                leader_epoch: -1,
-                                end_offset: -1,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
+        let error = ErrorCode::TopicAuthorizationFailed;
+        all_or_refuse(gate, Acl::TOPIC_DESCRIBE, names, request, version, error)
     }
 
     async fn handle(

@@ -28,7 +28,6 @@ use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use uuid::Uuid;
 
 pub struct Produce;
 
@@ -48,52 +47,28 @@ impl Api for Produce {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut ProduceRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<ProduceResponse> {
         let txn_ok = request
             .transactional_id
             .as_deref()
             .is_none_or(|id| gate.allowed(Acl::TXN_WRITE, id));
-        let code = if txn_ok {
-            ErrorCode::TopicAuthorizationFailed.code()
-        } else {
-            ErrorCode::TransactionalIdAuthorizationFailed.code()
+        let error = match txn_ok {
+            true => ErrorCode::TopicAuthorizationFailed,
+            false => ErrorCode::TransactionalIdAuthorizationFailed,
         };
-        // Only the names and partitions are kept, not the refused batches.
-        let refused: Vec<(String, Uuid, Vec<i32>)> = take_refused(&mut request.topic_data, |t| {
+        let mut refused = take_refused(&mut request.topic_data, |t| {
             txn_ok && gate.allowed(Acl::TOPIC_WRITE, &gate.topic_name(&t.name, &t.topic_id))
-        })
-        .into_iter()
-        .map(|t| {
-            (
-                t.name,
-                t.topic_id,
-                t.partition_data.iter().map(|p| p.index).collect(),
-            )
-        })
-        .collect();
-        Authorized::restoring(move |_, response: &mut ProduceResponse| {
-            response
-                .responses
-                .extend(refused.into_iter().map(|(name, topic_id, partitions)| {
-                    TopicProduceResponse {
-                        name,
-                        topic_id,
-                        partition_responses: partitions
-                            .into_iter()
-                            .map(|index| PartitionProduceResponse {
-                                index,
-                                error_code: code,
-                                base_offset: -1,
-                                log_append_time_ms: -1,
-                                log_start_offset: -1,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    }
-                }));
-        })
+        });
+        // Only the names and partitions are kept until the answer, not the refused batches.
+        for partition in refused.iter_mut().flat_map(|t| &mut t.partition_data) {
+            partition.records = None;
+        }
+        let refused = ProduceRequest {
+            topic_data: refused,
+            ..Default::default()
+        };
+        Authorized::restoring_items(refused, version, error)
     }
 
     /// Batches are queued in request order; the wait for their commits runs concurrently.

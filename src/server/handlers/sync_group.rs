@@ -25,15 +25,15 @@ impl Api for SyncGroup {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut SyncGroupRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<SyncGroupResponse> {
-        if gate.allowed(Acl::GROUP_READ, &request.group_id) {
-            return Authorized::run();
-        }
-        Authorized::Answer(SyncGroupResponse {
-            error_code: ErrorCode::GroupAuthorizationFailed.code(),
-            ..Default::default()
-        })
+        let allowed = gate.allowed(Acl::GROUP_READ, &request.group_id);
+        Authorized::run_or_refuse(
+            allowed,
+            request,
+            version,
+            ErrorCode::GroupAuthorizationFailed,
+        )
     }
 
     async fn handle(ctx: Ctx<'_>, request: SyncGroupRequest) -> Reply<SyncGroupResponse> {

@@ -37,33 +37,12 @@ impl Api for TxnOffsetCommit {
     fn authorize(
         gate: &Gate<'_>,
         request: &mut TxnOffsetCommitRequest,
-        _: i16,
+        version: i16,
     ) -> Authorized<TxnOffsetCommitResponse> {
-        let Some(code) =
-            transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id)
-        else {
-            return Authorized::run();
-        };
-        Authorized::Answer(TxnOffsetCommitResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| TxnOffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| TxnOffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: code.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        })
+        match transactional_offsets_refusal(gate, &request.transactional_id, &request.group_id) {
+            None => Authorized::run(),
+            Some(error) => Authorized::refuse(request, version, error),
+        }
     }
 
     async fn handle(
