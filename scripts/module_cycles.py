@@ -8,7 +8,10 @@ Two graphs are checked:
 - folders: the same edges between the top-level components (`server`, `metadata`, ...;
   a top-level file such as `config.rs` is a component of its own).
 
-The generated codec (`src/protocol/messages/`) is one node. Usage: module_cycles.py [src]
+The generated codec (`src/protocol/messages/`) is one node. Test code is left out: inline
+`#[cfg(test)] mod x { ... }` blocks and the modules declared `#[cfg(test)] mod x;` may use any
+part of the crate, as integration tests do (a handler's tests start a whole node).
+Usage: module_cycles.py [src]
 """
 
 import re
@@ -70,7 +73,7 @@ def main() -> int:
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     src = Path(args[0] if args else "src")
     files = sorted(p for p in src.rglob("*.rs") if p.name != "main.rs")
-    texts = {f: strip_comments(f.read_text()) for f in files}
+    texts = {f: strip_test_code(strip_comments(f.read_text())) for f in files}
     # `#[path = "x_tests.rs"] mod tests;` makes x_tests.rs a child of the declaring file.
     paths_of = {f: module_path(src, f) for f in files}
     for f, text in texts.items():
@@ -80,6 +83,16 @@ def main() -> int:
 
     def module_path_of(f: Path) -> tuple:
         return paths_of.get(f.resolve(), module_path(src, f))
+
+    # Files of test-only modules, and everything under them, are left out.
+    test_only = set()
+    for f in files:
+        for m in re.finditer(TEST_MODULE, strip_comments(f.read_text())):
+            parent = module_path_of(f)
+            test_only.add(parent + (m.group(1),))
+    files = [f for f in files
+             if not any(module_path_of(f)[:len(t)] == t for t in test_only)]
+    texts = {f: texts[f] for f in files}
 
     modules = {}
     for f in files:
@@ -142,7 +155,7 @@ def main() -> int:
                 paths.append((["crate"] + target + m.group(0).split("::")[1:], 0))
         for path, inline_depth in paths:
             absolute = resolve_relative(here, path, children, inline_depth)
-            if not absolute:
+            if not absolute or any(tuple(absolute[: len(t)]) == t for t in test_only):
                 continue
             target = resolve(absolute)
             if target is not None and target != here:
@@ -159,6 +172,28 @@ def main() -> int:
     if not failed:
         print(f"no module cycles among {len(modules)} modules")
     return 1 if failed else 0
+
+
+TEST_MODULE = r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(" + IDENT + r")\s*;"
+
+
+def strip_test_code(text: str) -> str:
+    """`text` without `#[cfg(test)]` inline modules and test-only module declarations."""
+    text = re.sub(TEST_MODULE, "", text)
+    while True:
+        m = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+" + IDENT + r"\s*\{", text)
+        if not m:
+            return text
+        depth, end = 0, len(text)
+        for i in range(m.end() - 1, len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+        text = text[: m.start()] + text[end:]
 
 
 def declared_children(f: Path, text: str) -> set:

@@ -6,12 +6,15 @@ use crate::protocol::ErrorCode;
 use crate::protocol::error_response::ItemErrors;
 use crate::protocol::messages::CreateTopicsRequest;
 use crate::protocol::messages::CreateTopicsResponse;
-use crate::protocol::messages::create_topics_response::CreatableTopicResult;
+use crate::protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
 use crate::security::acl::Operation;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, validate_topic_name};
-use crate::topic_config::validate;
+use crate::server::handlers::describe_configs::broker_topic_defaults;
+use crate::topic_config::{describe, validate};
 use std::collections::BTreeMap;
 
 pub struct CreateTopics;
@@ -90,6 +93,18 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             ))
         };
         let configs = checked.clone().unwrap_or(configs);
+        // From v5 a created topic's answer lists its configs as DescribeConfigs shows them
+        // (clients such as Kafka's Admin read them, and fail on a null list).
+        let described: Vec<CreatableTopicConfigs> =
+            describe::topic_entries(&configs, &broker_topic_defaults(broker))
+                .into_iter()
+                .map(|entry| CreatableTopicConfigs {
+                    name: entry.name,
+                    value: Some(entry.value),
+                    config_source: entry.source,
+                    ..Default::default()
+                })
+                .collect();
         let (exists, limits, cluster_partitions) = broker.metadata.read(|s| {
             (
                 s.topic(&topic.name).is_some(),
@@ -166,7 +181,11 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
                 -1
             },
             replication_factor: if error_code == ErrorCode::None { 1 } else { -1 },
-            configs: None,
+            configs: Some(if error_code == ErrorCode::None {
+                described
+            } else {
+                Vec::new()
+            }),
             ..Default::default()
         });
     }
@@ -208,4 +227,98 @@ fn assignment_error(
                 .to_string(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+    use crate::server::handlers::testing::TestNode;
+
+    fn creating(name: &str, partitions: i32, validate_only: bool) -> CreateTopicsRequest {
+        CreateTopicsRequest {
+            topics: vec![CreatableTopic {
+                name: name.into(),
+                num_partitions: partitions,
+                replication_factor: -1,
+                configs: vec![CreatableTopicConfig {
+                    name: "retention.ms".into(),
+                    value: Some("60000".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            validate_only,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn creates_once_and_answers_with_the_topics_configs() {
+        let node = TestNode::start().await;
+        for version in 5..=CreateTopics::VERSIONS.1 {
+            let name = format!("t-v{version}");
+            // Validating creates nothing, and answers as creating would.
+            let checked = node
+                .call::<CreateTopics>(&creating(&name, -1, true), version)
+                .await;
+            let created = node
+                .call::<CreateTopics>(&creating(&name, -1, false), version)
+                .await;
+            let again = node
+                .call::<CreateTopics>(&creating(&name, 3, false), version)
+                .await;
+            for answer in [&checked, &created] {
+                let topic = &answer.topics[0];
+                assert_eq!(topic.error_code, 0, "v{version}: {topic:?}");
+                assert_eq!((topic.num_partitions, topic.replication_factor), (1, 1));
+                // Every config, as DescribeConfigs shows it: the one set from the topic.
+                let configs = topic.configs.as_ref().expect("configs, never null");
+                let retention = configs.iter().find(|c| c.name == "retention.ms");
+                let retention = retention.expect("retention.ms listed");
+                assert_eq!(retention.value.as_deref(), Some("60000"));
+                assert_eq!(retention.config_source, describe::SOURCE_TOPIC);
+                assert!(configs.iter().any(|c| c.name == "cleanup.policy"));
+            }
+            if version >= 7 {
+                assert!(!created.topics[0].topic_id.is_nil());
+            }
+            let refused = &again.topics[0];
+            assert_eq!(
+                refused.error_code,
+                ErrorCode::TopicAlreadyExists.code(),
+                "v{version}: {refused:?}"
+            );
+            assert_eq!(refused.configs.as_deref(), Some(&[][..]));
+            assert_eq!(
+                (refused.num_partitions, refused.replication_factor),
+                (-1, -1)
+            );
+        }
+        node.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn refuses_kafkas_invalid_names_and_configs() {
+        let node = TestNode::start().await;
+        let mut bad_config = creating("fine", 1, false);
+        bad_config.topics[0].configs[0].value = Some("soon".into());
+        let answer = node.call::<CreateTopics>(&bad_config, 7).await;
+        assert_eq!(answer.topics[0].error_code, ErrorCode::InvalidConfig.code());
+        let answer = node
+            .call::<CreateTopics>(&creating("no/slash", 1, false), 7)
+            .await;
+        assert_eq!(
+            answer.topics[0].error_code,
+            ErrorCode::InvalidTopicException.code()
+        );
+        let answer = node
+            .call::<CreateTopics>(&creating("zero", 0, false), 7)
+            .await;
+        assert_eq!(
+            answer.topics[0].error_code,
+            ErrorCode::InvalidPartitions.code()
+        );
+        node.stop().await;
+    }
 }

@@ -80,3 +80,28 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lists_this_agent_at_its_listener_and_asks_nothing_of_the_authorizer() {
+        let node = TestNode::start().await;
+        let port = i32::from(node.running.local_addr.port());
+        for version in DescribeCluster::VERSIONS.0..=DescribeCluster::VERSIONS.1 {
+            let request = DescribeClusterRequest {
+                include_cluster_authorized_operations: true,
+                ..Default::default()
+            };
+            let answer = node.call::<DescribeCluster>(&request, version).await;
+            assert_eq!(answer.error_code, 0, "v{version}: {answer:?}");
+            assert!(!answer.cluster_id.is_empty(), "v{version}: {answer:?}");
+            let ports: Vec<i32> = answer.brokers.iter().map(|b| b.port).collect();
+            assert_eq!(ports, [port], "v{version}: {answer:?}");
+            assert_eq!(answer.controller_id, answer.brokers[0].broker_id);
+        }
+        node.stop().await;
+    }
+}

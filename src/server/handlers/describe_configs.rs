@@ -137,7 +137,7 @@ fn shown(
 }
 
 /// The topic configs floe's own settings change from Kafka's defaults.
-fn broker_topic_defaults(broker: &Broker) -> BTreeMap<&'static str, String> {
+pub(crate) fn broker_topic_defaults(broker: &Broker) -> BTreeMap<&'static str, String> {
     let mut defaults = BTreeMap::new();
     let max = broker.config.batch_bytes_max.to_string();
     if catalog::find(catalog::MAX_MESSAGE_BYTES).is_some_and(|d| d.default != max) {

@@ -39,11 +39,15 @@ impl Api for DescribeGroups {
     }
 
     async fn handle(ctx: Ctx<'_>, request: DescribeGroupsRequest) -> Reply<DescribeGroupsResponse> {
-        Reply::Now(handle(ctx.broker, request))
+        Reply::Now(handle(ctx.broker, request, ctx.version))
     }
 }
 
-pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroupsResponse {
+pub fn handle(
+    broker: &Broker,
+    request: DescribeGroupsRequest,
+    version: i16,
+) -> DescribeGroupsResponse {
     let operations = operations::if_asked(request.include_authorized_operations, operations::GROUP);
     let groups = request
         .groups
@@ -60,7 +64,9 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
                 // As Kafka: DescribeGroups describes classic groups; ConsumerGroupDescribe the rest.
                 return DescribedGroup {
                     error_code: ErrorCode::GroupIdNotFound.code(),
-                    error_message: Some(format!("Group {id} is not a classic group.")),
+                    // The message is on the wire from v6 only.
+                    error_message: (version >= 6)
+                        .then(|| format!("Group {id} is not a classic group.")),
                     group_id: id.clone(),
                     ..Default::default()
                 };
@@ -108,5 +114,52 @@ pub fn handle(broker: &Broker, request: DescribeGroupsRequest) -> DescribeGroups
     DescribeGroupsResponse {
         groups,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
+    use crate::server::handlers::consumer_group_heartbeat::ConsumerGroupHeartbeat;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_consumer_protocol_group_is_not_found_at_every_version() {
+        let node = TestNode::start().await;
+        node.create_topic("events", 1).await;
+        let join = ConsumerGroupHeartbeatRequest {
+            group_id: "new-protocol".into(),
+            member_id: "m1".into(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec!["events".into()]),
+            topic_partitions: Some(Vec::new()),
+            ..Default::default()
+        };
+        let joined = node.call::<ConsumerGroupHeartbeat>(&join, 0).await;
+        assert_eq!(joined.error_code, 0, "{joined:?}");
+        let request = DescribeGroupsRequest {
+            groups: vec!["new-protocol".into(), "nobody".into()],
+            ..Default::default()
+        };
+        for version in DescribeGroups::VERSIONS.0..=DescribeGroups::VERSIONS.1 {
+            let answer = node.call::<DescribeGroups>(&request, version).await;
+            let [consumer, unknown] = &answer.groups[..] else {
+                panic!("v{version}: {answer:?}");
+            };
+            assert_eq!(
+                consumer.error_code,
+                ErrorCode::GroupIdNotFound.code(),
+                "v{version}"
+            );
+            assert_eq!(consumer.error_message.is_some(), version >= 6, "v{version}");
+            // As Kafka: a group nobody joined is Dead, without an error.
+            assert_eq!(
+                (unknown.error_code, unknown.group_state.as_str()),
+                (0, "Dead")
+            );
+        }
+        node.stop().await;
     }
 }

@@ -125,6 +125,9 @@ pub fn handle(
                         leader_epoch: LEADER_EPOCH,
                         replica_nodes: vec![leader],
                         isr_nodes: vec![leader],
+                        // Empty, not null: Kafka's Admin client reads both lists.
+                        eligible_leader_replicas: Some(Vec::new()),
+                        last_known_elr: Some(Vec::new()),
                         ..Default::default()
                     }
                 })
@@ -148,4 +151,51 @@ pub fn handle(
         }
         response
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::describe_topic_partitions_request;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pages_through_every_partition_with_lists_never_null() {
+        let node = TestNode::start().await;
+        node.create_topic("a", 3).await;
+        node.create_topic("b", 2).await;
+        // Two partitions a page: a0 a1 | a2 b0 | b1.
+        let mut request = DescribeTopicPartitionsRequest {
+            response_partition_limit: 2,
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        loop {
+            let answer = node.call::<DescribeTopicPartitions>(&request, 0).await;
+            for topic in &answer.topics {
+                assert_eq!(topic.error_code, 0, "{topic:?}");
+                for p in &topic.partitions {
+                    assert_eq!(p.eligible_leader_replicas.as_deref(), Some(&[][..]));
+                    assert_eq!(p.last_known_elr.as_deref(), Some(&[][..]));
+                    assert_eq!(p.replica_nodes, [p.leader_id]);
+                    seen.push((topic.name.clone().unwrap_or_default(), p.partition_index));
+                }
+            }
+            match answer.next_cursor {
+                Some(next) => {
+                    request.cursor = Some(describe_topic_partitions_request::Cursor {
+                        topic_name: next.topic_name,
+                        partition_index: next.partition_index,
+                        ..Default::default()
+                    })
+                }
+                None => break,
+            }
+        }
+        let expected: Vec<(String, i32)> = [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1)]
+            .map(|(name, p)| (name.to_string(), p))
+            .to_vec();
+        assert_eq!(seen, expected);
+        node.stop().await;
+    }
 }

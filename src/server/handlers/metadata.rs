@@ -41,6 +41,7 @@ impl Api for Metadata {
         request: &mut MetadataRequest,
         version: i16,
     ) -> Authorized<MetadataResponse> {
+        by_id_without_names(request);
         let mut refused = Vec::new();
         if let Some(topics) = &mut request.topics {
             refused = take_refused(topics, |t| {
@@ -73,8 +74,19 @@ impl Api for Metadata {
         })
     }
 
-    async fn handle(ctx: Ctx<'_>, request: MetadataRequest) -> Reply<MetadataResponse> {
+    async fn handle(ctx: Ctx<'_>, mut request: MetadataRequest) -> Reply<MetadataResponse> {
+        by_id_without_names(&mut request);
         Reply::Now(handle(ctx.broker, request, ctx.version, ctx.client).await)
+    }
+}
+
+/// A topic named by a non-zero id is asked for by its id, whatever its name says: Kafka's
+/// Java client sends the name "" beside the id, librdkafka sends null.
+fn by_id_without_names(request: &mut MetadataRequest) {
+    for topic in request.topics.iter_mut().flatten() {
+        if !topic.topic_id.is_nil() && topic.name.as_deref() == Some("") {
+            topic.name = None;
+        }
     }
 }
 
@@ -211,5 +223,77 @@ pub async fn handle(
         ),
         topics,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::metadata_request::MetadataRequestTopic;
+    use crate::server::handlers::testing::TestNode;
+
+    fn asking(topics: Vec<MetadataRequestTopic>) -> MetadataRequest {
+        MetadataRequest {
+            topics: Some(topics),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answers_a_topic_by_name_and_by_id_whatever_name_comes_with_the_id() {
+        let node = TestNode::start().await;
+        let id = node.create_topic("orders", 3).await;
+        let by_name = MetadataRequestTopic {
+            name: Some("orders".into()),
+            ..Default::default()
+        };
+        let answer = node.call::<Metadata>(&asking(vec![by_name]), 9).await;
+        let topic = &answer.topics[0];
+        assert_eq!(topic.error_code, 0, "{topic:?}");
+        assert_eq!(topic.partitions.len(), 3);
+        // By id: librdkafka sends a null name, Kafka's Java client "".
+        for name in [None, Some(String::new())] {
+            let by_id = MetadataRequestTopic {
+                topic_id: id,
+                name: name.clone(),
+                ..Default::default()
+            };
+            for version in 12..=Metadata::VERSIONS.1 {
+                let answer = node
+                    .call::<Metadata>(&asking(vec![by_id.clone()]), version)
+                    .await;
+                let topic = &answer.topics[0];
+                assert_eq!(topic.error_code, 0, "v{version} name {name:?}: {topic:?}");
+                assert_eq!(topic.name.as_deref(), Some("orders"));
+                assert_eq!(topic.topic_id, id);
+                assert_eq!(topic.partitions.len(), 3);
+            }
+        }
+        node.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unknown_topic_is_not_created_when_the_client_says_not_to() {
+        let node = TestNode::start().await;
+        let unknown = MetadataRequestTopic {
+            name: Some("nowhere".into()),
+            ..Default::default()
+        };
+        let answer = node.call::<Metadata>(&asking(vec![unknown]), 12).await;
+        assert_eq!(
+            answer.topics[0].error_code,
+            ErrorCode::UnknownTopicOrPartition.code()
+        );
+        let unknown_id = MetadataRequestTopic {
+            topic_id: uuid::Uuid::from_u128(7),
+            ..Default::default()
+        };
+        let answer = node.call::<Metadata>(&asking(vec![unknown_id]), 12).await;
+        assert_eq!(
+            answer.topics[0].error_code,
+            ErrorCode::UnknownTopicId.code()
+        );
+        node.stop().await;
     }
 }

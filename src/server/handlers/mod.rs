@@ -46,6 +46,8 @@ pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
+#[cfg(test)]
+pub mod testing;
 pub mod txn_offset_commit;
 
 use crate::protocol::ApiKey;
