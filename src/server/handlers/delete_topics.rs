@@ -86,3 +86,55 @@ pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopi
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::delete_topics_request::DeleteTopicState;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deletes_by_name_and_by_id_and_says_which_is_unknown() {
+        let node = TestNode::start().await;
+        node.create_topic("by-name", 1).await;
+        let id = node.create_topic("by-id", 1).await;
+        let by_name = DeleteTopicsRequest {
+            topic_names: vec!["by-name".into(), "never".into()],
+            ..Default::default()
+        };
+        let answer = node.call::<DeleteTopics>(&by_name, 5).await;
+        let codes: Vec<(Option<&str>, i16)> = answer
+            .responses
+            .iter()
+            .map(|r| (r.name.as_deref(), r.error_code))
+            .collect();
+        let unknown = ErrorCode::UnknownTopicOrPartition.code();
+        assert_eq!(codes, [(Some("by-name"), 0), (Some("never"), unknown)]);
+
+        let by_id = DeleteTopicsRequest {
+            topics: vec![
+                DeleteTopicState {
+                    name: None,
+                    topic_id: id,
+                    ..Default::default()
+                },
+                DeleteTopicState {
+                    name: None,
+                    topic_id: uuid::Uuid::from_u128(9),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let answer = node.call::<DeleteTopics>(&by_id, 6).await;
+        let codes: Vec<(uuid::Uuid, i16)> = answer
+            .responses
+            .iter()
+            .map(|r| (r.topic_id, r.error_code))
+            .collect();
+        let unknown_id = ErrorCode::UnknownTopicId.code();
+        assert_eq!(codes, [(id, 0), (uuid::Uuid::from_u128(9), unknown_id)]);
+        assert_eq!(answer.responses[0].name.as_deref(), Some("by-id"));
+        node.stop().await;
+    }
+}

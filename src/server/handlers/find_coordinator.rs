@@ -113,3 +113,37 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn names_this_agent_for_each_key_in_the_shape_of_each_version() {
+        let node = TestNode::start().await;
+        let port = i32::from(node.running.local_addr.port());
+        let one = FindCoordinatorRequest {
+            key: "g".into(),
+            ..Default::default()
+        };
+        for version in 0..=3 {
+            let answer = node.call::<FindCoordinator>(&one, version).await;
+            assert_eq!((answer.error_code, answer.port), (0, port), "v{version}");
+        }
+        let batched = FindCoordinatorRequest {
+            coordinator_keys: vec!["g1".into(), "g2".into()],
+            ..Default::default()
+        };
+        for version in 4..=FindCoordinator::VERSIONS.1 {
+            let answer = node.call::<FindCoordinator>(&batched, version).await;
+            let keys: Vec<(&str, i16, i32)> = answer
+                .coordinators
+                .iter()
+                .map(|c| (c.key.as_str(), c.error_code, c.port))
+                .collect();
+            assert_eq!(keys, [("g1", 0, port), ("g2", 0, port)], "v{version}");
+        }
+        node.stop().await;
+    }
+}

@@ -125,3 +125,37 @@ async fn issue(
         Err(e) => Err(failed_write(&e, Role::Coordinator)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::handlers::testing::TestNode;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_idempotent_producer_gets_a_new_id_each_time_and_a_transactional_one_is_bumped() {
+        let node = TestNode::start().await;
+        let idempotent = InitProducerIdRequest {
+            transactional_id: None,
+            transaction_timeout_ms: -1,
+            ..Default::default()
+        };
+        let first = node.call::<InitProducerId>(&idempotent, 4).await;
+        let second = node.call::<InitProducerId>(&idempotent, 4).await;
+        assert_eq!((first.error_code, first.producer_epoch), (0, 0), "{first:?}");
+        assert!(first.producer_id >= 0);
+        assert_ne!(first.producer_id, second.producer_id);
+
+        let transactional = InitProducerIdRequest {
+            transactional_id: Some("tx".into()),
+            transaction_timeout_ms: 60_000,
+            ..Default::default()
+        };
+        let once = node.call::<InitProducerId>(&transactional, 4).await;
+        let again = node.call::<InitProducerId>(&transactional, 4).await;
+        assert_eq!(once.error_code, 0, "{once:?}");
+        // The same id, its epoch bumped: the first producer is fenced.
+        assert_eq!(again.producer_id, once.producer_id);
+        assert_eq!(again.producer_epoch, once.producer_epoch + 1);
+        node.stop().await;
+    }
+}

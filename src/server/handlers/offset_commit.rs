@@ -170,3 +170,85 @@ pub async fn handle(
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::OffsetFetchRequest;
+    use crate::protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use crate::protocol::messages::offset_fetch_request::{
+        OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    };
+    use crate::server::handlers::offset_fetch::OffsetFetch;
+    use crate::server::handlers::testing::TestNode;
+
+    fn committing(topic: &str, partition: i32, offset: i64) -> OffsetCommitRequest {
+        OffsetCommitRequest {
+            group_id: "readers".into(),
+            // Outside the group's generations: a client that assigns partitions itself.
+            generation_id_or_member_epoch: -1,
+            topics: vec![OffsetCommitRequestTopic {
+                name: topic.into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: partition,
+                    committed_offset: offset,
+                    committed_metadata: Some("m".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_commit_is_what_offset_fetch_reads_at_every_version() {
+        let node = TestNode::start().await;
+        node.create_topic("orders", 2).await;
+        let answer = node.call::<OffsetCommit>(&committing("orders", 1, 42), 8).await;
+        let code = answer.topics[0].partitions[0].error_code;
+        assert_eq!(code, 0, "{answer:?}");
+        let unknown = node.call::<OffsetCommit>(&committing("orders", 9, 1), 8).await;
+        let code = unknown.topics[0].partitions[0].error_code;
+        assert_eq!(code, ErrorCode::UnknownTopicOrPartition.code());
+
+        let before_v8 = OffsetFetchRequest {
+            group_id: "readers".into(),
+            topics: Some(vec![OffsetFetchRequestTopic {
+                name: "orders".into(),
+                partition_indexes: vec![0, 1],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        for version in 1..=7 {
+            let answer = node.call::<OffsetFetch>(&before_v8, version).await;
+            let partitions = &answer.topics[0].partitions;
+            let read: Vec<(i32, i64)> = partitions
+                .iter()
+                .map(|p| (p.partition_index, p.committed_offset))
+                .collect();
+            assert_eq!(read, [(0, -1), (1, 42)], "v{version}: {answer:?}");
+            assert_eq!(partitions[1].metadata.as_deref(), Some("m"));
+        }
+        let from_v8 = OffsetFetchRequest {
+            groups: vec![OffsetFetchRequestGroup {
+                group_id: "readers".into(),
+                topics: Some(vec![OffsetFetchRequestTopics {
+                    name: "orders".into(),
+                    partition_indexes: vec![1],
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let answer = node.call::<OffsetFetch>(&from_v8, 8).await;
+        let group = &answer.groups[0];
+        assert_eq!((group.group_id.as_str(), group.error_code), ("readers", 0));
+        assert_eq!(group.topics[0].partitions[0].committed_offset, 42);
+        node.stop().await;
+    }
+}
