@@ -7,8 +7,11 @@
 #   scripts/java_client.sh                          install the jars, compile the suite
 #   scripts/java_client.sh run <scenario> <host:port> [args...]
 #                                                    run one scenario (admin, producer,
-#                                                    transactions, consumer, responses, ...)
-#                                                    against a running floe
+#                                                    transactions, consumer, responses,
+#                                                    secured) against a running floe
+#   scripts/java_client.sh suite                     every scenario, each against a fresh
+#                                                    floe ($FLOE_BIN, default the release
+#                                                    build) on 127.0.0.1
 #
 # A scenario prints PASS/FAIL lines and exits non-zero when any check failed.
 set -euo pipefail
@@ -45,7 +48,45 @@ if [ ! -f "$stamp" ] || [ -n "$(find tests/java -name '*.java' -newer "$stamp")"
   touch "$stamp"
 fi
 
-if [ "${1:-}" = run ]; then
-  shift
-  exec java -cp "$classpath" Main "$@"
-fi
+case "${1:-}" in
+  run)
+    shift
+    exec java -cp "$classpath" Main "$@"
+    ;;
+  suite)
+    floe=${FLOE_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}/release/floe}
+    work=$(mktemp -d)
+    pid=
+    stop() {
+      if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+      pid=
+    }
+    trap 'stop; rm -rf "$work"' EXIT
+    # A fresh floe per scenario: one scenario's topics and groups never meet another's. The
+    # secured one gets a SASL listener (PLAIN for the super user admin, SCRAM for the users it
+    # makes) and ACLs.
+    printf 'admin:admin-secret\n' >"$work/plain-users"
+    failed=0
+    for scenario in admin producer transactions consumer responses secured; do
+      port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+      flags=(--kafka-addr "127.0.0.1:$port")
+      args=()
+      if [ "$scenario" = secured ]; then
+        flags=(--listeners "SASL_PLAINTEXT://127.0.0.1:$port" --sasl-enabled-mechanisms PLAIN,SCRAM-SHA-512
+          --sasl-plain-users-file "$work/plain-users" --authorizer acl --super-users User:admin)
+        args=(admin admin-secret)
+      fi
+      "$floe" serve --data-dir "$work/$scenario-data" --admin-addr off \
+        --group-initial-rebalance-delay 0s "${flags[@]}" >"$work/$scenario.log" 2>&1 &
+      pid=$!
+      for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.1
+      done
+      echo "== $scenario"
+      java -cp "$classpath" Main "$scenario" "127.0.0.1:$port" "${args[@]}" 2>/dev/null || failed=1
+      stop
+    done
+    exit $failed
+    ;;
+esac
