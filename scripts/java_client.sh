@@ -84,7 +84,11 @@ case "${1:-}" in
         sleep 0.1
       done
       echo "== $scenario"
-      java -cp "$classpath" Main "$scenario" "127.0.0.1:$port" "${args[@]}" 2>/dev/null || failed=1
+      # stderr holds only slf4j's warning (no logger bound) unless the JVM itself failed.
+      if ! java -cp "$classpath" Main "$scenario" "127.0.0.1:$port" "${args[@]}" 2>"$work/$scenario.err"; then
+        failed=1
+        grep -v '^SLF4J' "$work/$scenario.err" || true
+      fi
       stop
     done
     exit $failed

@@ -246,6 +246,17 @@ final class Responses {
                         .setTopics(List.of(new ListOffsetsRequestData.ListOffsetsTopic().setName(TOPIC).setPartitions(partitions)));
             }
             case METADATA: {
+                if (v >= 10) {
+                    // By topic id, with the name left at "" as the 3.9.1 Admin sends it
+                    // (describeTopics(TopicCollection.ofTopicIds(...))): the id decides.
+                    MetadataResponseData byId = (MetadataResponseData) inspect(key, v, new MetadataRequestData()
+                            .setAllowAutoTopicCreation(false)
+                            .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setTopicId(topicId))), " (by topic id)");
+                    if (byId != null && !(byId.topics().size() == 1 && byId.topics().iterator().next().topicId().equals(topicId)
+                            && byId.topics().iterator().next().errorCode() == 0)) {
+                        failures.add(key.name + " v" + v + " (by topic id, name \"\"): answers " + byId.topics());
+                    }
+                }
                 MetadataRequestData data = new MetadataRequestData()
                         .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName(TOPIC)));
                 if (v >= 4) {
@@ -309,7 +320,10 @@ final class Responses {
                 return sync;
             }
             case DESCRIBE_GROUPS: {
-                DescribeGroupsRequestData data = new DescribeGroupsRequestData().setGroups(List.of(GROUP, CLASSIC, CONSUMER_GROUP, "resp-missing"));
+                // A KIP-848 group on its own (probed too), then the classic ones.
+                DescribeGroupsRequestData kip848 = new DescribeGroupsRequestData().setGroups(List.of(CONSUMER_GROUP));
+                inspect(key, v, kip848, " (a KIP-848 group)");
+                DescribeGroupsRequestData data = new DescribeGroupsRequestData().setGroups(List.of(GROUP, CLASSIC, "resp-missing"));
                 if (v >= 3) {
                     data.setIncludeAuthorizedOperations(true);
                 }
