@@ -1,0 +1,44 @@
+/**
+ * Runs one scenario of the Java client suite against a running floe:
+ *
+ *   java Main <scenario> <host:port> [args...]
+ *
+ * Scenarios: admin, producer, transactions, consumer, responses, secured (needs a floe with
+ * SASL and ACLs; see SecuredScenario). Each check prints a PASS or FAIL line with its reason;
+ * the exit status is 1 when any check failed.
+ */
+public final class Main {
+    public static void main(String[] args) throws Exception {
+        if (args.length < 2) {
+            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured> <host:port> [args...]");
+            System.exit(2);
+        }
+        String scenario = args[0];
+        String bootstrap = args[1];
+        switch (scenario) {
+            case "admin":
+                new AdminScenario(bootstrap).run();
+                break;
+            case "producer":
+                new ProducerScenario(bootstrap).run();
+                break;
+            case "transactions":
+                new TransactionsScenario(bootstrap).run();
+                break;
+            case "consumer":
+                new ConsumerScenario(bootstrap).run();
+                break;
+            case "responses":
+                Check.run("responses harness ran", () -> new Responses(bootstrap).run());
+                break;
+            case "secured":
+                new SecuredScenario(bootstrap, args).run();
+                break;
+            default:
+                System.err.println("unknown scenario " + scenario);
+                System.exit(2);
+        }
+        // Clients' background threads (and a hung call's) must not keep the JVM alive.
+        System.exit(Check.summary(scenario));
+    }
+}
