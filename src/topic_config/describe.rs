@@ -34,6 +34,9 @@ pub struct Entry {
     pub synonyms: Vec<Synonym>,
     /// Kafka's `ConfigType` id (0: unknown, for a name Kafka does not define).
     pub config_type: i8,
+    /// What the config means (DescribeConfigs v3+, when asked); `None` for a name Kafka does
+    /// not define.
+    pub documentation: Option<String>,
 }
 
 /// The entries of a topic whose configs are `configs`; `broker` holds the topic configs that
@@ -80,6 +83,7 @@ pub fn topic_entries(
                 source: synonyms.first().map_or(SOURCE_DEFAULT, |s| s.source),
                 synonyms,
                 config_type: def.kind.id(),
+                documentation: Some(def.doc.to_string()),
             }
         })
         .collect();
@@ -96,6 +100,7 @@ pub fn topic_entries(
                     source: SOURCE_TOPIC,
                 }],
                 config_type: 0,
+                documentation: None,
             });
         }
     }

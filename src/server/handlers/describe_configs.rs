@@ -81,7 +81,7 @@ pub fn handle(broker: &Broker, request: DescribeConfigsRequest) -> DescribeConfi
                 )),
             };
             match entries {
-                Ok(entries) => result.configs = shown(entries, r, request.include_synonyms),
+                Ok(entries) => result.configs = shown(entries, r, &request),
                 Err((code, message)) => {
                     result.error_code = code.code();
                     result.error_message = message;
@@ -102,7 +102,7 @@ type DescribeError = (ErrorCode, Option<String>);
 fn shown(
     entries: Vec<(Entry, bool)>,
     resource: &DescribeConfigsResource,
-    include_synonyms: bool,
+    request: &DescribeConfigsRequest,
 ) -> Vec<DescribeConfigsResourceResult> {
     let wanted = |name: &str| match &resource.configuration_keys {
         Some(keys) if !keys.is_empty() => keys.iter().any(|k| k == name),
@@ -116,7 +116,7 @@ fn shown(
             read_only,
             config_source: e.source,
             is_sensitive: false,
-            synonyms: if include_synonyms {
+            synonyms: if request.include_synonyms {
                 e.synonyms
                     .into_iter()
                     .map(|s| DescribeConfigsSynonym {
@@ -130,6 +130,7 @@ fn shown(
                 Vec::new()
             },
             config_type: e.config_type,
+            documentation: e.documentation.filter(|_| request.include_documentation),
             name: e.name,
             ..Default::default()
         })
@@ -191,40 +192,41 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
     let ms = |d: std::time::Duration| d.as_millis().to_string();
     // One line per setting: floe's value under Kafka's name.
     #[rustfmt::skip]
-    let settings: Vec<(&str, String, Kind)> = vec![
-        ("broker.id", id.to_string(), Kind::Int),
-        ("node.id", broker.node_id().to_string(), Kind::Int),
-        ("listeners", format!("PLAINTEXT://{}", config.kafka_addr), Kind::String),
-        ("advertised.listeners", format!("PLAINTEXT://{host}:{port}"), Kind::String),
-        ("broker.rack", config.zone.clone().unwrap_or_default(), Kind::String),
-        ("log.dirs", config.data_dir.display().to_string(), Kind::String),
-        ("num.partitions", config.default_partitions.to_string(), Kind::Int),
+    let settings: Vec<(&str, String, Kind, &str)> = vec![
+        ("broker.id", id.to_string(), Kind::Int, "The id clients see for this agent (in Metadata and DescribeCluster)."),
+        ("node.id", broker.node_id().to_string(), Kind::Int, "This agent's id in the metadata quorum's registry."),
+        ("listeners", format!("PLAINTEXT://{}", config.kafka_addr), Kind::String, "The address the Kafka listener binds (--kafka-addr)."),
+        ("advertised.listeners", format!("PLAINTEXT://{host}:{port}"), Kind::String, "The address clients are told to connect to (--advertised-addr, or the bound one)."),
+        ("broker.rack", config.zone.clone().unwrap_or_default(), Kind::String, "This agent's zone (--zone): clients in a zone are sent to agents of that zone."),
+        ("log.dirs", config.data_dir.display().to_string(), Kind::String, "The data directory (--data-dir): the quorum's log and the read cache; records live in the object store."),
         // Durability comes from the object store, not from broker replicas.
-        ("default.replication.factor", "1".into(), Kind::Short),
-        ("auto.create.topics.enable", config.auto_create_topics.to_string(), Kind::Boolean),
-        ("delete.topic.enable", "true".into(), Kind::Boolean),
-        ("message.max.bytes", config.batch_bytes_max.to_string(), Kind::Int),
-        ("socket.request.max.bytes", config.frame_bytes_max.to_string(), Kind::Int),
-        ("fetch.max.bytes", config.fetch_bytes_max.to_string(), Kind::Int),
-        ("max.connections", config.connections_max.to_string(), Kind::Int),
-        ("max.connections.per.ip", config.connections_per_ip_max.to_string(), Kind::Int),
-        ("connections.max.idle.ms", ms(config.connection_idle_timeout), Kind::Long),
-        ("group.initial.rebalance.delay.ms", ms(config.group_initial_rebalance_delay), Kind::Int),
-        ("group.consumer.heartbeat.interval.ms", ms(config.group_consumer_heartbeat_interval), Kind::Int),
-        ("group.consumer.session.timeout.ms", ms(config.group_consumer_session_timeout), Kind::Int),
-        ("group.consumer.max.size", config.group_consumer_max_size.to_string(), Kind::Int),
-        ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int),
-        ("transaction.max.timeout.ms", config.transaction_max_timeout_ms.to_string(), Kind::Int),
-        ("floe.transaction.version", config.transaction_version.to_string(), Kind::Int),
-        ("transactional.id.expiration.ms", TRANSACTIONAL_ID_EXPIRATION_MS.to_string(), Kind::Int),
-        ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long),
-        ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long),
-        ("floe.block.cache.bytes.max", config.read.block_cache_bytes_max.to_string(), Kind::Long),
-        ("floe.read.block.bytes", config.read.block_bytes.to_string(), Kind::Long),
-        ("floe.hot.tier.bytes.max", config.read.hot_tier_bytes_max.to_string(), Kind::Long),
+        ("num.partitions", config.default_partitions.to_string(), Kind::Int, "Partitions of a topic created without a count (--default-partitions)."),
+        ("default.replication.factor", "1".into(), Kind::Short, "Always 1: durability comes from the object store, not from broker replicas."),
+        ("auto.create.topics.enable", config.auto_create_topics.to_string(), Kind::Boolean, "Whether Metadata and Produce create a topic that does not exist (--auto-create-topics)."),
+        ("delete.topic.enable", "true".into(), Kind::Boolean, "Topics can always be deleted."),
+        ("message.max.bytes", config.batch_bytes_max.to_string(), Kind::Int, "The largest record batch accepted (--batch-bytes-max)."),
+        ("socket.request.max.bytes", config.frame_bytes_max.to_string(), Kind::Int, "The largest request frame accepted; a larger one closes the connection."),
+        ("fetch.max.bytes", config.fetch_bytes_max.to_string(), Kind::Int, "The most one Fetch answers, whatever the client asks."),
+        ("max.connections", config.connections_max.to_string(), Kind::Int, "Connections this agent accepts (--connections-max)."),
+        ("max.connections.per.ip", config.connections_per_ip_max.to_string(), Kind::Int, "Connections this agent accepts from one address (--connections-per-ip-max)."),
+        ("connections.max.idle.ms", ms(config.connection_idle_timeout), Kind::Long, "A connection idle this long is closed."),
+        ("group.initial.rebalance.delay.ms", ms(config.group_initial_rebalance_delay), Kind::Int, "How long a new classic group waits for more members before its first rebalance."),
+        ("group.consumer.heartbeat.interval.ms", ms(config.group_consumer_heartbeat_interval), Kind::Int, "The heartbeat interval given to consumer-protocol (KIP-848) members."),
+        ("group.consumer.session.timeout.ms", ms(config.group_consumer_session_timeout), Kind::Int, "A consumer-protocol member silent this long leaves its group."),
+        ("group.consumer.max.size", config.group_consumer_max_size.to_string(), Kind::Int, "The most members a consumer-protocol group holds."),
+        ("producer.id.expiration.ms", PRODUCER_ID_EXPIRATION_MS.to_string(), Kind::Int, "An idempotent producer's state is dropped after this long without a write."),
+        ("transaction.max.timeout.ms", config.transaction_max_timeout_ms.to_string(), Kind::Int, "The longest transaction timeout a producer may ask for."),
+        ("floe.transaction.version", config.transaction_version.to_string(), Kind::Int, "Kafka's transaction.version floe behaves as (KIP-890)."),
+        ("transactional.id.expiration.ms", TRANSACTIONAL_ID_EXPIRATION_MS.to_string(), Kind::Int, "A transactional id unused this long is forgotten."),
+        ("floe.flush.interval.ms", ms(config.flush_interval), Kind::Long, "How long produced records wait to be written to the object store in one object (--flush-interval): latency against PUTs."),
+        ("floe.object.bytes.max", config.object_bytes_max.to_string(), Kind::Long, "An object is written early when it reaches this size (--object-bytes-max)."),
+        ("floe.block.cache.bytes.max", config.read.block_cache_bytes_max.to_string(), Kind::Long, "Memory for blocks of objects read back (--block-cache-bytes-max)."),
+        ("floe.read.block.bytes", config.read.block_bytes.to_string(), Kind::Long, "The size of the ranges read from objects and cached."),
+        ("floe.hot.tier.bytes.max", config.read.hot_tier_bytes_max.to_string(), Kind::Long, "Local disk for recently written objects, read before the store (--hot-tier-bytes-max)."),
     ];
-    let entry = |name: &str, value: String, kind: Kind, source: i8| Entry {
+    let entry = |name: &str, value: String, kind: Kind, source: i8, doc: String| Entry {
         name: name.to_string(),
+        documentation: Some(doc),
         synonyms: vec![describe::Synonym {
             name: name.to_string(),
             value: value.clone(),
@@ -236,7 +238,10 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
     };
     let mut entries: Vec<(Entry, bool)> = settings
         .into_iter()
-        .map(|(name, value, kind)| (entry(name, value, kind, SOURCE_STATIC_BROKER), true))
+        .map(|(name, value, kind, doc)| {
+            let doc = doc.to_string();
+            (entry(name, value, kind, SOURCE_STATIC_BROKER, doc), true)
+        })
         .collect();
     // The broker configs that give topic configs their defaults.
     for def in TOPIC_CONFIGS {
@@ -246,10 +251,65 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         if entries.iter().any(|(e, _)| e.name == *primary) {
             continue;
         }
+        let doc = format!("The default of the topic config {}. {}", def.name, def.doc);
         entries.push((
-            entry(primary, def.default.to_string(), def.kind, SOURCE_DEFAULT),
+            entry(
+                primary,
+                def.default.to_string(),
+                def.kind,
+                SOURCE_DEFAULT,
+                doc,
+            ),
             true,
         ));
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::handlers::testing::TestNode;
+
+    fn describing(resource_type: i8, name: &str, documentation: bool) -> DescribeConfigsRequest {
+        DescribeConfigsRequest {
+            resources: vec![DescribeConfigsResource {
+                resource_type,
+                resource_name: name.into(),
+                configuration_keys: None,
+                ..Default::default()
+            }],
+            include_synonyms: true,
+            include_documentation: documentation,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn documents_every_config_when_asked_and_only_then() {
+        let node = TestNode::start().await;
+        node.create_topic("docs", 1).await;
+        let broker_id = node.running.broker.shown_id().to_string();
+        for (resource_type, name) in [(RESOURCE_TOPIC, "docs"), (RESOURCE_BROKER, &*broker_id)] {
+            let asked = node
+                .call::<DescribeConfigs>(&describing(resource_type, name, true), 4)
+                .await;
+            let configs = &asked.results[0].configs;
+            assert!(configs.len() > 20, "{asked:?}");
+            for config in configs {
+                let doc = config.documentation.as_deref().unwrap_or_default();
+                assert!(!doc.is_empty(), "{name}: {} is not documented", config.name);
+            }
+            let not_asked = node
+                .call::<DescribeConfigs>(&describing(resource_type, name, false), 4)
+                .await;
+            assert!(
+                not_asked.results[0]
+                    .configs
+                    .iter()
+                    .all(|c| c.documentation.is_none())
+            );
+        }
+        node.stop().await;
+    }
 }

@@ -130,3 +130,71 @@ pub fn handle(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::AlterUserScramCredentialsRequest;
+    use crate::protocol::messages::alter_user_scram_credentials_request::{
+        ScramCredentialDeletion, ScramCredentialUpsertion,
+    };
+    use crate::protocol::messages::describe_user_scram_credentials_request::UserName;
+    use crate::server::handlers::alter_user_scram_credentials::AlterUserScramCredentials;
+    use crate::server::handlers::testing::TestNode;
+
+    const SHA_512: i8 = 2;
+
+    fn describing(user: &str) -> DescribeUserScramCredentialsRequest {
+        DescribeUserScramCredentialsRequest {
+            users: Some(vec![UserName {
+                name: user.into(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_user_whose_last_credential_is_deleted_is_not_found() {
+        let node = TestNode::start().await;
+        let upsert = AlterUserScramCredentialsRequest {
+            upsertions: vec![ScramCredentialUpsertion {
+                name: "alice".into(),
+                mechanism: SHA_512,
+                iterations: 8192,
+                salt: bytes::Bytes::from_static(b"salt-salt-salt"),
+                salted_password: bytes::Bytes::from(vec![7u8; 64]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let altered = node.call::<AlterUserScramCredentials>(&upsert, 0).await;
+        assert_eq!(altered.results[0].error_code, 0, "{altered:?}");
+        let described = node
+            .call::<DescribeUserScramCredentials>(&describing("alice"), 0)
+            .await;
+        let result = &described.results[0];
+        assert_eq!(result.error_code, 0, "{described:?}");
+        assert_eq!(result.credential_infos[0].iterations, 8192);
+
+        let delete = AlterUserScramCredentialsRequest {
+            deletions: vec![ScramCredentialDeletion {
+                name: "alice".into(),
+                mechanism: SHA_512,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let deleted = node.call::<AlterUserScramCredentials>(&delete, 0).await;
+        assert_eq!(deleted.results[0].error_code, 0, "{deleted:?}");
+        let described = node
+            .call::<DescribeUserScramCredentials>(&describing("alice"), 0)
+            .await;
+        assert_eq!(
+            described.results[0].error_code,
+            ErrorCode::ResourceNotFound.code(),
+            "{described:?}"
+        );
+        node.stop().await;
+    }
+}

@@ -141,7 +141,11 @@ mod tests {
         };
         let first = node.call::<InitProducerId>(&idempotent, 4).await;
         let second = node.call::<InitProducerId>(&idempotent, 4).await;
-        assert_eq!((first.error_code, first.producer_epoch), (0, 0), "{first:?}");
+        assert_eq!(
+            (first.error_code, first.producer_epoch),
+            (0, 0),
+            "{first:?}"
+        );
         assert!(first.producer_id >= 0);
         assert_ne!(first.producer_id, second.producer_id);
 

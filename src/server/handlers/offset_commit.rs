@@ -207,10 +207,14 @@ mod tests {
     async fn a_commit_is_what_offset_fetch_reads_at_every_version() {
         let node = TestNode::start().await;
         node.create_topic("orders", 2).await;
-        let answer = node.call::<OffsetCommit>(&committing("orders", 1, 42), 8).await;
+        let answer = node
+            .call::<OffsetCommit>(&committing("orders", 1, 42), 8)
+            .await;
         let code = answer.topics[0].partitions[0].error_code;
         assert_eq!(code, 0, "{answer:?}");
-        let unknown = node.call::<OffsetCommit>(&committing("orders", 9, 1), 8).await;
+        let unknown = node
+            .call::<OffsetCommit>(&committing("orders", 9, 1), 8)
+            .await;
         let code = unknown.topics[0].partitions[0].error_code;
         assert_eq!(code, ErrorCode::UnknownTopicOrPartition.code());
 
