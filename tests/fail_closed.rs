@@ -656,6 +656,18 @@ fn probes(key: ApiKey, version: i16, known: &Known) -> Vec<RequestBody> {
             })
         })
         .collect(),
+        // The metadata log, as Kafka's Admin names it.
+        ApiKey::DescribeQuorum => vec![RequestBody::DescribeQuorum(DescribeQuorumRequest {
+            topics: vec![describe_quorum_request::TopicData {
+                topic_name: "__cluster_metadata".into(),
+                partitions: vec![describe_quorum_request::PartitionData {
+                    partition_index: 0,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        })],
         ApiKey::DeleteRecords => vec![RequestBody::DeleteRecords(DeleteRecordsRequest {
             topics: vec![delete_records_request::DeleteRecordsTopic {
                 name: TOPIC.into(),
@@ -1202,6 +1214,17 @@ fn judge(key: ApiKey, version: i16, probe: &RequestBody, answer: &ResponseBody) 
             }
             holds(r.results.is_empty(), || {
                 "log directories were revealed".into()
+            })
+        }
+        // Kafka: Cluster DESCRIBE, refused at the top level with nothing described.
+        (Q::DescribeQuorum(_), A::DescribeQuorum(r)) => {
+            is(
+                "the top-level error",
+                r.error_code,
+                CLUSTER_AUTHORIZATION_FAILED,
+            )?;
+            holds(r.topics.is_empty() && r.nodes.is_empty(), || {
+                "the quorum was described".into()
             })
         }
         (Q::DeleteRecords(_), A::DeleteRecords(r)) => each(

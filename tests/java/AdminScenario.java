@@ -258,7 +258,9 @@ final class AdminScenario {
         Check.run("describeMetadataQuorum (DescribeQuorum, key 55)", () -> {
             QuorumInfo quorum = get(admin.describeMetadataQuorum().quorumInfo());
             Check.that(quorum.leaderId() >= 0, "leader " + quorum.leaderId());
-            Check.that(!quorum.voters().isEmpty(), "no voters");
+            Check.that(quorum.highWatermark() > 0, "high watermark " + quorum.highWatermark());
+            Check.that(quorum.voters().stream().anyMatch(v -> v.replicaId() == quorum.leaderId()
+                    && v.logEndOffset() >= quorum.highWatermark()), "the leader among the voters: " + quorum);
         });
         admin.close(Duration.ofSeconds(5));
     }

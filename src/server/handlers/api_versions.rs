@@ -1,10 +1,13 @@
-//! ApiVersions (key 18): the APIs and versions registered (`handlers::REGISTRY`, as the broker advertises them), with KIP-511's
-//! fallback, and the `transaction.version` feature: finalized at 2 (v3+), which makes Kafka 4
-//! clients use transaction version 2 (KIP-890 part 2), only when the broker is configured so
-//! (`--transaction-version 2`); at 1 no feature is finalized and clients use version 1.
+//! ApiVersions (key 18): the APIs and versions registered (`handlers::REGISTRY`, as the broker
+//! advertises them), with KIP-511's fallback, and Kafka's features (KIP-584), which
+//! `Admin.describeFeatures` shows:
+//! - `metadata.version` at 4.0-IV3, the Kafka release whose protocol floe serves;
+//! - `group.version` 1: the consumer group protocol (KIP-848) is served;
+//! - `transaction.version` at `--transaction-version`: at 2, Kafka 4 clients use transaction
+//!   version 2 (KIP-890 part 2); at 1 they use version 1.
 //!
-//! The supported range (0–2) is listed from v4 only: Kafka 3.3–3.8 clients send v3 and
-//! refuse a supported range that starts at 0 (KAFKA-17011), as Kafka's brokers avoid.
+//! Supported ranges that start at 0 are listed from v4 only: Kafka 3.3–3.8 clients send v3 and
+//! refuse such a range (KAFKA-17011), as Kafka's brokers avoid.
 
 use crate::protocol::ApiKey;
 use crate::protocol::api_versions::ApiRange;
@@ -15,6 +18,11 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Authorized, Gate, Needs};
 
 const TRANSACTION_VERSION: &str = "transaction.version";
+const METADATA_VERSION: &str = "metadata.version";
+const GROUP_VERSION: &str = "group.version";
+
+/// Kafka 4.0's metadata versions: 3.3-IV3 (the first KRaft-only one) to 4.0-IV3.
+const METADATA_VERSIONS: (i16, i16) = (7, 25);
 
 pub struct ApiVersions;
 
@@ -64,25 +72,40 @@ pub fn handle(
     if response.error_code != 0 {
         return (response, version);
     }
-    if version >= 4 {
-        response.supported_features = vec![SupportedFeatureKey {
-            name: TRANSACTION_VERSION.into(),
-            min_version: 0,
-            max_version: 2,
-            ..Default::default()
-        }];
-    }
-    if version >= 3 && transaction_version >= 2 {
-        // Clients adopt finalized features only from a larger epoch than they saw: the level
-        // itself serves (set by configuration, the same on every agent, constant while a
-        // process runs).
+    // (name, supported range, finalized level).
+    let features = [
+        (METADATA_VERSION, METADATA_VERSIONS, METADATA_VERSIONS.1),
+        (GROUP_VERSION, (0, 1), 1),
+        (TRANSACTION_VERSION, (0, 2), transaction_version),
+    ];
+    if version >= 3 {
+        response.supported_features = features
+            .iter()
+            .filter(|(_, (min, _), _)| version >= 4 || *min > 0)
+            .map(
+                |&(name, (min_version, max_version), _)| SupportedFeatureKey {
+                    name: name.into(),
+                    min_version,
+                    max_version,
+                    ..Default::default()
+                },
+            )
+            .collect();
+        // Kafka never lists a level of 0.
+        response.finalized_features = features
+            .iter()
+            .filter(|(_, _, level)| *level > 0)
+            .map(|&(name, _, level)| FinalizedFeatureKey {
+                name: name.into(),
+                max_version_level: level,
+                min_version_level: level,
+                ..Default::default()
+            })
+            .collect();
+        // Clients adopt finalized features only from a larger epoch than they saw: the
+        // transaction version serves (set by configuration, the same on every agent, constant
+        // while a process runs), so moving it to 2 is seen.
         response.finalized_features_epoch = i64::from(transaction_version);
-        response.finalized_features = vec![FinalizedFeatureKey {
-            name: TRANSACTION_VERSION.into(),
-            max_version_level: transaction_version,
-            min_version_level: transaction_version,
-            ..Default::default()
-        }];
     }
     (response, version)
 }
@@ -98,18 +121,45 @@ mod tests {
     }];
 
     #[test]
-    fn the_feature_is_listed_where_each_version_can_carry_it() {
+    fn features_are_listed_where_each_version_can_carry_them() {
+        let names = |features: Vec<String>| features.join(",");
         let (v3, _) = handle(3, ADVERTISED, 1);
-        assert!(v3.supported_features.is_empty() && v3.finalized_features.is_empty());
+        let supported = v3
+            .supported_features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        assert_eq!(
+            names(supported),
+            "metadata.version",
+            "ranges from 0 wait for v4"
+        );
         let (v4, _) = handle(4, ADVERTISED, 1);
-        assert_eq!(v4.supported_features.len(), 1);
-        assert!(
-            v4.finalized_features.is_empty(),
-            "level 1 finalizes nothing"
+        let supported = v4
+            .supported_features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        assert_eq!(
+            names(supported),
+            "metadata.version,group.version,transaction.version"
+        );
+        let finalized = |r: &ApiVersionsResponse| -> Vec<(String, i16)> {
+            let f = r.finalized_features.iter();
+            f.map(|f| (f.name.clone(), f.max_version_level)).collect()
+        };
+        assert_eq!(
+            finalized(&v4),
+            [
+                ("metadata.version".into(), 25),
+                ("group.version".into(), 1),
+                ("transaction.version".into(), 1)
+            ]
         );
         let (v3, _) = handle(3, ADVERTISED, 2);
-        assert_eq!(v3.finalized_features[0].max_version_level, 2);
+        assert_eq!(finalized(&v3)[2], ("transaction.version".into(), 2));
         assert_eq!(v3.finalized_features_epoch, 2);
-        assert!(v3.supported_features.is_empty());
+        let (v2, _) = handle(2, ADVERTISED, 2);
+        assert!(v2.supported_features.is_empty() && v2.finalized_features.is_empty());
     }
 }

@@ -23,6 +23,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_quorum;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -85,6 +86,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<describe_log_dirs::DescribeLogDirs>(),
     Entry::of::<delete_records::DeleteRecords>(),
     Entry::of::<describe_producers::DescribeProducers>(),
+    Entry::of::<describe_quorum::DescribeQuorum>(),
     Entry::of::<describe_topic_partitions::DescribeTopicPartitions>(),
     Entry::of::<consumer_group_heartbeat::ConsumerGroupHeartbeat>(),
     Entry::of::<consumer_group_describe::ConsumerGroupDescribe>(),
