@@ -59,8 +59,34 @@ stop() {
   rm -rf "$work"
 }
 trap stop EXIT
-start_floe default
+# The default scenario enforces ACLs, with Kafka's allow.everyone.if.no.acl.found: a resource
+# without ACLs is open, as the suite expects, and the ACL tests' deny ACLs bite.
+start_floe default --authorizer acl --allow-everyone-if-no-acl-found true
 start_floe noautocreate --auto-create-topics false
+
+# Kafka's command-line tools some tests shell out to ($KAFKA_PATH/bin): a stand-in over Apache
+# Kafka's Java client (scripts/java_client.sh installs it and compiles tests/java/).
+# kafka-run-class.sh runs librdkafka's own Java programs (its tests/java/: a transactional
+# producer), compiled by its Makefile against libs/kafka-clients-*.jar; kafka-acls.sh is
+# tests/java/KafkaAcls.java, Kafka's AclCommand for the flags the suite passes, over the same
+# Admin calls (any other flag fails the test).
+scripts/java_client.sh
+java_jars=$HOME/.cache/floe-java/kafka-clients-3.9.1
+java_classes=$HOME/.cache/floe-java/classes
+export KAFKA_PATH=$work/kafka
+mkdir -p "$KAFKA_PATH/bin" "$KAFKA_PATH/libs"
+for jar in "$java_jars"/*.jar; do ln -s "$jar" "$KAFKA_PATH/libs/"; done
+# The client with its version in the name, as a Kafka release's libs/ has it.
+mv "$KAFKA_PATH/libs/kafka-clients.jar" "$KAFKA_PATH/libs/kafka-clients-3.9.1.jar"
+cat >"$KAFKA_PATH/bin/kafka-run-class.sh" <<EOF_RUN
+#!/usr/bin/env bash
+exec java -cp "\${CLASSPATH:+\$CLASSPATH:}$KAFKA_PATH/libs/*" "\$@"
+EOF_RUN
+cat >"$KAFKA_PATH/bin/kafka-acls.sh" <<EOF_ACLS
+#!/usr/bin/env bash
+exec java -cp "$java_classes:$KAFKA_PATH/libs/*" KafkaAcls "\$@"
+EOF_ACLS
+chmod +x "$KAFKA_PATH/bin/"*.sh
 
 # One process per test; floe speaks Kafka 4.0's protocol (share groups, 4.2, are not built).
 run_one() {
