@@ -322,3 +322,58 @@ fn a_forwarded_group_request_is_authorized_as_its_client() {
     ));
     assert_eq!(refused["error"], "GROUP_AUTHORIZATION_FAILED", "{refused}");
 }
+
+/// Kafka's Java client, idempotent with five requests in flight, keeps its records in order and
+/// writes each once while an agent it may be connected to through the balancer dies: its
+/// retries land on the other agents, whose replicated producer state knows its sequences.
+#[test]
+fn java_idempotent_producer_keeps_order_while_an_agent_dies() {
+    let dir = temp_dir();
+    // Three voters: whichever agent holds the producer's connection may die.
+    let (mut nodes, balancer, _haproxy) = behind_haproxy(dir.path(), 3, &[], |_, balancer| {
+        vec!["--advertised-addr".into(), balancer.to_string()]
+    });
+    let mut java = std::process::Command::new("scripts/java_client.sh")
+        .args([
+            "run",
+            "ordered",
+            &balancer.to_string(),
+            "ordered-behind-lb",
+            "40000",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the Java client (the README test command installs it)");
+    // Mid-stream (the producer paces itself over about eight seconds), the agent its records
+    // reach dies.
+    let produced = |node: &Floe| metric(node.admin, "floe_produce_records_total").unwrap_or(0.0);
+    let busy = support::wait_for("the producer's records", Duration::from_secs(60), || {
+        nodes.iter().position(|n| produced(n) > 1_000.0)
+    });
+    nodes[busy].kill();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while java.try_wait().expect("wait").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the Java producer did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = java.wait_with_output().expect("output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("PASS read back"), "{stdout}");
+    let survivors: f64 = (0..nodes.len())
+        .filter(|&i| i != busy)
+        .map(|i| produced(&nodes[i]))
+        .sum();
+    assert!(
+        survivors > 0.0,
+        "no record reached another agent after the kill"
+    );
+}

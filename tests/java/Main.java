@@ -4,13 +4,14 @@
  *   java Main <scenario> <host:port> [args...]
  *
  * Scenarios: admin, producer, transactions, consumer, responses, secured (needs a floe with
- * SASL and ACLs; see SecuredScenario). Each check prints a PASS or FAIL line with its reason;
+ * SASL and ACLs; see SecuredScenario), ordered (while a test kills an agent; see
+ * OrderedScenario). Each check prints a PASS or FAIL line with its reason;
  * the exit status is 1 when any check failed.
  */
 public final class Main {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured> <host:port> [args...]");
+            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured|ordered> <host:port> [args...]");
             System.exit(2);
         }
         String scenario = args[0];
@@ -30,6 +31,9 @@ public final class Main {
                 break;
             case "responses":
                 Check.run("responses harness ran", () -> new Responses(bootstrap).run());
+                break;
+            case "ordered":
+                new OrderedScenario(bootstrap, args).run();
                 break;
             case "secured":
                 new SecuredScenario(bootstrap, args).run();
