@@ -55,7 +55,8 @@ pub async fn handle(
         error_code: code.code(),
         generation_id: -1,
         member_id: request.member_id.clone(),
-        protocol_name: (version < 7).then(String::new),
+        // "", as Kafka's coordinator answers (null is only its authorization refusal's).
+        protocol_name: Some(String::new()),
         ..Default::default()
     };
     let names = [
@@ -99,10 +100,9 @@ pub async fn handle(
         error_code: result.error.code(),
         generation_id: result.generation,
         protocol_type: result.protocol_type,
-        // Nullable only from v7; before, an error answer carries an empty name.
-        protocol_name: result
-            .protocol_name
-            .or_else(|| (version < 7).then(String::new)),
+        // An answer without a protocol (MEMBER_ID_REQUIRED, say) names "", as Kafka's
+        // coordinator does (null is only its authorization refusal's, from v7).
+        protocol_name: result.protocol_name.or_else(|| Some(String::new())),
         leader: result.leader,
         member_id: result.member_id,
         members: result
