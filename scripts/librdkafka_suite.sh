@@ -49,6 +49,8 @@ start_floe() { # name, extra flags...
     sleep 0.1
   done
   printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$port" >"$work/$name.conf"
+  # Where Kafka's tools (kafka-topics.sh) are pointed, for the tests that shell out to them.
+  echo "127.0.0.1:$port" >"$work/$name.brokers"
 }
 stop() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -67,9 +69,10 @@ start_floe noautocreate --auto-create-topics false
 # Kafka's command-line tools some tests shell out to ($KAFKA_PATH/bin): a stand-in over Apache
 # Kafka's Java client (scripts/java_client.sh installs it and compiles tests/java/).
 # kafka-run-class.sh runs librdkafka's own Java programs (its tests/java/: a transactional
-# producer), compiled by its Makefile against libs/kafka-clients-*.jar; kafka-acls.sh is
-# tests/java/KafkaAcls.java, Kafka's AclCommand for the flags the suite passes, over the same
-# Admin calls (any other flag fails the test).
+# producer), compiled by its Makefile against libs/kafka-clients-*.jar; kafka-acls.sh and
+# kafka-topics.sh are tests/java/KafkaAcls.java and KafkaTopics.java: Kafka's AclCommand and
+# TopicCommand for the flags the suite passes, over the same Admin calls (any other flag fails
+# the test).
 scripts/java_client.sh
 java_jars=$HOME/.cache/floe-java/kafka-clients-3.9.1
 java_classes=$HOME/.cache/floe-java/classes
@@ -86,6 +89,10 @@ cat >"$KAFKA_PATH/bin/kafka-acls.sh" <<EOF_ACLS
 #!/usr/bin/env bash
 exec java -cp "$java_classes:$KAFKA_PATH/libs/*" KafkaAcls "\$@"
 EOF_ACLS
+cat >"$KAFKA_PATH/bin/kafka-topics.sh" <<EOF_TOPICS
+#!/usr/bin/env bash
+exec java -cp "$java_classes:$KAFKA_PATH/libs/*" KafkaTopics "\$@"
+EOF_TOPICS
 chmod +x "$KAFKA_PATH/bin/"*.sh
 
 # One process per test; floe speaks Kafka 4.0's protocol (share groups, 4.2, are not built).
@@ -94,7 +101,8 @@ run_one() {
   [[ $1 == *:* ]] && subtests=${1#*:}
   [[ $1 == *@* ]] && scenario=${1#*@}
   if (cd "$src/tests" && env -u CI LD_LIBRARY_PATH=../src:../src-cpp \
-    RDKAFKA_TEST_CONF="$work/$scenario.conf" TESTS="$number" SUBTESTS="$subtests" \
+    RDKAFKA_TEST_CONF="$work/$scenario.conf" BROKERS="$(cat "$work/$scenario.brokers")" \
+    TESTS="$number" SUBTESTS="$subtests" \
     TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=4.0.0 \
     timeout 600 stdbuf -oL ./test-runner -L -p1 >"$work/$n.log" 2>&1); then
     echo "PASS $n"

@@ -271,6 +271,7 @@ fn transaction_version_2_joins_partitions_by_produce_and_moves_the_epoch_per_tra
     let level: Vec<(String, i16)> = versions
         .finalized_features
         .iter()
+        .filter(|f| f.name == "transaction.version")
         .map(|f| (f.name.clone(), f.max_version_level))
         .collect();
     assert_eq!(level, vec![("transaction.version".to_string(), 2)]);
