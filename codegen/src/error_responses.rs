@@ -1,5 +1,5 @@
-//! Renders `error_responses.rs`: Kafka's `getErrorResponse` for every request, the answer a
-//! request gets when it fails whole with one error.
+//! Renders Kafka's `getErrorResponse` for every request, the answer a request gets when it
+//! fails whole with one error, into each request's own file.
 //!
 //! A response with a top-level `ErrorCode` in every version is answered mechanically: that
 //! code, and the JSON defaults elsewhere. The others echo what the request names (each topic,
@@ -7,16 +7,22 @@
 //! with neither gets no answer, so serving it does not compile until it has a shape.
 
 use crate::model::{Field, Message, MessageKind, Struct, Type, Versions, snake_case};
-use crate::render::{cond, covers, field_ident, file_start, intersect};
+use crate::render::{cond, covers, field_ident, intersect};
 use crate::shapes::{Echo, SHAPES, Shape};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The generated file's contents.
-pub fn render(messages: &[Message]) -> String {
-    let mut out = file_start(
-        "Kafka's `getErrorResponse` for every request: the answer when it fails whole with one\n//! error (`ErrorResponse`), and for requests whose answer lists what they name, that list\n//! with one error (`ItemErrors`).",
-        "#![allow(unused_variables, unused_mut, clippy::all, clippy::pedantic)]\n\nuse super::*;\nuse crate::protocol::ErrorCode;\nuse crate::protocol::error_response::{ErrorResponse, ItemErrors};\n",
-    );
+/// A request's error answer, for its own file: the imports it needs and its `ErrorResponse`
+/// (and `ItemErrors`) impls.
+#[derive(Default)]
+pub struct ErrorAnswer {
+    pub uses: String,
+    pub impls: String,
+}
+
+/// Each answered request's error answer, by request name; and the test macros listing them,
+/// for the index (`mod.rs`).
+pub fn render(messages: &[Message]) -> (BTreeMap<String, ErrorAnswer>, String) {
     for shape in SHAPES {
         assert!(
             messages
@@ -26,6 +32,7 @@ pub fn render(messages: &[Message]) -> String {
             shape.api
         );
     }
+    let mut impls = BTreeMap::new();
     let (mut answered, mut itemized) = (Vec::new(), Vec::new());
     for request in messages.iter().filter(|m| m.kind == MessageKind::Request) {
         let base = request.name.trim_end_matches("Request");
@@ -50,25 +57,28 @@ pub fn render(messages: &[Message]) -> String {
             response,
             shape,
         };
-        api.render(&mut out)
+        let mut answer = ErrorAnswer::default();
+        api.render(&mut answer.uses, &mut answer.impls)
             .unwrap_or_else(|e| panic!("shapes: {base}: {e}"));
+        impls.insert(request.name.clone(), answer);
         answered.push(request.name.as_str());
         if !shape.items.is_empty() {
             itemized.push(request.name.as_str());
         }
     }
+    let mut lists = String::new();
     for (name, doc, list) in [
         ("with_error_responses", "has an error answer", &answered),
         ("with_item_errors", "answers item by item", &itemized),
     ] {
         writeln!(
-            out,
+            lists,
             "\n/// Calls `$callback!(Request, ...)` with every request that {doc} (tests).\n#[cfg(test)]\nmacro_rules! {name} {{\n    ($callback:ident) => {{\n        $callback!({});\n    }};\n}}\n#[cfg(test)]\npub(crate) use {name};",
             list.join(", ")
         )
         .ok();
     }
-    out
+    (impls, lists)
 }
 
 /// True when the response has a top-level `ErrorCode` in every valid version.
@@ -88,9 +98,27 @@ struct Api<'a> {
 }
 
 impl Api<'_> {
-    fn render(&self, out: &mut String) -> Result<(), String> {
-        let (request, response) = (&self.request.name, &self.response.name);
+    /// Appends the impls to `out` and the imports they need to `uses`.
+    fn render(&self, uses: &mut String, out: &mut String) -> Result<(), String> {
+        let request = &self.request.name;
+        let module = snake_case(&self.response.name);
+        let response = &format!("{module}::{}", self.response.name);
         let top = &self.response.structs[0];
+        let traits = if self.shape.items.is_empty() {
+            "ErrorResponse"
+        } else {
+            "{ErrorResponse, ItemErrors}"
+        };
+        writeln!(
+            uses,
+            "use crate::protocol::messages::{module};\nuse crate::protocol::ErrorCode;\nuse crate::protocol::error_response::{traits};"
+        )
+        .ok();
+        writeln!(
+            out,
+            "\n/// Kafka's `getErrorResponse`: the answer when the request fails whole with one error."
+        )
+        .ok();
         writeln!(out, "impl ErrorResponse for {request} {{").ok();
         writeln!(out, "    type Response = {response};\n").ok();
         writeln!(

@@ -63,16 +63,19 @@ fn run(spec_dir: &Path, out_dir: &Path) -> Result<usize, String> {
     std::fs::create_dir_all(&scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
 
+    let (error_responses, answered) = error_responses::render(&messages);
     let mut written = Vec::new();
     for message in &messages {
         let name = format!("{}.rs", model::snake_case(&message.name));
-        written.push((name, render::message_file(message)));
+        let mut contents = render::message_file(message);
+        if let Some(answer) = error_responses.get(&message.name) {
+            contents =
+                contents.replacen(render::USES, &format!("{}{}", render::USES, answer.uses), 1);
+            contents.push_str(&answer.impls);
+        }
+        written.push((name, contents));
     }
-    written.push((
-        "error_responses.rs".to_string(),
-        error_responses::render(&messages),
-    ));
-    let index = render::index_files(&messages);
+    let index = render::index_files(&messages, &answered);
     written.extend(
         index
             .into_iter()

@@ -532,10 +532,14 @@ impl Ctx<'_> {
     }
 }
 
+/// The imports every message file starts with.
+pub const USES: &str = "use crate::protocol::wire;\n";
+
 pub fn message_file(m: &Message) -> String {
     let mut out = String::from(HEADER);
     out.push_str("#![allow(unused_variables, unused_mut, clippy::all, clippy::pedantic)]\n\n");
-    out.push_str("use crate::protocol::wire;\n\n");
+    out.push_str(USES);
+    out.push('\n');
     let ctx = Ctx { message: m };
     // Structs referenced but defined elsewhere would fail to compile; check here for a clearer message.
     for s in &m.structs {
@@ -571,16 +575,17 @@ pub fn message_file(m: &Message) -> String {
     out
 }
 
-pub(crate) fn file_start(doc: &str, uses: &str) -> String {
+fn file_start(doc: &str, uses: &str) -> String {
     format!("{HEADER}//! {doc}\n\n{uses}\n")
 }
 
-/// The index files: `mod.rs` (modules and re-exports), `api_key.rs` (the API key table) and
-/// `body.rs` (request and response dispatch), as (file name, contents).
-pub fn index_files(messages: &[Message]) -> Vec<(&'static str, String)> {
+/// The index files: `mod.rs` (modules, re-exports and `answered`, the test macros listing the
+/// requests with error answers), `api_key.rs` (the API key table) and `request_body.rs` and
+/// `response_body.rs` (dispatch), as (file name, contents).
+pub fn index_files(messages: &[Message], answered: &str) -> Vec<(&'static str, String)> {
     let mut out = file_start(
-        "One module per Kafka message, the API key table (`api_key`) and request and response\n//! dispatch by API key (`request_body`, `response_body`).",
-        "pub mod api_key;\npub mod error_responses;\npub mod request_body;\npub mod response_body;\n\npub use api_key::ApiKey;\npub use request_body::RequestBody;\npub use response_body::ResponseBody;\n",
+        "One module per Kafka message (a request's holds its error answer too), the API key table\n//! (`api_key`), request and response dispatch by API key (`request_body`,\n//! `response_body`), and the lists of requests with error answers (for tests).",
+        "pub mod api_key;\npub mod request_body;\npub mod response_body;\n\npub use api_key::ApiKey;\npub use request_body::RequestBody;\npub use response_body::ResponseBody;\n",
     );
     for m in messages {
         writeln!(out, "pub mod {};", snake_case(&m.name)).ok();
@@ -589,6 +594,7 @@ pub fn index_files(messages: &[Message]) -> Vec<(&'static str, String)> {
     for m in messages {
         writeln!(out, "pub use {}::{};", snake_case(&m.name), m.name).ok();
     }
+    out.push_str(answered);
 
     let mut apis: Vec<(i16, &Message, &Message)> = Vec::new();
     for req in messages.iter().filter(|m| m.kind == MessageKind::Request) {

@@ -1,6 +1,6 @@
 //! Kafka's `getErrorResponse`: the answer a request gets when it fails with one error.
 //!
-//! Generated for every request (`messages::error_responses`, from the message definitions
+//! Generated for every request (in its module under `messages`, from the message definitions
 //! and the shapes in `codegen/src/shapes.rs`), so a refusal is never written by hand: a
 //! whole request refused answers `request.error_response(version, code)`; the items taken out
 //! of a request before its handler ran go back into its answer with `item_errors`.

@@ -4,8 +4,8 @@
 
 use super::ErrorCode;
 use super::error_response::{ErrorResponse, ItemErrors};
-use super::messages::error_responses::{with_error_responses, with_item_errors};
 use super::messages::*;
+use super::messages::{with_error_responses, with_item_errors};
 use super::wire::{Message, Sample, SampleRng};
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;

@@ -253,14 +253,24 @@ impl Broker {
     }
 
     /// Whether this agent coordinates `group`: it is the group's coordinator in its copy of
-    /// the state, and its registration has not lapsed. An agent that could not renew it for
-    /// a lease (paused, or cut off from the quorum) may have been counted out by the others,
+    /// the state, it has renewed its registration, and that registration has not lapsed.
+    /// Before its first renewal the others do not count it yet (they coordinate the groups
+    /// it would), and that renewal lets go of whatever it held (`node::registration`): a
+    /// group joined meanwhile would be lost at once. An agent that could not renew for a
+    /// lease (paused, or cut off from the quorum) may have been counted out by the others,
     /// who then coordinate its groups; it answers NOT_COORDINATOR until it renews (and then
-    /// lets go of the groups it held, see `node::registration`). A draining agent coordinates
-    /// only when it is the last one, until it exits.
+    /// lets go of the groups it held). A draining agent coordinates only when it is the last
+    /// one, until it exits.
     pub fn coordinates(&self, group: &str) -> bool {
         self.coordinator_agent(group).id == self.node_id()
+            && self.renewal_sent().is_some()
             && (self.drain.is_draining() || !self.registration_lapsed())
+    }
+
+    /// Whether this agent is starting: it has not renewed its registration yet, so it
+    /// coordinates no group (`coordinates`).
+    pub fn starting(&self) -> bool {
+        self.renewal_sent().is_none()
     }
 
     /// Whether this agent renewed its registration once but not within a lease since, by its

@@ -83,6 +83,29 @@ pub fn handle(
         .iter()
         .map(|key| {
             let at = broker.coordinator_of(key);
+            // A group placed on this agent before its first registration: the others do not
+            // count it yet, and it coordinates nothing until they do (`Broker::coordinates`).
+            // Kafka's answer while a coordinator is not ready; clients ask again.
+            let error = if error == ErrorCode::None
+                && request.key_type == 0
+                && broker.starting()
+                && broker.coordinator_agent(key).id == broker.node_id()
+            {
+                ErrorCode::CoordinatorNotAvailable
+            } else {
+                error
+            };
+            if error != ErrorCode::None {
+                // Kafka names no node with an error (`Node.noNode()`).
+                return Coordinator {
+                    key: key.clone(),
+                    node_id: -1,
+                    host: String::new(),
+                    port: -1,
+                    error_code: error.code(),
+                    ..Default::default()
+                };
+            }
             let at = broker
                 .on_listener(vec![at.clone()], client.listener)
                 .pop()
@@ -106,7 +129,7 @@ pub fn handle(
     }
     let first = coordinators.first().cloned().unwrap_or_default();
     FindCoordinatorResponse {
-        error_code: error.code(),
+        error_code: first.error_code,
         node_id: first.node_id,
         host: first.host,
         port: first.port,
@@ -144,6 +167,58 @@ mod tests {
                 .collect();
             assert_eq!(keys, [("g1", 0, port), ("g2", 0, port)], "v{version}");
         }
+        node.stop().await;
+    }
+
+    /// An agent before its first registration: the others do not count it yet, so it
+    /// coordinates nothing (a group joined then would be let go at that registration), and
+    /// says so; once registered it coordinates.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_starting_agent_coordinates_no_group_and_says_so() {
+        use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
+        use crate::server::handlers::consumer_group_heartbeat::ConsumerGroupHeartbeat;
+        use std::sync::atomic::Ordering;
+        // A long lease: no renewal between the steps below.
+        let node =
+            TestNode::start_with(|config| config.agent_lease = std::time::Duration::from_secs(600))
+                .await;
+        node.create_topic("events", 1).await;
+        let renewed = &node.running.broker.renewal_sent_ms;
+        let registered_at = renewed.swap(i64::MIN, Ordering::Relaxed);
+        let find = FindCoordinatorRequest {
+            key: "g".into(),
+            ..Default::default()
+        };
+        let answer = node.call::<FindCoordinator>(&find, 3).await;
+        assert_eq!(
+            (answer.error_code, answer.node_id, answer.port),
+            (ErrorCode::CoordinatorNotAvailable.code(), -1, -1)
+        );
+        let join = ConsumerGroupHeartbeatRequest {
+            group_id: "g".into(),
+            member_id: "m1".into(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec!["events".into()]),
+            topic_partitions: Some(Vec::new()),
+            ..Default::default()
+        };
+        let refused = node.call::<ConsumerGroupHeartbeat>(&join, 0).await;
+        assert_eq!(refused.error_code, ErrorCode::NotCoordinator.code());
+        // Transactions are not held by the agent: any agent may coordinate them at once.
+        let transaction = FindCoordinatorRequest {
+            key: "t".into(),
+            key_type: 1,
+            ..Default::default()
+        };
+        let answer = node.call::<FindCoordinator>(&transaction, 3).await;
+        assert_eq!(answer.error_code, 0);
+
+        renewed.store(registered_at, Ordering::Relaxed);
+        let answer = node.call::<FindCoordinator>(&find, 3).await;
+        assert_eq!(answer.error_code, 0);
+        let joined = node.call::<ConsumerGroupHeartbeat>(&join, 0).await;
+        assert_eq!(joined.error_code, 0, "{joined:?}");
         node.stop().await;
     }
 }

@@ -29,14 +29,8 @@ impl TestNode {
         config.group_initial_rebalance_delay = Duration::ZERO;
         adjust(&mut config);
         let running = crate::node::start(config).await.expect("the node starts");
-        // Registered, so that nothing a test starts is let go at the first renewal.
-        let registered = || {
-            running
-                .broker
-                .renewal_sent_ms
-                .load(std::sync::atomic::Ordering::Relaxed)
-                != i64::MIN
-        };
+        // Registered: an agent coordinates no group before its first renewal.
+        let registered = || !running.broker.starting();
         let clock = running.broker.clock.clone();
         clock
             .timeout(Duration::from_secs(30), async {
