@@ -6,6 +6,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.RequestUtils;
@@ -37,7 +38,19 @@ final class RawClient implements AutoCloseable {
 
     /** Sends `request` at `version` and returns the answer's bytes (header included). */
     byte[] exchange(RequestHeader header, ApiMessage request) throws IOException {
-        ByteBuffer frame = RequestUtils.serialize(header.data(), header.headerVersion(), request, header.apiVersion());
+        return exchange(RequestUtils.serialize(header.data(), header.headerVersion(), request, header.apiVersion()));
+    }
+
+    /** Sends a body already encoded (at a version the client's classes may not know). */
+    byte[] exchange(RequestHeader header, ByteBuffer body) throws IOException {
+        RequestHeader numbered = new RequestHeader(header.data().duplicate().setCorrelationId(++correlationId),
+                header.headerVersion());
+        ByteBuffer head = MessageUtil.toByteBuffer(numbered.data(), numbered.headerVersion());
+        ByteBuffer frame = ByteBuffer.allocate(head.remaining() + body.remaining()).put(head).put(body).flip();
+        return exchange(frame);
+    }
+
+    private byte[] exchange(ByteBuffer frame) throws IOException {
         try {
             out.writeInt(frame.remaining());
             out.write(frame.array(), frame.arrayOffset() + frame.position(), frame.remaining());

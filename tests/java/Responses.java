@@ -13,6 +13,7 @@ import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.*;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.ArrayOf;
 import org.apache.kafka.common.protocol.types.BoundField;
@@ -24,10 +25,12 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * The response harness: for every API key and every version floe advertises, a valid request
+ * The response harness: for every API key and every version floe advertises (those newer than
+ * the client knows through `NewerVersions`), a valid request
  * (naming an existing topic, group, transaction where that makes sense), its answer parsed by
  * the Java client's own parser, and the parsed *ResponseData walked against the version's
  * schema for fields that came back null. A parse failure is a floe bug; a null is listed for a
@@ -73,9 +76,19 @@ final class Responses {
             }
             ApiKeys key = ApiKeys.forId(api.apiKey());
             for (short v = api.minVersion(); v <= api.maxVersion(); v++) {
-                if (v < key.oldestVersion() || v > key.latestVersion(true)) {
-                    skipped.add(key.name + " v" + v + ": beyond the 3.9.1 client's versions "
+                if (v < key.oldestVersion()) {
+                    skipped.add(key.name + " v" + v + ": older than the 3.9.1 client's versions "
                             + key.oldestVersion() + "-" + key.latestVersion(true));
+                    continue;
+                }
+                if (v > key.latestVersion(true)) {
+                    NewerVersions.Newer newer = NewerVersions.of(key, v);
+                    if (newer == null) {
+                        failures.add(key.name + " v" + v + ": newer than the 3.9.1 client knows, and NewerVersions"
+                                + " does not describe it");
+                    } else {
+                        probeNewer(key, v, newer);
+                    }
                     continue;
                 }
                 probe(key, v);
@@ -578,6 +591,49 @@ final class Responses {
             return;
         }
         inspect(key, v, request, "");
+    }
+
+    /**
+     * A version newer than the client knows (`NewerVersions`): the request built as its known
+     * version and written in the newer layout, the answer read in the newer layout and parsed
+     * as the known version.
+     */
+    private void probeNewer(ApiKeys key, short v, NewerVersions.Newer newer) {
+        String label = key.name + " v" + v + " (as v" + newer.known() + " with the fields v" + v + " adds)";
+        ByteBuffer body;
+        try {
+            ApiMessage request = request(key, newer.known());
+            body = NewerVersions.request(key, newer, MessageUtil.toByteBuffer(request, newer.known()));
+        } catch (Exception e) {
+            failures.add(label + ": setting up the request failed: " + Check.describe(e));
+            reconnect();
+            return;
+        }
+        RequestHeader header = new RequestHeader(key, v, "floe-java-responses", 0);
+        byte[] answer;
+        try {
+            answer = client.exchange(header, body);
+        } catch (Exception e) {
+            failures.add(label + ": " + Check.describe(e));
+            reconnect();
+            return;
+        }
+        AbstractResponse response;
+        try {
+            ByteBuffer buffer = ByteBuffer.wrap(answer);
+            ResponseHeader.parse(buffer, key.responseHeaderVersion(v));
+            response = AbstractResponse.parseResponse(key, NewerVersions.response(key, newer, buffer), newer.known());
+        } catch (Exception e) {
+            failures.add(label + ": Java's parser throws " + Check.describe(e) + "\n       answer bytes: " + hex(answer));
+            reconnect();
+            return;
+        }
+        Map<Errors, Integer> counts = new TreeMap<>(response.errorCounts());
+        counts.remove(Errors.NONE);
+        if (!counts.isEmpty()) {
+            errors.put(label, counts.toString());
+        }
+        walk(response.data(), key.messageType.responseSchemas()[newer.known()], label + " ");
     }
 
     /** Sends the probe, records a parse failure or the nulls of its answer, returns the answer. */
