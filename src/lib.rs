@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod bench;
+pub mod cleaner;
 pub mod client;
 pub mod clock;
 pub mod config;

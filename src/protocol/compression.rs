@@ -1,6 +1,8 @@
 //! Decompression of a batch's records, for the few places the broker must look inside a
 //! compressed batch (a record's timestamp for ListOffsets, a record's key on a compacted
-//! topic). The broker never recompresses: it stores and serves batches byte for byte.
+//! topic), and compression for the one place it rewrites a batch: the cleaner of a compacted
+//! topic keeps a batch's codec (`compress`). Otherwise batches are stored and served byte for
+//! byte.
 //!
 //! Kafka's framings: gzip is a gzip stream; snappy is either raw snappy or the xerial
 //! framing the Java client writes (a magic header, then length-prefixed raw blocks); lz4 is
@@ -61,6 +63,55 @@ pub fn decompress(
         Compression::Unknown(code) => Err(DecompressError::UnknownCodec(code)),
     }
 }
+
+/// `records` compressed with `codec`, framed as Kafka's Java client frames it: a gzip stream,
+/// xerial-framed snappy, an LZ4 frame of independent 64 KiB blocks (what Kafka's
+/// `KafkaLZ4BlockInputStream` reads), a zstd frame. `None` for a codec Kafka does not define.
+pub fn compress(codec: Compression, records: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let written = |result: std::io::Result<Vec<u8>>| {
+        // Writing into a Vec cannot fail.
+        result.ok()
+    };
+    match codec {
+        Compression::None => Some(records.to_vec()),
+        Compression::Gzip => {
+            let mut gzip =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            written(gzip.write_all(records).and_then(|()| gzip.finish()))
+        }
+        Compression::Snappy => {
+            // xerial: the header, then blocks of at most 32 KiB, each compressed alone.
+            let mut out = XERIAL_MAGIC.to_vec();
+            out.extend([0, 0, 0, 1, 0, 0, 0, 1]);
+            let mut encoder = snap::raw::Encoder::new();
+            for block in records.chunks(XERIAL_BLOCK_BYTES) {
+                let compressed = encoder.compress_vec(block).ok()?;
+                out.extend((compressed.len() as u32).to_be_bytes());
+                out.extend(compressed);
+            }
+            Some(out)
+        }
+        Compression::Lz4 => {
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                .block_mode(lz4_flex::frame::BlockMode::Independent);
+            let mut lz4 = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+            written(
+                lz4.write_all(records)
+                    .and_then(|()| lz4.finish().map_err(std::io::Error::other)),
+            )
+        }
+        Compression::Zstd => Some(ruzstd::encoding::compress_to_vec(
+            records,
+            ruzstd::encoding::CompressionLevel::Fastest,
+        )),
+        Compression::Unknown(_) => None,
+    }
+}
+
+/// The block size of the xerial snappy framing the Java client writes.
+const XERIAL_BLOCK_BYTES: usize = 32 << 10;
 
 /// Reads all of `reader`, failing once more than `limit` bytes come out.
 fn bounded(
@@ -162,6 +213,30 @@ mod tests {
             decompress(Compression::Snappy, &xerial, 1 << 20).unwrap(),
             [TEXT, TEXT].concat()
         );
+    }
+
+    #[test]
+    fn what_compress_writes_decompresses_to_the_same_records() {
+        let large: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
+        for records in [&b""[..], TEXT, &large] {
+            for codec in [
+                Compression::None,
+                Compression::Gzip,
+                Compression::Snappy,
+                Compression::Lz4,
+                Compression::Zstd,
+            ] {
+                let compressed = compress(codec, records).unwrap();
+                assert_eq!(
+                    decompress(codec, &compressed, 64 << 20).unwrap(),
+                    records,
+                    "{codec:?}"
+                );
+            }
+        }
+        assert_eq!(compress(Compression::Unknown(7), TEXT), None);
     }
 
     #[test]

@@ -341,7 +341,10 @@ pub fn build_batch(spec: BatchSpec) -> Bytes {
     }
     seal(
         Header {
+            base_offset: 0,
+            partition_leader_epoch: -1,
             attributes: 0,
+            last_offset_delta: count - 1,
             first_timestamp_ms: spec.base_timestamp_ms,
             max_timestamp_ms: spec.base_timestamp_ms + i64::from(count - 1),
             producer_id: spec.producer_id,
@@ -353,10 +356,14 @@ pub fn build_batch(spec: BatchSpec) -> Bytes {
     )
 }
 
-/// The fields of a batch header `seal` writes (the rest are fixed: base offset 0, leader
-/// epoch -1, magic 2; the length, CRC and last offset delta follow from the records).
+/// The fields of a batch header `seal` writes (magic is 2; the length and CRC follow from the
+/// records). A new batch starts at offset 0 with no leader epoch and its last offset delta
+/// follows from its records; a rewritten one keeps its own (`rebuild`).
 struct Header {
+    base_offset: i64,
+    partition_leader_epoch: i32,
     attributes: i16,
+    last_offset_delta: i32,
     first_timestamp_ms: i64,
     max_timestamp_ms: i64,
     producer_id: i64,
@@ -369,13 +376,13 @@ struct Header {
 fn seal(header: Header, records: &[u8]) -> Bytes {
     use bytes::{BufMut, BytesMut};
     let mut batch = BytesMut::with_capacity(HEADER_BYTES + records.len());
-    batch.put_i64(0);
+    batch.put_i64(header.base_offset);
     batch.put_i32((HEADER_BYTES - LOG_OVERHEAD + records.len()) as i32);
-    batch.put_i32(-1);
+    batch.put_i32(header.partition_leader_epoch);
     batch.put_i8(2);
     batch.put_u32(0);
     batch.put_i16(header.attributes);
-    batch.put_i32(header.records - 1);
+    batch.put_i32(header.last_offset_delta);
     batch.put_i64(header.first_timestamp_ms);
     batch.put_i64(header.max_timestamp_ms);
     batch.put_i64(header.producer_id);
@@ -416,7 +423,10 @@ pub fn build_control_batch(
     records.put_slice(&record);
     seal(
         Header {
+            base_offset: 0,
+            partition_leader_epoch: -1,
             attributes: CONTROL_ATTRIBUTES,
+            last_offset_delta: 0,
             first_timestamp_ms: timestamp_ms,
             max_timestamp_ms: timestamp_ms,
             producer_id,
@@ -425,6 +435,46 @@ pub fn build_control_batch(
             records: 1,
         },
         &records,
+    )
+}
+
+/// The attribute bit of a batch whose base timestamp is its delete horizon (KIP-534): the
+/// time after which the cleaner may drop its tombstones, or the batch if it is a marker.
+pub const DELETE_HORIZON_FLAG: i16 = 0x40;
+
+/// The delete horizon the cleaner stamped on this batch, if it did (KIP-534).
+pub fn delete_horizon(batch: &RecordBatch) -> Option<i64> {
+    (batch.attributes() & DELETE_HORIZON_FLAG != 0).then(|| batch.base_timestamp())
+}
+
+/// The header fields a rewritten batch changes (`reseal`).
+pub struct Rewrite<'a> {
+    pub attributes: i16,
+    pub base_timestamp_ms: i64,
+    pub max_timestamp_ms: i64,
+    pub records: i32,
+    /// The records, encoded and compressed as `attributes` says.
+    pub payload: &'a [u8],
+}
+
+/// `original`'s header over other records: the same base offset, last offset delta,
+/// producer, sequence and leader epoch, so every offset it held keeps its place; the CRC
+/// computed again.
+pub fn reseal(original: &RecordBatch, rewrite: Rewrite<'_>) -> Bytes {
+    seal(
+        Header {
+            base_offset: original.base_offset(),
+            partition_leader_epoch: original.partition_leader_epoch(),
+            attributes: rewrite.attributes,
+            last_offset_delta: original.last_offset_delta(),
+            first_timestamp_ms: rewrite.base_timestamp_ms,
+            max_timestamp_ms: rewrite.max_timestamp_ms,
+            producer_id: original.producer_id(),
+            producer_epoch: original.producer_epoch(),
+            base_sequence: original.base_sequence(),
+            records: rewrite.records,
+        },
+        rewrite.payload,
     )
 }
 

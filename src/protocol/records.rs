@@ -1,8 +1,9 @@
 //! The records inside a batch, walked as Kafka's `DefaultRecordBatch` iterator walks them:
 //! exactly as many records as the header counts, filling the batch to its last byte. The
-//! broker stores batches byte for byte; this only reads each record's framing, timestamp and
-//! whether it has a key — to check a client's batch as Kafka's `LogValidator` does, and to find
-//! a record by time. A compressed batch is decompressed first (`walk_decompressed`).
+//! broker stores batches byte for byte; it reads each record's framing, timestamp and whether
+//! it has a key to check a client's batch as Kafka's `LogValidator` does and to find a record
+//! by time (`walk`), and whole records (`decode`, `Record::encode`) where the cleaner rewrites
+//! a batch of a compacted topic. A compressed batch is decompressed first.
 //!
 //! ```text
 //! record: length varint, attributes int8, timestamp delta varlong, offset delta varint,
@@ -66,8 +67,79 @@ pub fn walk_decompressed(
 
 fn walk_records(
     batch: &RecordBatch,
-    mut rest: Bytes,
+    rest: Bytes,
     mut visit: impl FnMut(RecordMeta),
+) -> Result<(), RecordsError> {
+    read_records(batch, rest, |record| {
+        visit(RecordMeta {
+            index: record.index,
+            offset_delta: record.offset_delta,
+            timestamp: record.timestamp,
+            key_is_null: record.key.is_none(),
+        })
+    })
+}
+
+/// One record of a batch, whole: what the cleaner reads to decide whether it survives, and
+/// writes back (`encode`) when it rewrites the batch. Its parts are slices of the batch's
+/// bytes, not copies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub index: i32,
+    pub attributes: i8,
+    /// Absolute: the batch's base timestamp plus the record's delta.
+    pub timestamp: i64,
+    pub offset_delta: i32,
+    pub key: Option<Bytes>,
+    pub value: Option<Bytes>,
+    /// The header count and the headers, as they were on the wire.
+    pub headers: Bytes,
+}
+
+impl Record {
+    /// Writes the record as it is framed inside a batch whose base timestamp is
+    /// `base_timestamp` (its timestamp becomes a delta against it again).
+    pub fn encode(&self, base_timestamp: i64, out: &mut bytes::BytesMut) {
+        use bytes::BufMut;
+        let mut body = bytes::BytesMut::with_capacity(
+            32 + self.key.as_ref().map_or(0, Bytes::len)
+                + self.value.as_ref().map_or(0, Bytes::len)
+                + self.headers.len(),
+        );
+        body.put_i8(self.attributes);
+        wire::write_varlong(&mut body, self.timestamp.wrapping_sub(base_timestamp));
+        wire::write_varint(&mut body, self.offset_delta);
+        for part in [&self.key, &self.value] {
+            match part {
+                Some(bytes) => {
+                    wire::write_varint(&mut body, bytes.len() as i32);
+                    body.put_slice(bytes);
+                }
+                None => wire::write_varint(&mut body, -1),
+            }
+        }
+        body.put_slice(&self.headers);
+        wire::write_varint(out, body.len() as i32);
+        out.put_slice(&body);
+    }
+}
+
+/// Every record of any batch, whole, in order (decompressed first, at most `limit` bytes).
+pub fn decode(batch: &RecordBatch, limit: usize) -> Result<Vec<Record>, RecordsError> {
+    let payload = batch.as_bytes().slice(HEADER_BYTES..);
+    let records = match batch.compression() {
+        Compression::None => payload,
+        codec => Bytes::from(decompress(codec, &payload, limit)?),
+    };
+    let mut all = Vec::with_capacity(batch.record_count().clamp(0, 1 << 16) as usize);
+    read_records(batch, records, |record| all.push(record))?;
+    Ok(all)
+}
+
+fn read_records(
+    batch: &RecordBatch,
+    mut rest: Bytes,
+    mut visit: impl FnMut(Record),
 ) -> Result<(), RecordsError> {
     let count = batch.record_count().max(0);
     for index in 0..count {
@@ -81,12 +153,13 @@ fn walk_records(
             .filter(|&l| l <= rest.len())
             .ok_or_else(|| invalid(format!("length {length} with {} bytes left", rest.len())))?;
         let mut record = rest.split_to(length);
-        let meta = (|| {
-            let _attributes = wire::read_i8(&mut record)?;
+        let parts = (|| {
+            let attributes = wire::read_i8(&mut record)?;
             let timestamp_delta = wire::read_varlong(&mut record)?;
             let offset_delta = wire::read_varint(&mut record)?;
-            let key_is_null = skip_varint_bytes(&mut record)?;
-            skip_varint_bytes(&mut record)?;
+            let key = varint_bytes(&mut record)?;
+            let value = varint_bytes(&mut record)?;
+            let headers_start = record.clone();
             let headers = wire::read_varint(&mut record)?;
             for _ in 0..headers.max(0) {
                 // A header's key may not be null (Kafka: "Invalid negative header key size");
@@ -98,10 +171,19 @@ fn walk_records(
                 skip(&mut record, key as usize)?;
                 skip_varint_bytes(&mut record)?;
             }
-            Ok::<_, wire::WireError>((timestamp_delta, offset_delta, headers, key_is_null))
+            let header_bytes = headers_start.slice(..headers_start.len() - record.len());
+            Ok::<_, wire::WireError>((
+                attributes,
+                timestamp_delta,
+                offset_delta,
+                key,
+                value,
+                headers,
+                header_bytes,
+            ))
         })();
-        let (timestamp_delta, offset_delta, headers, key_is_null) =
-            meta.map_err(|e| invalid(e.to_string()))?;
+        let (attributes, timestamp_delta, offset_delta, key, value, headers, header_bytes) =
+            parts.map_err(|e| invalid(e.to_string()))?;
         if headers < 0 {
             return Err(invalid(format!("negative header count {headers}")));
         }
@@ -111,17 +193,39 @@ fn walk_records(
                 record.remaining()
             )));
         }
-        visit(RecordMeta {
+        visit(Record {
             index,
-            offset_delta,
+            attributes,
             timestamp: batch.base_timestamp().saturating_add(timestamp_delta),
-            key_is_null,
+            offset_delta,
+            key,
+            value,
+            headers: header_bytes,
         });
     }
     if !rest.is_empty() {
         return Err(RecordsError::RecordsRemaining(rest.len()));
     }
     Ok(())
+}
+
+/// A varint-length byte field: `None` when it is null (length -1).
+fn varint_bytes(buf: &mut Bytes) -> Result<Option<Bytes>, wire::WireError> {
+    let length = wire::read_varint(buf)?;
+    if length < -1 {
+        return Err(wire::WireError::NegativeLength(i64::from(length)));
+    }
+    if length == -1 {
+        return Ok(None);
+    }
+    let length = length as usize;
+    if length > buf.remaining() {
+        return Err(wire::WireError::LengthTooLarge {
+            length: length as u64,
+            remaining: buf.remaining(),
+        });
+    }
+    Ok(Some(buf.split_to(length)))
 }
 
 /// Skips a varint-length byte field; true when it is null (length -1).

@@ -5,13 +5,16 @@
  *
  * Scenarios: admin, producer, transactions, consumer, responses, secured (needs a floe with
  * SASL and ACLs; see SecuredScenario), ordered (while a test kills an agent; see
- * OrderedScenario). Each check prints a PASS or FAIL line with its reason;
+ * OrderedScenario), batches (batches the cleaner rewrote, read from files: see
+ * RewrittenBatches). Each check prints a PASS or FAIL line with its reason;
  * the exit status is 1 when any check failed.
  */
+import java.nio.file.Path;
+
 public final class Main {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured|ordered> <host:port> [args...]");
+            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured|ordered|batches> <host:port|dir> [args...]");
             System.exit(2);
         }
         String scenario = args[0];
@@ -37,6 +40,10 @@ public final class Main {
                 break;
             case "secured":
                 new SecuredScenario(bootstrap, args).run();
+                break;
+            case "batches":
+                // Here the second argument is a directory of batches, not a broker.
+                new RewrittenBatches(Path.of(bootstrap)).run();
                 break;
             default:
                 System.err.println("unknown scenario " + scenario);
