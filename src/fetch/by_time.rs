@@ -15,6 +15,8 @@
 use super::reader::Run;
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::{BatchRef, PartitionState};
+use crate::object::key::is_segment;
+use crate::object::segment::batch_base;
 use crate::protocol::compression::decompressed_limit;
 use crate::protocol::record_batch::{BatchError, Batches, RecordBatch};
 use crate::protocol::records::walk_decompressed;
@@ -41,10 +43,12 @@ impl RunBatches {
     /// Walks the run's batch headers (`raw` is the run's bytes, starting at its first batch).
     pub fn read(run: &Run, raw: Bytes) -> Result<RunBatches, BatchError> {
         let mut batches = Vec::new();
+        let in_segment = run.marker.is_none() && is_segment(run.object_key.as_str());
         let mut base = run.base_offset;
         let mut at = 0u64;
         for batch in Batches::new(raw) {
             let batch = batch?;
+            base = batch_base(in_segment, base, batch.base_offset());
             let end = base + batch.offset_count();
             if !batch.is_control() {
                 batches.push(BatchTimes {
@@ -187,6 +191,31 @@ mod tests {
         let bytes = raw.slice(b.at as usize..(b.at + b.len) as usize);
         let batch = RecordBatch::new(bytes).unwrap();
         first_record_at_or_after(&batch, b.base_offset, target, Offset(log_start))
+    }
+
+    /// In a compacted segment a batch's offsets are its header's: 10..15, then 18..23.
+    #[test]
+    fn a_segment_with_gaps_places_each_batch_at_its_own_offset() {
+        let mut second = batch(5, 200).to_vec();
+        crate::protocol::record_batch::set_base_offset(&mut second, 18);
+        let mut first = batch(5, 100).to_vec();
+        crate::protocol::record_batch::set_base_offset(&mut first, 10);
+        let raw = Bytes::from([first, second].concat());
+        let segment = Run {
+            object_key: ObjectKey::new("v1/0000000000001-gaps.seg".to_string()),
+            ..run(10, 23, 204)
+        };
+        let batches = RunBatches::read(&segment, raw.clone()).unwrap();
+        let b = batches.candidates(150, Offset(0)).next().unwrap();
+        assert_eq!((b.base_offset, b.end_offset), (Offset(18), Offset(23)));
+        let bytes = raw.slice(b.at as usize..(b.at + b.len) as usize);
+        let found = first_record_at_or_after(
+            &RecordBatch::new(bytes).unwrap(),
+            b.base_offset,
+            150,
+            Offset(0),
+        );
+        assert_eq!(found, Some((Offset(18), 200)));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::markers::Marker;
+use crate::object::key::is_segment;
+use crate::object::segment::batch_base;
 use crate::protocol::record_batch::{
     Batches, REWRITTEN_HEADER_BYTES, build_control_batch, set_base_offset,
     set_partition_leader_epoch,
@@ -88,6 +90,7 @@ pub async fn read_batches(
             break;
         }
         let raw = read_run(read_cache, run).await?;
+        let in_segment = run.marker.is_none() && is_segment(run.object_key.as_str());
         let mut base = run.base_offset;
         let mut at = run.byte_start;
         for batch in Batches::new(raw) {
@@ -97,6 +100,7 @@ pub async fn read_batches(
                 cause: e,
             })?;
             at += batch.size() as u64;
+            base = batch_base(in_segment, base, batch.base_offset());
             let next = base + batch.offset_count();
             if base >= stable {
                 break 'runs;

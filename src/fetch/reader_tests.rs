@@ -213,3 +213,72 @@ async fn a_marker_run_reads_as_its_control_batch() {
     );
     assert_eq!(read.end_offset, Offset(41));
 }
+
+/// A compacted segment: batches at 100..103 and 107..109 (the cleaner dropped 103..107). Each
+/// batch is served at the offset its header carries, not where the one before it ended.
+#[tokio::test]
+async fn a_segment_with_gaps_serves_each_batch_at_its_own_offset() {
+    let store = Arc::new(ObjectClient::new(
+        Arc::new(InMemory::new()),
+        "memory://".into(),
+        RetryPolicy::default(),
+        Chaos::new(None, None, 0),
+        crate::clock::Clock::system(),
+        crate::random::Rng::seeded(0),
+    ));
+    let mut builder = crate::object::segment::SegmentBuilder::new(tp(), 1 << 20, 1 << 16);
+    builder.push(
+        &build_test_batch(-1, -1, -1, 3, 10),
+        Offset(100),
+        Offset(103),
+        0,
+    );
+    builder.push(
+        &build_test_batch(-1, -1, -1, 2, 10),
+        Offset(107),
+        Offset(109),
+        0,
+    );
+    let built = builder.finish();
+    let key = "v1/0000000000001-gaps.seg";
+    store.put(key, built.bytes.clone()).await.unwrap();
+    let run = Run {
+        base_offset: Offset(100),
+        end_offset: Offset(109),
+        object_key: crate::ids::ObjectKey::new(key),
+        byte_start: 0,
+        byte_len: built.data_len,
+        max_timestamp: 0,
+        marker: None,
+    };
+    let cache = read_cache(&store, 0);
+    let bases = |read: &super::ReadBatches| -> Vec<i64> {
+        Batches::new(read.bytes.to_bytes())
+            .map(|b| b.unwrap().base_offset())
+            .collect()
+    };
+    let all = read_batches(
+        &cache,
+        std::slice::from_ref(&run),
+        Offset(100),
+        OPEN,
+        1 << 20,
+        7,
+    )
+    .await
+    .unwrap();
+    assert_eq!(bases(&all), [100, 107]);
+    assert_eq!(all.end_offset, Offset(109));
+    // A fetch inside the gap gets the batch after it.
+    let after_gap = read_batches(
+        &cache,
+        std::slice::from_ref(&run),
+        Offset(104),
+        OPEN,
+        1 << 20,
+        7,
+    )
+    .await
+    .unwrap();
+    assert_eq!(bases(&after_gap), [107]);
+}

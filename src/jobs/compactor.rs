@@ -11,8 +11,8 @@ use crate::fetch::runs::locate;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::markers::read_bytes;
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment, ReplaceRuns};
-use crate::object::key::new_segment_key;
-use crate::object::segment::SegmentBuilder;
+use crate::object::key::{is_segment, new_segment_key};
+use crate::object::segment::{SegmentBuilder, batch_base};
 use crate::protocol::record_batch::Batches;
 
 #[derive(Debug, thiserror::Error)]
@@ -61,9 +61,11 @@ pub async fn compact(
             key: entry.key.to_string(),
             at: at.0,
         };
+        let in_segment = entry.marker.is_none() && is_segment(entry.key.as_str());
         let mut base = entry.entry.base_offset;
         for batch in Batches::new(raw) {
             let batch = batch.map_err(|_| mismatch(base))?;
+            base = batch_base(in_segment, base, batch.base_offset());
             let end = base + batch.offset_count();
             builder.push(batch.as_bytes(), base, end, batch.max_timestamp());
             base = end;

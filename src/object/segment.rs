@@ -198,6 +198,18 @@ fn i64_at(b: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(raw)
 }
 
+/// Where a batch read from a run starts. In a segment its base offset field says so:
+/// segments carry committed offsets, and a compacted one has gaps between its batches. In a
+/// produce object the field is the client's, and a batch starts where the one before it ended
+/// (`follows`). A field behind `follows` (no segment writes one) is not trusted.
+pub fn batch_base(in_segment: bool, follows: Offset, field: i64) -> Offset {
+    if in_segment && field > follows.0 {
+        Offset(field)
+    } else {
+        follows
+    }
+}
+
 /// Decodes and checks a segment's footer (the bytes from the footer start to the end), given
 /// the length of the batches before it.
 pub fn decode_footer(footer: &[u8], data_len: u64) -> Result<SegmentIndex, SegmentError> {
