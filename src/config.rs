@@ -162,6 +162,9 @@ pub struct LifecycleConfig {
     pub orphan_grace: Duration,
     /// Memory for segment footers (the local index cache fetches go through).
     pub index_cache_bytes_max: u64,
+    /// The most memory a cleaning pass's key map takes, 24 bytes a key (Kafka's
+    /// `log.cleaner.dedupe.buffer.size`): a dirty section with more keys is cleaned in parts.
+    pub cleaner_dedupe_buffer_bytes: u64,
 }
 
 impl Default for LifecycleConfig {
@@ -176,6 +179,7 @@ impl Default for LifecycleConfig {
             orphan_sweep_interval: Duration::from_secs(600),
             orphan_grace: Duration::from_secs(3600),
             index_cache_bytes_max: 64 * 1024 * 1024,
+            cleaner_dedupe_buffer_bytes: 128 * 1024 * 1024,
         }
     }
 }

@@ -50,6 +50,9 @@ pub struct Filter<'a> {
     /// header even when all its records go, as Kafka keeps it for the producer's sequence.
     last_batch_of: &'a BTreeMap<i64, i64>,
     pub cleaned: Cleaned,
+    /// The delete horizon of the batch `batch` last answered, when that batch keeps
+    /// tombstones: a later pass past it has something to drop.
+    pub horizon: Option<i64>,
 }
 
 impl<'a> Filter<'a> {
@@ -65,6 +68,7 @@ impl<'a> Filter<'a> {
             transactions: Transactions::new(aborted),
             last_batch_of,
             cleaned: Cleaned::default(),
+            horizon: None,
         }
     }
 
@@ -104,12 +108,19 @@ impl<'a> Filter<'a> {
         // A batch that keeps a tombstone, or a marker, gets its delete horizon the first time
         // a pass sees it: from then on its tombstones (or itself) stay delete.retention.ms.
         let stamp = (tombstones || (batch.is_control() && !discard)) && horizon.is_none();
+        let stamped = stamp.then(|| now.saturating_add(self.settings.delete_retention_ms));
+        // Only tombstones: a marker past its horizon may still be needed (its transaction's
+        // records remain), and a pass for it alone could come round after round for nothing.
+        self.horizon = if tombstones {
+            stamped.or(horizon)
+        } else {
+            None
+        };
         let outcome = if kept.is_empty() && !producers_last {
             Kept::Dropped
         } else if kept.len() == records.len() && !stamp {
             Kept::Whole
         } else {
-            let stamped = stamp.then(|| now.saturating_add(self.settings.delete_retention_ms));
             match rebuild(batch, &kept, stamped.or(horizon)) {
                 Some(bytes) => Kept::Rewritten(bytes),
                 // A codec Kafka does not define cannot be rewritten: kept whole.

@@ -121,14 +121,18 @@ impl KeyMap {
         self.end = Some(self.end.map_or(first_dirty, |end| end.max(first_dirty)));
         let mut transactions = Transactions::new(aborted);
         for batch in batches {
-            if batch.is_control() {
-                transactions.on_marker(batch);
-                continue;
-            }
-            if transactions.on_data(batch) {
-                continue;
-            }
             let base = batch.base_offset();
+            let skipped = if batch.is_control() {
+                transactions.on_marker(batch);
+                true
+            } else {
+                transactions.on_data(batch)
+            };
+            if skipped {
+                // Nothing of it is a key's latest: covered all the same.
+                self.end = Some(self.end.unwrap_or(base).max(base + batch.offset_count()));
+                continue;
+            }
             for record in records::decode(batch, decompressed_limit(batch.size()))? {
                 let Some(key) = &record.key else { continue };
                 if !self.put(key, base + i64::from(record.offset_delta)) {

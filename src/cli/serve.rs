@@ -564,6 +564,10 @@ struct LifecycleArgs {
     /// Memory for segment footers (the local index cache).
     #[arg(long, env = "FLOE_INDEX_CACHE_BYTES_MAX", default_value_t = defaults().lifecycle.index_cache_bytes_max)]
     index_cache_bytes_max: u64,
+    /// The most memory a compacted partition's cleaning pass takes for its key map, 24 bytes a
+    /// key (Kafka's log.cleaner.dedupe.buffer.size); more keys are cleaned in parts.
+    #[arg(long, env = "FLOE_CLEANER_DEDUPE_BUFFER_SIZE", default_value_t = defaults().lifecycle.cleaner_dedupe_buffer_bytes)]
+    cleaner_dedupe_buffer_size: u64,
 }
 
 impl LifecycleArgs {
@@ -578,6 +582,7 @@ impl LifecycleArgs {
             orphan_sweep_interval: self.orphan_sweep_interval.into(),
             orphan_grace: self.orphan_grace.into(),
             index_cache_bytes_max: self.index_cache_bytes_max,
+            cleaner_dedupe_buffer_bytes: self.cleaner_dedupe_buffer_size,
         };
     }
 }

@@ -1,5 +1,6 @@
-//! Background jobs on agents with the `jobs` role: compaction of runs into segments, and the
-//! collector (retention, deletion of dead objects, the orphan sweep).
+//! Background jobs on agents with the `jobs` role: compaction of runs into segments, the
+//! cleaner of compacted topics (`cleaning`), and the collector (retention, deletion of dead
+//! objects, the orphan sweep).
 //!
 //! Each round an agent asks the quorum for leases (`metadata::state::jobs`): a share of the
 //! compaction shards (their count over the live agents) and the collector. It runs what it
@@ -8,6 +9,7 @@
 //! that is not renewed lapses and the next agent takes it. The decisions are pure (`plan`);
 //! this module is the I/O around them.
 
+pub mod cleaning;
 pub mod collector;
 pub mod compactor;
 pub mod context;
@@ -22,7 +24,7 @@ use crate::telemetry::ErrorChain;
 use context::ENTRIES_PER_SWAP_MAX;
 pub use context::JobContext;
 use metrics::JobMetrics;
-use plan::{CompactionSettings, runs_to_compact};
+use plan::{CleanSettings, CompactionSettings, runs_to_compact, section_to_clean};
 use std::time::Duration;
 
 /// Runs the jobs until the task is dropped. The collector's first round comes one interval
@@ -143,32 +145,37 @@ async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec
 
 /// Compacts what is due in the partitions of `shard`, one segment at a time.
 async fn compact_shard(ctx: &JobContext, shard: u16) {
-    let partitions: Vec<(TopicPartition, u64, u64)> = ctx.metadata.read(|s| {
-        s.topics()
-            .flat_map(|t| {
-                // A segment never outgrows `retention.bytes`: retention drops whole entries,
-                // so a larger segment would hold more than the topic keeps.
-                // Read as retention reads it (`Retention::of`), so the two never disagree.
-                let retained = Retention::of(&t.configs)
-                    .and_then(|r| u64::try_from(r.bytes).ok())
-                    .filter(|b| *b > 0);
-                let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
-                    .min(retained.unwrap_or(u64::MAX));
-                let interval =
-                    topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
-                (0..t.partitions.len() as i32)
-                    .filter(move |p| shard_of(&t.id, *p) == shard)
-                    .map(move |p| {
-                        let tp = TopicPartition {
-                            topic_id: t.id,
-                            partition: p,
-                        };
-                        (tp, segment_bytes, interval)
-                    })
-            })
-            .collect()
-    });
-    for (tp, segment_bytes, interval) in partitions {
+    let partitions: Vec<(TopicPartition, u64, u64, Option<CleanSettings>)> =
+        ctx.metadata.read(|s| {
+            s.topics()
+                .flat_map(|t| {
+                    // A segment never outgrows `retention.bytes`: retention drops whole entries,
+                    // so a larger segment would hold more than the topic keeps.
+                    // Read as retention reads it (`Retention::of`), so the two never disagree.
+                    let retained = Retention::of(&t.configs)
+                        .and_then(|r| u64::try_from(r.bytes).ok())
+                        .filter(|b| *b > 0);
+                    let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
+                        .min(retained.unwrap_or(u64::MAX));
+                    let interval =
+                        topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
+                    let cleaning = CleanSettings::of(&t.configs);
+                    (0..t.partitions.len() as i32)
+                        .filter(move |p| shard_of(&t.id, *p) == shard)
+                        .map(move |p| {
+                            let tp = TopicPartition {
+                                topic_id: t.id,
+                                partition: p,
+                            };
+                            (tp, segment_bytes, interval, cleaning)
+                        })
+                })
+                .collect()
+        });
+    for (tp, segment_bytes, interval, cleaning) in partitions {
+        if let Some(cleaning) = cleaning {
+            clean_partition(ctx, tp, &cleaning, segment_bytes, interval).await;
+        }
         let settings = CompactionSettings {
             segment_bytes,
             lag_ms: ctx.config.compaction_lag.as_millis() as i64,
@@ -192,6 +199,48 @@ async fn compact_shard(ctx: &JobContext, shard: u16) {
                     break;
                 }
             }
+        }
+    }
+}
+
+/// A cleaning pass over a compacted partition, when one is due (`plan::section_to_clean`).
+async fn clean_partition(
+    ctx: &JobContext,
+    tp: TopicPartition,
+    settings: &CleanSettings,
+    segment_bytes: u64,
+    interval: u64,
+) {
+    let section = ctx.metadata.read(|s| {
+        let stable = s.last_stable_offset(&tp)?;
+        s.partition(&tp).and_then(|p| {
+            section_to_clean(
+                p,
+                s.objects(),
+                stable,
+                s.now_ms(),
+                settings,
+                ENTRIES_PER_SWAP_MAX,
+            )
+        })
+    });
+    let Some(section) = section else { return };
+    JobMetrics::add(&ctx.metrics.compaction_runs, 1);
+    let ratio = section.dirty_ratio;
+    match cleaning::clean(ctx, tp, section, settings, segment_bytes, interval).await {
+        Ok(cleaned) => tracing::debug!(
+            topic = %tp.topic_id,
+            partition = tp.partition,
+            dirty_ratio = ratio,
+            records_read = cleaned.records_read,
+            records_kept = cleaned.records_kept,
+            bytes_read = cleaned.bytes_read,
+            bytes_kept = cleaned.bytes_kept,
+            "cleaned a compacted partition"
+        ),
+        Err(e) => {
+            JobMetrics::add(&ctx.metrics.compaction_failures, 1);
+            tracing::warn!(error = %ErrorChain(&e), topic = %tp.topic_id, partition = tp.partition, "cleaning failed; it is tried again next round");
         }
     }
 }

@@ -9,9 +9,11 @@
 //!   is at least as large (a binary counter): a partition holds O(log) small segments, and a
 //!   byte is rewritten O(log) times on its way into a full segment.
 
-use crate::ids::ObjectKey;
-use crate::metadata::state::markers::Marker;
+use crate::ids::{ObjectKey, Offset};
+use crate::metadata::state::markers::{Marker, read_bytes};
 use crate::metadata::state::{BatchRef, ObjectId, Objects, PartitionState};
+use crate::object::key::{delete_horizon, is_cleaned_segment};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy)]
 pub struct CompactionSettings {
@@ -39,6 +41,10 @@ pub fn runs_to_compact(
             return (r.max_timestamp <= young).then_some(Some(r.max_timestamp));
         }
         let object = objects.get(r.object)?;
+        // A compacted topic's clean section is the cleaner's to rewrite (`section_to_clean`).
+        if is_cleaned_segment(object.key.as_str()) {
+            return None;
+        }
         match object.is_segment() {
             true => (r.byte_len < s.segment_bytes).then_some(None),
             false => (object.committed_ms <= young).then_some(Some(object.committed_ms)),
@@ -86,6 +92,119 @@ pub fn runs_to_compact(
         }
     }
     None
+}
+
+/// A compacted topic's cleaner settings: the topic's own configs, else Kafka's defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CleanSettings {
+    /// `min.cleanable.dirty.ratio`: the dirty share of the log that makes a pass due.
+    pub min_cleanable_ratio: f64,
+    /// `min.compaction.lag.ms`: records younger than this are not cleaned.
+    pub min_lag_ms: i64,
+    /// `max.compaction.lag.ms`: a dirty record older than this makes a pass due whatever the
+    /// ratio.
+    pub max_lag_ms: i64,
+    /// `delete.retention.ms`: how long tombstones stay once a pass has seen them.
+    pub delete_retention_ms: i64,
+}
+
+impl CleanSettings {
+    /// The settings of a topic whose `cleanup.policy` includes `compact`; `None` otherwise.
+    pub fn of(configs: &BTreeMap<String, String>) -> Option<CleanSettings> {
+        let compacts = configs
+            .get("cleanup.policy")
+            .is_some_and(|p| p.split(',').any(|p| p.trim() == "compact"));
+        if !compacts {
+            return None;
+        }
+        let long = |key: &str, default: i64| {
+            configs
+                .get(key)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        Some(CleanSettings {
+            min_cleanable_ratio: configs
+                .get("min.cleanable.dirty.ratio")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.5),
+            min_lag_ms: long("min.compaction.lag.ms", 0).max(0),
+            max_lag_ms: long("max.compaction.lag.ms", i64::MAX).max(1),
+            delete_retention_ms: long("delete.retention.ms", 86_400_000).max(0),
+        })
+    }
+}
+
+/// A cleaning pass due on a compacted partition: its entries from the log start to the end of
+/// what may be cleaned, and where the dirty section (what no pass has cleaned) starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CleanSection {
+    pub entries: Vec<BatchRef>,
+    pub first_dirty: Offset,
+    /// The dirty share of the section's bytes (Kafka's cleanable ratio).
+    pub dirty_ratio: f64,
+}
+
+/// The section of `partition` to clean now, if a pass is due (Kafka's
+/// `grabFilthiestCompactedLog` for one log). What may be cleaned ends before the first entry
+/// that reaches past the last stable offset, holds records younger than `min.compaction.lag.ms`
+/// (by their timestamps, as Kafka reads them), or is the partition's last entry (as Kafka never
+/// cleans the active segment, the log's end stays where its records are); at most
+/// `entries_max` entries. The clean section is the leading entries in segments a pass wrote.
+/// A pass is due when the dirty bytes are at least `min.cleanable.dirty.ratio` of the section,
+/// or the oldest dirty entry is older than `max.compaction.lag.ms`.
+pub fn section_to_clean(
+    partition: &PartitionState,
+    objects: &Objects,
+    last_stable: Offset,
+    now_ms: i64,
+    s: &CleanSettings,
+    entries_max: usize,
+) -> Option<CleanSection> {
+    let young = now_ms.saturating_sub(s.min_lag_ms);
+    let last = partition.index.len().checked_sub(1)?;
+    let entries: Vec<BatchRef> = partition
+        .index
+        .iter()
+        .take(last.min(entries_max.max(1)))
+        .take_while(|r| r.end_offset <= last_stable && r.max_timestamp <= young)
+        .cloned()
+        .collect();
+    let cleaned = |r: &BatchRef| {
+        objects
+            .get(r.object)
+            .is_some_and(|o| is_cleaned_segment(o.key.as_str()))
+    };
+    let clean = entries.iter().take_while(|r| cleaned(r)).count();
+    let dirty = &entries[clean..];
+    let bytes = |rs: &[BatchRef]| {
+        rs.iter()
+            .fold(0u64, |sum, r| sum.saturating_add(read_bytes(r)))
+    };
+    let (clean_bytes, dirty_bytes) = (bytes(&entries[..clean]), bytes(dirty));
+    let dirty_ratio = dirty_bytes as f64 / (clean_bytes + dirty_bytes).max(1) as f64;
+    let overdue = dirty
+        .iter()
+        .map(|r| r.max_timestamp)
+        .min()
+        .is_some_and(|oldest| oldest <= now_ms.saturating_sub(s.max_lag_ms));
+    // Tombstones or markers a pass kept, whose horizon has passed: a pass drops them (KIP-534).
+    let expired = entries[..clean].iter().any(|r| {
+        objects
+            .get(r.object)
+            .and_then(|o| delete_horizon(o.key.as_str()))
+            .is_some_and(|h| h <= now_ms)
+    });
+    let first_dirty = match dirty.first() {
+        Some(r) => r.base_offset,
+        None => entries.last()?.end_offset,
+    };
+    let due = !dirty.is_empty() && (dirty_ratio >= s.min_cleanable_ratio || overdue);
+    (due || expired).then_some(CleanSection {
+        first_dirty,
+        entries,
+        dirty_ratio,
+    })
 }
 
 /// Dead objects whose grace period has passed at `now_ms` (state time), oldest first.

@@ -331,3 +331,109 @@ fn a_swap_applied_twice_answers_made_both_times_and_a_late_one_is_refused_withou
     assert!(!swap(&mut s, 0, group, "seg-2"));
     assert_eq!(s.partition(&tp(0)), before.partition(&tp(0)));
 }
+
+fn clean_settings(min_cleanable_ratio: f64) -> CleanSettings {
+    CleanSettings {
+        min_cleanable_ratio,
+        min_lag_ms: 0,
+        max_lag_ms: i64::MAX,
+        delete_retention_ms: 1_000,
+    }
+}
+
+fn section(s: &MetadataState, settings: &CleanSettings) -> Option<CleanSection> {
+    let p = s.partition(&tp(0)).unwrap();
+    let stable = s.last_stable_offset(&tp(0)).unwrap();
+    section_to_clean(p, s.objects(), stable, s.now_ms(), settings, 100)
+}
+
+#[test]
+fn the_cleaner_takes_all_but_the_last_entry_when_enough_is_dirty() {
+    let mut s = state(1);
+    assert_eq!(section(&s, &clean_settings(0.5)), None, "nothing to clean");
+    commit(&mut s, "a", &[0], 10);
+    assert_eq!(
+        section(&s, &clean_settings(0.5)),
+        None,
+        "the last entry is never cleaned"
+    );
+    commit(&mut s, "b", &[0], 10);
+    commit(&mut s, "c", &[0], 10);
+    let due = section(&s, &clean_settings(0.5)).expect("all dirty");
+    assert_eq!(due.entries.len(), 2);
+    assert_eq!((due.first_dirty, due.dirty_ratio), (Offset(0), 1.0));
+    // Once the first two are a cleaned segment, the third alone is 1/3 dirty.
+    let replaced = due.entries.clone();
+    assert!(swap(&mut s, 0, replaced, "v1/0000000000001-x.cleaned.seg"));
+    commit(&mut s, "d", &[0], 10);
+    let third = section(&s, &clean_settings(0.2)).expect("a third dirty");
+    assert_eq!(third.first_dirty, Offset(4));
+    assert_eq!(section(&s, &clean_settings(0.5)), None, "below the ratio");
+}
+
+#[test]
+fn a_cleaned_segment_with_tombstones_past_their_horizon_is_cleaned_again() {
+    let mut s = state(1);
+    commit(&mut s, "a", &[0], 10);
+    commit(&mut s, "b", &[0], 10);
+    let due = section(&s, &clean_settings(0.5)).unwrap();
+    assert!(swap(
+        &mut s,
+        0,
+        due.entries,
+        "v1/0000000000001-x.h0000000005000.cleaned.seg"
+    ));
+    commit(&mut s, "c", &[0], 10);
+    assert_eq!(
+        section(&s, &clean_settings(0.9)),
+        None,
+        "nothing dirty, horizon ahead"
+    );
+    tick_to(&mut s, 5_000);
+    let again = section(&s, &clean_settings(0.9)).expect("the horizon has passed");
+    // The segment (0..2) and b (2..4, half the bytes: below 0.9) are cleaned again.
+    assert_eq!((again.entries.len(), again.first_dirty), (2, Offset(2)));
+}
+
+#[test]
+fn the_cleaner_stops_at_young_records_and_open_transactions() {
+    let mut s = state(1);
+    commit(&mut s, "a", &[0], 10);
+    tick_to(&mut s, 2_000);
+    commit(&mut s, "b", &[0], 10);
+    commit(&mut s, "c", &[0], 10);
+    let young = CleanSettings {
+        min_lag_ms: 500,
+        ..clean_settings(0.1)
+    };
+    let due = section(&s, &young).unwrap();
+    assert_eq!(
+        due.entries.len(),
+        1,
+        "b was written at 2,000, younger than the lag"
+    );
+}
+
+#[test]
+fn clean_settings_are_read_from_a_compacted_topics_configs() {
+    let configs = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(CleanSettings::of(&configs(&[])), None);
+    assert_eq!(
+        CleanSettings::of(&configs(&[("cleanup.policy", "delete")])),
+        None
+    );
+    let compact = CleanSettings::of(&configs(&[
+        ("cleanup.policy", "compact,delete"),
+        ("min.cleanable.dirty.ratio", "0.25"),
+        ("delete.retention.ms", "60000"),
+    ]))
+    .unwrap();
+    assert_eq!(compact.min_cleanable_ratio, 0.25);
+    assert_eq!(compact.delete_retention_ms, 60_000);
+    assert_eq!((compact.min_lag_ms, compact.max_lag_ms), (0, i64::MAX));
+}

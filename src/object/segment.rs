@@ -151,6 +151,23 @@ impl SegmentBuilder {
         }
     }
 
+    /// Declares the offsets the segment covers as `start..end`, wider than its batches when the
+    /// cleaner dropped the first or the last of what it replaces: its first chunk starts at
+    /// `start` and its last ends at `end` (readers place each batch at the offset its header
+    /// carries, `batch_base`).
+    pub fn cover(&mut self, start: Offset, end: Offset) {
+        self.base_offset = Some(start);
+        self.end_offset = end;
+        match self.chunks.first_mut() {
+            Some(first) => first.base_offset = start,
+            None => {
+                if let Some(open) = self.open.as_mut() {
+                    open.base_offset = start;
+                }
+            }
+        }
+    }
+
     pub fn finish(mut self) -> BuiltSegment {
         if let Some(done) = self.open.take() {
             self.chunks.push(done);

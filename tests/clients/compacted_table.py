@@ -1,0 +1,76 @@
+"""A table kept in a compacted topic, as confluent-kafka's clients write and restore it.
+
+Usage:
+  compacted_table.py produce <bootstrap> <topic> <keys> <updates> <codec>
+      creates the topic (cleanup.policy=compact, cleaned as soon as anything is dirty,
+      tombstones kept one second), writes <updates> updates over <keys> keys, one in ten a
+      delete (a tombstone), in rounds of their own, then one last record on its own ("end",
+      the partition's last entry, which is never cleaned); prints the table the updates leave
+      (key -> value) as JSON.
+  compacted_table.py read <bootstrap> <topic>
+      reads the partition from offset 0 to its high watermark; prints each record as
+      [offset, key, value or null] and the high watermark, as JSON."""
+
+import json
+import random
+import sys
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+mode, bootstrap, topic = sys.argv[1], sys.argv[2], sys.argv[3]
+
+if mode == "produce":
+    keys, updates, codec = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    configs = {
+        "cleanup.policy": "compact",
+        "min.cleanable.dirty.ratio": "0.01",
+        "delete.retention.ms": "1000",
+    }
+    for f in admin.create_topics([NewTopic(topic, 1, 1, config=configs)]).values():
+        f.result()
+    rng = random.Random(7)
+    table = {}
+    rounds = 5
+    for r in range(rounds):
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
+                      "compression.type": codec, "enable.idempotence": True})
+        for i in range(updates // rounds):
+            key = f"key-{rng.randrange(keys)}"
+            if rng.random() < 0.1:
+                p.produce(topic, key=key, value=None, partition=0)
+                table.pop(key, None)
+            else:
+                value = f"{key}={r}.{i}" + "." * rng.randrange(200)
+                p.produce(topic, key=key, value=value, partition=0)
+                table[key] = value
+        assert p.flush(30) == 0, "undelivered records"
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, key="end", value="end", partition=0)
+    assert p.flush(30) == 0, "undelivered records"
+    table["end"] = "end"
+    print(json.dumps(table))
+elif mode == "read":
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{topic}",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        _, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        c.assign([TopicPartition(topic, 0, 0)])
+        records = []
+        while True:
+            m = c.poll(10)
+            assert m is not None, "nothing read for 10 s before the high watermark"
+            if m.error() is not None:
+                if m.error().code() == -191:  # _PARTITION_EOF
+                    break
+                raise AssertionError(str(m.error()))
+            value = None if m.value() is None else m.value().decode()
+            records.append([m.offset(), m.key().decode(), value])
+            if m.offset() + 1 >= high:
+                break
+        print(json.dumps({"records": records, "high": high}))
+    finally:
+        c.close()
+else:
+    raise SystemExit(f"unknown mode {mode}")
