@@ -4,10 +4,11 @@ Usage:
   compacted_table.py produce <bootstrap> <topic> <keys> <updates> <codec>
       creates the topic (cleanup.policy=compact, cleaned as soon as anything is dirty,
       tombstones kept one second), writes <updates> updates over <keys> keys, one in ten a
-      delete (a tombstone), in rounds of their own, then one last record on its own ("end",
+      delete (a tombstone), in rounds of their own, a committed and an aborted transaction of
+      100 updates each, then one last record on its own ("end",
       the partition's last entry, which is never cleaned); prints the table the updates leave
       (key -> value) as JSON.
-  compacted_table.py read <bootstrap> <topic>
+  compacted_table.py read <bootstrap> <topic> <read_committed|read_uncommitted>
       reads the partition from offset 0 to its high watermark; prints each record as
       [offset, key, value or null] and the high watermark, as JSON."""
 
@@ -46,6 +47,24 @@ if mode == "produce":
                 p.produce(topic, key=key, value=value, partition=0)
                 table[key] = value
         assert p.flush(30) == 0, "undelivered records"
+    # Transactions: one committed (its updates count), one aborted (they never happened).
+    t = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{topic}-txn",
+                  "compression.type": codec})
+    t.init_transactions(30)
+    for commit in (True, False):
+        t.begin_transaction()
+        for i in range(100):
+            key = f"key-{rng.randrange(keys)}"
+            value = f"{key}=txn-{commit}.{i}"
+            t.produce(topic, key=key, value=value, partition=0)
+            if commit:
+                table[key] = value
+        if commit:
+            t.commit_transaction(30)
+        else:
+            # Delivered first: an abort drops what the client has not sent yet.
+            assert t.flush(30) == 0, "undelivered records"
+            t.abort_transaction(30)
     p = Producer({"bootstrap.servers": bootstrap})
     p.produce(topic, key="end", value="end", partition=0)
     assert p.flush(30) == 0, "undelivered records"
@@ -53,7 +72,8 @@ if mode == "produce":
     print(json.dumps(table))
 elif mode == "read":
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{topic}",
-                  "enable.auto.commit": False, "enable.partition.eof": True})
+                  "enable.auto.commit": False, "enable.partition.eof": True,
+                  "isolation.level": sys.argv[4]})
     try:
         _, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
         c.assign([TopicPartition(topic, 0, 0)])
