@@ -400,7 +400,7 @@ fn read_tiers(e: &mut Exposition, broker: &Broker) {
 fn lifecycle(e: &mut Exposition, broker: &Broker) {
     use crate::jobs::metrics::JobMetrics;
     let j = &broker.job_metrics;
-    let counters: [(&str, &str, &std::sync::atomic::AtomicU64); 12] = [
+    let counters: [(&str, &str, &std::sync::atomic::AtomicU64); 19] = [
         (
             "floe_compaction_runs_total",
             "Compactions started.",
@@ -430,6 +430,41 @@ fn lifecycle(e: &mut Exposition, broker: &Broker) {
             "floe_compaction_swaps_lost_total",
             "Segments the state refused: their runs changed meanwhile.",
             &j.swaps_lost,
+        ),
+        (
+            "floe_cleaner_passes_total",
+            "Cleaning passes over compacted partitions.",
+            &j.cleaning_passes,
+        ),
+        (
+            "floe_cleaner_failures_total",
+            "Cleaning passes that failed (tried again later).",
+            &j.cleaning_failures,
+        ),
+        (
+            "floe_cleaner_read_records_total",
+            "Records cleaning passes read (from each partition's log start).",
+            &j.cleaned_records_read,
+        ),
+        (
+            "floe_cleaner_kept_records_total",
+            "Records cleaning passes kept.",
+            &j.cleaned_records_kept,
+        ),
+        (
+            "floe_cleaner_read_bytes_total",
+            "Bytes of batches cleaning passes read.",
+            &j.cleaned_bytes_read,
+        ),
+        (
+            "floe_cleaner_kept_bytes_total",
+            "Bytes of batches cleaning passes kept, as rewritten.",
+            &j.cleaned_bytes_kept,
+        ),
+        (
+            "floe_cleaner_kept_tombstones_total",
+            "Tombstones cleaning passes kept (inside their delete.retention.ms).",
+            &j.cleaned_tombstones_kept,
         ),
         (
             "floe_collection_runs_total",
@@ -465,6 +500,12 @@ fn lifecycle(e: &mut Exposition, broker: &Broker) {
     for (name, help, counter) in counters {
         e.counter(name, help, JobMetrics::load(counter) as f64);
     }
+    e.counter(
+        "floe_cleaner_seconds_total",
+        "Time cleaning passes took (their throughput: bytes read over this).",
+        JobMetrics::load(&j.cleaning_micros) as f64 / 1e6,
+    );
+    cleaner(e, broker);
     let ops = broker.jobs_store.metrics().snapshot();
     type Pick = fn(&crate::store::metrics::OperationSnapshot) -> u64;
     let families: [(&str, &str, Pick); 3] = [
@@ -539,6 +580,61 @@ fn lifecycle(e: &mut Exposition, broker: &Broker) {
         "floe_snapshot_bytes",
         "Size of this node's last metadata snapshot.",
         snapshot as f64,
+    );
+}
+
+/// Where the compacted partitions' cleaning stands, from the replicated state (every agent
+/// shows the same): Kafka's max-dirty-percent, and what waits for a pass.
+fn cleaner(e: &mut Exposition, broker: &Broker) {
+    use crate::ids::TopicPartition;
+    use crate::jobs::{log_to_clean, plan::CleanSettings};
+    let logs = broker.metadata.read(|s| {
+        s.topics()
+            .filter_map(|t| Some((t, CleanSettings::of(&t.configs)?)))
+            .flat_map(|(t, settings)| {
+                (0..t.partitions.len() as i32).filter_map(move |partition| {
+                    let tp = TopicPartition {
+                        topic_id: t.id,
+                        partition,
+                    };
+                    log_to_clean(s, &tp, &settings)
+                })
+            })
+            .map(|log| {
+                (
+                    log.dirty_ratio,
+                    log.dirty_bytes,
+                    log.due(),
+                    log.segments_with_horizon,
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    let max_ratio = logs.iter().map(|l| l.0).fold(0.0, f64::max);
+    e.gauge(
+        "floe_cleaner_compacted_partitions",
+        "Partitions of compacted topics.",
+        logs.len() as f64,
+    );
+    e.gauge(
+        "floe_cleaner_max_dirty_ratio",
+        "The highest dirty share of what may be cleaned, over compacted partitions.",
+        max_ratio,
+    );
+    e.gauge(
+        "floe_cleaner_dirty_bytes",
+        "Bytes no pass has cleaned yet that a pass may clean, over compacted partitions.",
+        logs.iter().map(|l| l.1).sum::<u64>() as f64,
+    );
+    e.gauge(
+        "floe_cleaner_partitions_due",
+        "Compacted partitions with a cleaning pass due.",
+        logs.iter().filter(|l| l.2).count() as f64,
+    );
+    e.gauge(
+        "floe_cleaner_segments_with_tombstones",
+        "Cleaned segments keeping tombstones or markers until their delete horizon.",
+        logs.iter().map(|l| l.3).sum::<usize>() as f64,
     );
 }
 

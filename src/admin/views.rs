@@ -1,6 +1,9 @@
 //! JSON views of the cluster, topics, groups (with lag) and cost.
 
 use crate::cost::{PriceProfile, Rates, kafka_cross_zone_monthly, monthly_cost};
+use crate::ids::TopicPartition;
+use crate::jobs::log_to_clean;
+use crate::jobs::plan::{CleanSettings, LogToClean};
 use crate::server::broker::Broker;
 use crate::store::chaos::Operation;
 use serde::Serialize;
@@ -56,6 +59,42 @@ struct PartitionView {
     /// Entries that are segments (the rest are runs in produce objects).
     segments: usize,
     bytes: u64,
+    /// A compacted topic's partitions: where cleaning stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cleaner: Option<CleanerView>,
+}
+
+/// Where a compacted partition's cleaning stands (`jobs::plan::LogToClean`): bytes in the
+/// part a pass may clean now, clean (cleaned segments) and dirty, and past it.
+#[derive(Serialize)]
+struct CleanerView {
+    dirty_ratio: f64,
+    clean_bytes: u64,
+    dirty_bytes: u64,
+    uncleanable_bytes: u64,
+    /// Whether a pass is due at the next round of the job that holds the partition.
+    due: bool,
+    /// When the newest cleaned segment was written (ms since the epoch), if any.
+    last_cleaned_ms: Option<i64>,
+    /// Cleaned segments that keep tombstones or transaction markers until their delete
+    /// horizon, and the earliest horizon (ms since the epoch).
+    segments_with_tombstones: usize,
+    next_delete_horizon_ms: Option<i64>,
+}
+
+impl CleanerView {
+    fn of(log: LogToClean) -> CleanerView {
+        CleanerView {
+            dirty_ratio: log.dirty_ratio,
+            clean_bytes: log.clean_bytes,
+            dirty_bytes: log.dirty_bytes,
+            uncleanable_bytes: log.uncleanable_bytes,
+            due: log.due(),
+            last_cleaned_ms: log.last_cleaned_ms,
+            segments_with_tombstones: log.segments_with_horizon,
+            next_delete_horizon_ms: log.next_horizon_ms,
+        }
+    }
 }
 
 pub fn topics(broker: &Broker) -> Value {
@@ -63,6 +102,7 @@ pub fn topics(broker: &Broker) -> Value {
         let topics: Vec<Value> = state
             .topics()
             .map(|t| {
+                let cleaning = CleanSettings::of(&t.configs);
                 let partitions: Vec<PartitionView> = t
                     .partitions
                     .iter()
@@ -80,6 +120,13 @@ pub fn topics(broker: &Broker) -> Value {
                             })
                             .count(),
                         bytes: p.bytes,
+                        cleaner: cleaning.as_ref().and_then(|settings| {
+                            let tp = TopicPartition {
+                                topic_id: t.id,
+                                partition: i as i32,
+                            };
+                            log_to_clean(state, &tp, settings).map(CleanerView::of)
+                        }),
                     })
                     .collect();
                 json!({ "name": t.name, "id": t.id, "configs": t.configs, "partitions": partitions })

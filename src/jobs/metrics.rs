@@ -14,6 +14,17 @@ pub struct JobMetrics {
     pub entries_replaced: AtomicU64,
     /// Swaps the state refused (the runs changed meanwhile).
     pub swaps_lost: AtomicU64,
+    /// Cleaning passes over compacted partitions, and what they read and kept.
+    pub cleaning_passes: AtomicU64,
+    pub cleaning_failures: AtomicU64,
+    /// Time the passes took, in microseconds (their throughput: bytes read over this).
+    pub cleaning_micros: AtomicU64,
+    pub cleaned_records_read: AtomicU64,
+    pub cleaned_records_kept: AtomicU64,
+    pub cleaned_bytes_read: AtomicU64,
+    pub cleaned_bytes_kept: AtomicU64,
+    /// Tombstones a pass kept (inside their `delete.retention.ms`).
+    pub cleaned_tombstones_kept: AtomicU64,
     pub collection_runs: AtomicU64,
     pub collection_failures: AtomicU64,
     /// Partitions whose log start retention moved.

@@ -18,13 +18,14 @@ pub mod plan;
 
 use crate::clock::Clock;
 use crate::ids::TopicPartition;
+use crate::metadata::state::MetadataState;
 use crate::metadata::state::retention::Retention;
 use crate::metadata::state::{AcquireLease, COMPACTION_SHARDS, Job, shard_of};
 use crate::telemetry::ErrorChain;
 use context::ENTRIES_PER_SWAP_MAX;
 pub use context::JobContext;
 use metrics::JobMetrics;
-use plan::{CleanSettings, CompactionSettings, runs_to_compact, section_to_clean};
+use plan::{CleanSettings, CompactionSettings, LogToClean, runs_to_compact};
 use std::time::Duration;
 
 /// Runs the jobs until the task is dropped. The collector's first round comes one interval
@@ -203,7 +204,7 @@ async fn compact_shard(ctx: &JobContext, shard: u16) {
     }
 }
 
-/// A cleaning pass over a compacted partition, when one is due (`plan::section_to_clean`).
+/// A cleaning pass over a compacted partition, when one is due (`plan::LogToClean::section`).
 async fn clean_partition(
     ctx: &JobContext,
     tp: TopicPartition,
@@ -212,37 +213,59 @@ async fn clean_partition(
     interval: u64,
 ) {
     let section = ctx.metadata.read(|s| {
-        let stable = s.last_stable_offset(&tp)?;
-        s.partition(&tp).and_then(|p| {
-            section_to_clean(
-                p,
-                s.objects(),
-                stable,
-                s.now_ms(),
-                settings,
-                ENTRIES_PER_SWAP_MAX,
-            )
-        })
+        let log = log_to_clean(s, &tp, settings)?;
+        log.section()
     });
     let Some(section) = section else { return };
-    JobMetrics::add(&ctx.metrics.compaction_runs, 1);
+    let m = &ctx.metrics;
+    JobMetrics::add(&m.cleaning_passes, 1);
     let ratio = section.dirty_ratio;
-    match cleaning::clean(ctx, tp, section, settings, segment_bytes, interval).await {
-        Ok(cleaned) => tracing::debug!(
-            topic = %tp.topic_id,
-            partition = tp.partition,
-            dirty_ratio = ratio,
-            records_read = cleaned.records_read,
-            records_kept = cleaned.records_kept,
-            bytes_read = cleaned.bytes_read,
-            bytes_kept = cleaned.bytes_kept,
-            "cleaned a compacted partition"
-        ),
+    let started = ctx.clock.now();
+    let outcome = cleaning::clean(ctx, tp, section, settings, segment_bytes, interval).await;
+    let took = ctx.clock.now().saturating_duration_since(started);
+    JobMetrics::add(&m.cleaning_micros, took.as_micros() as u64);
+    match outcome {
+        Ok(cleaned) => {
+            JobMetrics::add(&m.cleaned_records_read, cleaned.records_read);
+            JobMetrics::add(&m.cleaned_records_kept, cleaned.records_kept);
+            JobMetrics::add(&m.cleaned_bytes_read, cleaned.bytes_read);
+            JobMetrics::add(&m.cleaned_bytes_kept, cleaned.bytes_kept);
+            JobMetrics::add(&m.cleaned_tombstones_kept, cleaned.tombstones_kept);
+            tracing::debug!(
+                topic = %tp.topic_id,
+                partition = tp.partition,
+                dirty_ratio = ratio,
+                records_read = cleaned.records_read,
+                records_kept = cleaned.records_kept,
+                bytes_read = cleaned.bytes_read,
+                bytes_kept = cleaned.bytes_kept,
+                "cleaned a compacted partition"
+            );
+        }
         Err(e) => {
-            JobMetrics::add(&ctx.metrics.compaction_failures, 1);
+            JobMetrics::add(&m.cleaning_failures, 1);
             tracing::warn!(error = %ErrorChain(&e), topic = %tp.topic_id, partition = tp.partition, "cleaning failed; it is tried again next round");
         }
     }
+}
+
+/// Where the cleaning of a compacted partition stands, as its job sees it (`plan::LogToClean`,
+/// a pass's entries at most); `None` for an unknown partition.
+pub fn log_to_clean(
+    s: &MetadataState,
+    tp: &TopicPartition,
+    settings: &CleanSettings,
+) -> Option<LogToClean> {
+    let stable = s.last_stable_offset(tp)?;
+    let partition = s.partition(tp)?;
+    Some(LogToClean::of(
+        partition,
+        s.objects(),
+        stable,
+        s.now_ms(),
+        settings,
+        ENTRIES_PER_SWAP_MAX,
+    ))
 }
 
 /// A topic's own value of a size config, or the broker's.

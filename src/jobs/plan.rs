@@ -12,7 +12,7 @@
 use crate::ids::{ObjectKey, Offset};
 use crate::metadata::state::markers::{Marker, read_bytes};
 use crate::metadata::state::{BatchRef, ObjectId, Objects, PartitionState};
-use crate::object::key::{delete_horizon, is_cleaned_segment};
+use crate::object::key::{created_ms, delete_horizon, is_cleaned_segment};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +41,7 @@ pub fn runs_to_compact(
             return (r.max_timestamp <= young).then_some(Some(r.max_timestamp));
         }
         let object = objects.get(r.object)?;
-        // A compacted topic's clean section is the cleaner's to rewrite (`section_to_clean`).
+        // A compacted topic's clean section is the cleaner's to rewrite (`LogToClean`).
         if is_cleaned_segment(object.key.as_str()) {
             return None;
         }
@@ -145,66 +145,130 @@ pub struct CleanSection {
     pub dirty_ratio: f64,
 }
 
-/// The section of `partition` to clean now, if a pass is due (Kafka's
-/// `grabFilthiestCompactedLog` for one log). What may be cleaned ends before the first entry
-/// that reaches past the last stable offset, holds records younger than `min.compaction.lag.ms`
-/// (by their timestamps, as Kafka reads them), or is the partition's last entry (as Kafka never
-/// cleans the active segment, the log's end stays where its records are); at most
-/// `entries_max` entries. The clean section is the leading entries in segments a pass wrote.
-/// A pass is due when the dirty bytes are at least `min.cleanable.dirty.ratio` of the section,
-/// or the oldest dirty entry is older than `max.compaction.lag.ms`.
-pub fn section_to_clean(
-    partition: &PartitionState,
-    objects: &Objects,
-    last_stable: Offset,
+/// Where a compacted partition's cleaning stands, read from the state (Kafka's `LogToClean`):
+/// what decides whether a pass is due (`section`), and what `/v1/topics` and `/metrics` show.
+///
+/// What may be cleaned ends before the first entry that reaches past the last stable offset,
+/// holds records younger than `min.compaction.lag.ms` (by their timestamps, as Kafka reads
+/// them), or is the partition's last entry (as Kafka never cleans the active segment, the
+/// log's end stays where its records are); at most `entries_max` entries. The clean section is
+/// the leading entries in segments a pass wrote; the rest of what may be cleaned is dirty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogToClean {
+    /// The entries a pass may clean, from the log start.
+    pub entries: Vec<BatchRef>,
+    /// How many of `entries` are clean.
+    pub clean: usize,
+    pub clean_bytes: u64,
+    pub dirty_bytes: u64,
+    /// Bytes past what may be cleaned yet (the last entry, young records, open transactions).
+    pub uncleanable_bytes: u64,
+    /// The dirty share of what may be cleaned (Kafka's cleanable ratio).
+    pub dirty_ratio: f64,
+    /// The oldest dirty record is older than `max.compaction.lag.ms`.
+    pub overdue: bool,
+    /// The earliest delete horizon of the tombstones and markers the clean section keeps.
+    pub next_horizon_ms: Option<i64>,
+    /// Cleaned segments of the partition that keep tombstones or markers until a horizon.
+    pub segments_with_horizon: usize,
+    /// When the partition's newest cleaned segment was written (by its writer's clock).
+    pub last_cleaned_ms: Option<i64>,
     now_ms: i64,
-    s: &CleanSettings,
-    entries_max: usize,
-) -> Option<CleanSection> {
-    let young = now_ms.saturating_sub(s.min_lag_ms);
-    let last = partition.index.len().checked_sub(1)?;
-    let entries: Vec<BatchRef> = partition
-        .index
-        .iter()
-        .take(last.min(entries_max.max(1)))
-        .take_while(|r| r.end_offset <= last_stable && r.max_timestamp <= young)
-        .cloned()
-        .collect();
-    let cleaned = |r: &BatchRef| {
-        objects
-            .get(r.object)
-            .is_some_and(|o| is_cleaned_segment(o.key.as_str()))
-    };
-    let clean = entries.iter().take_while(|r| cleaned(r)).count();
-    let dirty = &entries[clean..];
-    let bytes = |rs: &[BatchRef]| {
-        rs.iter()
-            .fold(0u64, |sum, r| sum.saturating_add(read_bytes(r)))
-    };
-    let (clean_bytes, dirty_bytes) = (bytes(&entries[..clean]), bytes(dirty));
-    let dirty_ratio = dirty_bytes as f64 / (clean_bytes + dirty_bytes).max(1) as f64;
-    let overdue = dirty
-        .iter()
-        .map(|r| r.max_timestamp)
-        .min()
-        .is_some_and(|oldest| oldest <= now_ms.saturating_sub(s.max_lag_ms));
-    // Tombstones or markers a pass kept, whose horizon has passed: a pass drops them (KIP-534).
-    let expired = entries[..clean].iter().any(|r| {
-        objects
-            .get(r.object)
-            .and_then(|o| delete_horizon(o.key.as_str()))
-            .is_some_and(|h| h <= now_ms)
-    });
-    let first_dirty = match dirty.first() {
-        Some(r) => r.base_offset,
-        None => entries.last()?.end_offset,
-    };
-    let due = !dirty.is_empty() && (dirty_ratio >= s.min_cleanable_ratio || overdue);
-    (due || expired).then_some(CleanSection {
-        first_dirty,
-        entries,
-        dirty_ratio,
-    })
+    min_cleanable_ratio: f64,
+}
+
+impl LogToClean {
+    pub fn of(
+        partition: &PartitionState,
+        objects: &Objects,
+        last_stable: Offset,
+        now_ms: i64,
+        s: &CleanSettings,
+        entries_max: usize,
+    ) -> LogToClean {
+        let young = now_ms.saturating_sub(s.min_lag_ms);
+        let cleanable = partition.index.len().saturating_sub(1);
+        let entries: Vec<BatchRef> = partition
+            .index
+            .iter()
+            .take(cleanable.min(entries_max.max(1)))
+            .take_while(|r| r.end_offset <= last_stable && r.max_timestamp <= young)
+            .cloned()
+            .collect();
+        let cleaned_key = |r: &BatchRef| {
+            objects
+                .get(r.object)
+                .map(|o| o.key.as_str())
+                .filter(|key| is_cleaned_segment(key))
+        };
+        let clean = entries
+            .iter()
+            .take_while(|r| cleaned_key(r).is_some())
+            .count();
+        let bytes = |rs: &[BatchRef]| {
+            rs.iter()
+                .fold(0u64, |sum, r| sum.saturating_add(read_bytes(r)))
+        };
+        let (clean_bytes, dirty_bytes) = (bytes(&entries[..clean]), bytes(&entries[clean..]));
+        let uncleanable_bytes = partition
+            .index
+            .iter()
+            .skip(entries.len())
+            .fold(0u64, |sum, r| sum.saturating_add(read_bytes(r)));
+        let overdue = entries[clean..]
+            .iter()
+            .map(|r| r.max_timestamp)
+            .min()
+            .is_some_and(|oldest| oldest <= now_ms.saturating_sub(s.max_lag_ms));
+        let next_horizon_ms = entries[..clean]
+            .iter()
+            .filter_map(|r| cleaned_key(r).and_then(delete_horizon))
+            .min();
+        let cleaned: Vec<&str> = partition.index.iter().filter_map(cleaned_key).collect();
+        LogToClean {
+            clean,
+            clean_bytes,
+            dirty_bytes,
+            uncleanable_bytes,
+            dirty_ratio: dirty_bytes as f64 / (clean_bytes + dirty_bytes).max(1) as f64,
+            overdue,
+            next_horizon_ms,
+            segments_with_horizon: cleaned
+                .iter()
+                .filter(|k| delete_horizon(k).is_some())
+                .count(),
+            last_cleaned_ms: cleaned.iter().filter_map(|k| created_ms(k)).max(),
+            entries,
+            now_ms,
+            min_cleanable_ratio: s.min_cleanable_ratio,
+        }
+    }
+
+    /// Whether a pass is due: the dirty bytes are at least `min.cleanable.dirty.ratio` of what
+    /// may be cleaned, the oldest dirty record is older than `max.compaction.lag.ms`, or a
+    /// tombstone or marker the clean section keeps is past its horizon (KIP-534).
+    pub fn due(&self) -> bool {
+        let dirty = self.clean < self.entries.len();
+        let expired = self.next_horizon_ms.is_some_and(|h| h <= self.now_ms);
+        (dirty && (self.dirty_ratio >= self.min_cleanable_ratio || self.overdue)) || expired
+    }
+
+    /// The section a pass cleans now, if one is due (Kafka's `grabFilthiestCompactedLog` for
+    /// one log).
+    pub fn section(self) -> Option<CleanSection> {
+        if !self.due() {
+            return None;
+        }
+        let first_dirty = match self.entries.get(self.clean) {
+            Some(r) => r.base_offset,
+            None => self.entries.last()?.end_offset,
+        };
+        Some(CleanSection {
+            first_dirty,
+            dirty_ratio: self.dirty_ratio,
+            entries: self.entries,
+        })
+    }
 }
 
 /// Dead objects whose grace period has passed at `now_ms` (state time), oldest first.

@@ -344,7 +344,7 @@ fn clean_settings(min_cleanable_ratio: f64) -> CleanSettings {
 fn section(s: &MetadataState, settings: &CleanSettings) -> Option<CleanSection> {
     let p = s.partition(&tp(0)).unwrap();
     let stable = s.last_stable_offset(&tp(0)).unwrap();
-    section_to_clean(p, s.objects(), stable, s.now_ms(), settings, 100)
+    LogToClean::of(p, s.objects(), stable, s.now_ms(), settings, 100).section()
 }
 
 #[test]
@@ -369,6 +369,68 @@ fn the_cleaner_takes_all_but_the_last_entry_when_enough_is_dirty() {
     let third = section(&s, &clean_settings(0.2)).expect("a third dirty");
     assert_eq!(third.first_dirty, Offset(4));
     assert_eq!(section(&s, &clean_settings(0.5)), None, "below the ratio");
+}
+
+#[test]
+fn the_log_to_clean_says_where_cleaning_stands() {
+    let mut s = state(1);
+    let view = |s: &MetadataState| {
+        let p = s.partition(&tp(0)).unwrap();
+        let stable = s.last_stable_offset(&tp(0)).unwrap();
+        LogToClean::of(
+            p,
+            s.objects(),
+            stable,
+            s.now_ms(),
+            &clean_settings(0.5),
+            100,
+        )
+    };
+    for key in ["a", "b", "c"] {
+        commit(&mut s, key, &[0], 10);
+    }
+    let before = view(&s);
+    assert_eq!((before.clean, before.entries.len()), (0, 2));
+    assert_eq!(
+        (
+            before.clean_bytes,
+            before.dirty_bytes,
+            before.uncleanable_bytes
+        ),
+        (0, 20, 10),
+        "the last entry is not cleanable"
+    );
+    assert_eq!(
+        (before.last_cleaned_ms, before.next_horizon_ms),
+        (None, None)
+    );
+    assert!(before.due());
+    // A pass wrote a and b into a segment that keeps a tombstone until 5,000.
+    let key = "v1/0000000000042-00000000-0000-0000-0000-000000000000.h0000000005000.cleaned.seg";
+    assert!(swap(&mut s, 0, before.entries, key));
+    commit(&mut s, "d", &[0], 10);
+    let after = view(&s);
+    assert_eq!((after.clean, after.entries.len()), (1, 2));
+    assert_eq!(
+        (
+            after.clean_bytes,
+            after.dirty_bytes,
+            after.uncleanable_bytes
+        ),
+        (20, 10, 10)
+    );
+    assert_eq!(after.dirty_ratio, 10.0 / 30.0);
+    assert_eq!(after.last_cleaned_ms, Some(42));
+    assert_eq!(
+        (after.next_horizon_ms, after.segments_with_horizon),
+        (Some(5_000), 1)
+    );
+    assert!(
+        !after.due(),
+        "a third dirty, below the ratio, horizon ahead"
+    );
+    tick_to(&mut s, 5_000);
+    assert!(view(&s).due(), "the tombstone's horizon has passed");
 }
 
 #[test]
