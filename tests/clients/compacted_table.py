@@ -10,11 +10,25 @@ Usage:
       (key -> value) as JSON.
   compacted_table.py read <bootstrap> <topic> <read_committed|read_uncommitted>
       reads the partition from offset 0 to its high watermark; prints each record as
-      [offset, key, value or null] and the high watermark, as JSON."""
+      [offset, key, value or null] and the high watermark, as JSON.
+  compacted_table.py updates <bootstrap> <topic> <keys> <updates> <seed> <create|existing>
+      (creating the topic first: 4 partitions, cleanup.policy=compact, cleaned as soon as
+      anything is dirty, tombstones kept an hour) writes <updates> updates over <keys> keys
+      partitioned by key, one in ten a delete, in five rounds, with an idempotent producer
+      that must deliver every one; prints the last write of each key (key -> value or null).
+  compacted_table.py ends <bootstrap> <topic>
+      writes one record "end-<p>" to each of the 4 partitions, after all updates.
+  compacted_table.py follow <bootstrap> <topic> <group>
+      a consumer in group <group> (auto-committing) applies what it reads as a table, until it
+      has read every partition's "end-<p>"; prints the table (key -> value) as JSON.
+  compacted_table.py restore <bootstrap> <topic>
+      reads each of the 4 partitions from offset 0 to its high watermark; prints each record
+      as [partition, offset, key, value or null], as JSON."""
 
 import json
 import random
 import sys
+import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -90,6 +104,88 @@ elif mode == "read":
             if m.offset() + 1 >= high:
                 break
         print(json.dumps({"records": records, "high": high}))
+    finally:
+        c.close()
+elif mode == "updates":
+    keys, updates, seed, create = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+    if create == "create":
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        configs = {
+            "cleanup.policy": "compact",
+            "min.cleanable.dirty.ratio": "0.01",
+            "delete.retention.ms": "3600000",
+        }
+        for f in admin.create_topics([NewTopic(topic, 4, 1, config=configs)]).values():
+            f.result()
+    rng = random.Random(seed)
+    last, failed = {}, []
+
+    def delivered(err, msg):
+        if err is not None:
+            failed.append(str(err))
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "lz4",
+                  "enable.idempotence": True})
+    for r in range(5):
+        for i in range(updates // 5):
+            key = f"key-{rng.randrange(keys)}"
+            value = None if rng.random() < 0.1 else f"{key}={seed}.{r}.{i}" + "." * rng.randrange(200)
+            p.produce(topic, key=key, value=value, on_delivery=delivered)
+            last[key] = value
+            p.poll(0)
+        assert p.flush(120) == 0, "undelivered records"
+    assert not failed, f"{len(failed)} records failed: {failed[:3]}"
+    print(json.dumps(last))
+elif mode == "ends":
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for partition in range(4):
+        p.produce(topic, key=f"end-{partition}", value="end", partition=partition)
+    assert p.flush(120) == 0, "undelivered records"
+elif mode == "follow":
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": sys.argv[4],
+                  "auto.offset.reset": "earliest", "auto.commit.interval.ms": 500})
+    c.subscribe([topic])
+    table, ends = {}, set()
+    deadline = time.monotonic() + 300
+    try:
+        while len(ends) < 4:
+            assert time.monotonic() < deadline, f"not every end read in 300 s: {sorted(ends)}"
+            m = c.poll(1)
+            if m is None:
+                continue
+            if m.error() is not None:
+                # An agent killed under the consumer shows as transport errors it recovers from.
+                assert not m.error().fatal(), str(m.error())
+                continue
+            key = m.key().decode()
+            if key.startswith("end-"):
+                ends.add(m.partition())
+            elif m.value() is None:
+                table.pop(key, None)
+            else:
+                table[key] = m.value().decode()
+    finally:
+        c.close()
+    print(json.dumps(table))
+elif mode == "restore":
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{topic}",
+                  "enable.auto.commit": False})
+    records = []
+    try:
+        for partition in range(4):
+            tp = TopicPartition(topic, partition)
+            _, high = c.get_watermark_offsets(tp, timeout=10)
+            c.assign([TopicPartition(topic, partition, 0)])
+            at = 0
+            while at < high:
+                m = c.poll(10)
+                assert m is not None, f"partition {partition}: nothing read for 10 s at {at} of {high}"
+                if m.error() is not None:
+                    raise AssertionError(str(m.error()))
+                value = None if m.value() is None else m.value().decode()
+                records.append([partition, m.offset(), m.key().decode(), value])
+                at = m.offset() + 1
+        print(json.dumps(records))
     finally:
         c.close()
 else:
