@@ -8,7 +8,8 @@
 #   scripts/java_client.sh run <scenario> <host:port> [args...]
 #                                                    run one scenario (admin, producer,
 #                                                    transactions, consumer, responses,
-#                                                    secured) against a running floe
+#                                                    secured, ordered, table) against a
+#                                                    running floe
 #
 # A scenario prints PASS/FAIL lines and exits non-zero when any check failed.
 # tests/java_client.rs runs each scenario against a floe of its own.

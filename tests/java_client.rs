@@ -2,8 +2,9 @@
 //! broker through, against a real floe process: the scenarios of `tests/java/` (admin calls
 //! with their values checked, idempotent and transactional producers, classic and KIP-848
 //! consumers, a secured cluster), and a harness that sends every API floe advertises at every
-//! version and parses each answer with the client's own message classes, and batches the
-//! cleaner rewrote read with its record classes. The README test command installs the client
+//! version and parses each answer with the client's own message classes, a table in a
+//! compacted topic cleaned and restored, and batches the cleaner rewrote read with its record
+//! classes. The README test command installs the client
 //! (`scripts/java_client.sh`).
 
 // These tests drive real processes over real sockets, in real time: the clock and
@@ -86,6 +87,26 @@ fn acls_scram_users_and_refusals_on_a_secured_floe() {
     ];
     let _floe = Floe::start_at(&dir.path().join("data"), plaintext, free_addr(), &flags);
     scenario("secured", &sasl.to_string(), &["admin", "admin-secret"]);
+}
+
+/// A table in a compacted topic, written by the Java producer in snappy and gzip with headers
+/// and timestamps, cleaned by floe's jobs (every half second here), and restored from offset 0
+/// by the Java consumer: the latest value of each live key, at its own offset, across the gaps.
+#[test]
+fn a_table_in_a_compacted_topic_restores_to_its_live_keys() {
+    let dir = temp_dir();
+    let floe = Floe::start(
+        &dir.path().join("data"),
+        &[
+            "--compaction-lag",
+            "1s",
+            "--compaction-interval",
+            "500ms",
+            "--segment-bytes",
+            "65536",
+        ],
+    );
+    scenario("table", &floe.bootstrap(), &[]);
 }
 
 /// Batches the cleaner rewrote for a compacted topic, in every codec, with gaps where records

@@ -5,7 +5,8 @@
  *
  * Scenarios: admin, producer, transactions, consumer, responses, secured (needs a floe with
  * SASL and ACLs; see SecuredScenario), ordered (while a test kills an agent; see
- * OrderedScenario), batches (batches the cleaner rewrote, read from files: see
+ * OrderedScenario), table (a compacted topic cleaned and restored; needs a floe that runs its
+ * jobs often: see TableScenario), batches (batches the cleaner rewrote, read from files: see
  * RewrittenBatches). Each check prints a PASS or FAIL line with its reason;
  * the exit status is 1 when any check failed.
  */
@@ -14,7 +15,7 @@ import java.nio.file.Path;
 public final class Main {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured|ordered|batches> <host:port|dir> [args...]");
+            System.err.println("usage: Main <admin|producer|transactions|consumer|responses|secured|ordered|table|batches> <host:port|dir> [args...]");
             System.exit(2);
         }
         String scenario = args[0];
@@ -40,6 +41,9 @@ public final class Main {
                 break;
             case "secured":
                 new SecuredScenario(bootstrap, args).run();
+                break;
+            case "table":
+                new TableScenario(bootstrap).run();
                 break;
             case "batches":
                 // Here the second argument is a directory of batches, not a broker.
