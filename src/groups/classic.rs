@@ -299,6 +299,16 @@ impl Group {
                     .push((member_id.clone(), self.join_result(&member_id, false)));
                 return Ok((member_id, deliveries));
             }
+            State::CompletingRebalance if !changed => {
+                // The same metadata again (the member may have missed its JoinGroup answer):
+                // the current generation, with the members for the leader, as Kafka answers;
+                // a new rebalance here would form a generation nobody asked for.
+                self.awaiting_join.remove(&member_id);
+                deliveries
+                    .joins
+                    .push((member_id.clone(), self.join_result(&member_id, is_leader)));
+                return Ok((member_id, deliveries));
+            }
             State::PreparingRebalance => {
                 // More members keep arriving: wait a little longer, within the deadline. Only a
                 // new member extends the wait, as in Kafka (`newMemberAdded`): a member that
@@ -366,9 +376,14 @@ impl Group {
             return ErrorCode::UnknownMemberId;
         };
         member.last_seen_ms = now_ms;
+        // The generation first, as Kafka validates a heartbeat: a member a whole generation
+        // behind has lost its partitions (ILLEGAL_GENERATION), where one of the current
+        // generation is only asked to rejoin (REBALANCE_IN_PROGRESS) and keeps them.
+        if generation != self.generation {
+            return ErrorCode::IllegalGeneration;
+        }
         match self.state {
             State::PreparingRebalance => ErrorCode::RebalanceInProgress,
-            _ if generation != self.generation => ErrorCode::IllegalGeneration,
             _ => ErrorCode::None,
         }
     }
@@ -810,6 +825,64 @@ mod tests {
             d.syncs.iter().map(|(id, r)| (id, &r.assignment)).collect();
         assert_eq!(got[&b], &Bytes::from_static(b"B"));
         assert_eq!(got[&a], &Bytes::from_static(b"A"));
+    }
+
+    /// Kafka's `classicGroupJoinExistingMember` in CompletingRebalance: a member that joins
+    /// again with the same metadata gets the current generation back (the leader with the
+    /// members); only changed metadata starts a new rebalance.
+    #[test]
+    fn a_join_with_the_same_metadata_while_completing_gets_the_current_generation() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let (b, _) = join_new(&mut group, "b", 10);
+        group
+            .join(request(&a, &["range"]), || unreachable!(), 20)
+            .expect("rejoin");
+        assert_eq!(
+            (group.state, group.generation),
+            (State::CompletingRebalance, 2)
+        );
+        for (id, members) in [(&b, 0), (&a, 2)] {
+            let (_, d) = group
+                .join(request(id, &["range"]), || unreachable!(), 30)
+                .expect("join again");
+            assert_eq!(d.joins.len(), 1, "answered at once");
+            let (to, result) = &d.joins[0];
+            assert_eq!((to, result.generation, &result.leader), (id, 2, &a));
+            assert_eq!(result.members.len(), members, "the leader sees the members");
+            assert_eq!(
+                (group.state, group.generation),
+                (State::CompletingRebalance, 2)
+            );
+        }
+        let d = group
+            .sync(&a, 2, vec![(b.clone(), Bytes::from_static(b"B"))], 40)
+            .expect("sync");
+        assert_eq!(d.syncs.len(), 1, "the leader's own answer");
+        assert_eq!(group.sync(&b, 2, vec![], 50).expect("sync").syncs.len(), 1);
+        assert_eq!(group.state, State::Stable);
+        // Changed metadata rebalances.
+        group.sync(&a, 2, vec![], 60).expect("sync");
+        group
+            .join(request(&b, &["roundrobin", "range"]), || unreachable!(), 70)
+            .expect("join");
+        assert_eq!(group.state, State::PreparingRebalance);
+    }
+
+    /// Kafka validates a heartbeat's generation before the group's state: a member of an
+    /// older generation is told ILLEGAL_GENERATION (its partitions are lost) even while the
+    /// group prepares a rebalance.
+    #[test]
+    fn a_heartbeat_of_an_older_generation_is_illegal_even_while_preparing() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let (b, _) = join_new(&mut group, "b", 10);
+        assert_eq!(group.state, State::PreparingRebalance);
+        assert_eq!(group.heartbeat(&a, 1, 20), ErrorCode::RebalanceInProgress);
+        assert_eq!(group.heartbeat(&a, 0, 20), ErrorCode::IllegalGeneration);
+        assert_eq!(group.heartbeat(&b, 0, 20), ErrorCode::IllegalGeneration);
     }
 
     #[test]
