@@ -151,11 +151,14 @@ pub struct CleanSection {
 /// What may be cleaned ends before the first entry that reaches past the last stable offset,
 /// holds records younger than `min.compaction.lag.ms` (by their timestamps, as Kafka reads
 /// them), or is the partition's last entry (as Kafka never cleans the active segment, the
-/// log's end stays where its records are); at most `entries_max` entries. The clean section is
-/// the leading entries in segments a pass wrote; the rest of what may be cleaned is dirty.
+/// log's end stays where its records are). The clean section is the leading entries in
+/// segments a pass wrote; the rest of what may be cleaned is dirty, and a pass takes at most
+/// `entries_max` dirty entries (the clean section whole, however long: a pass reads from the
+/// log start).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogToClean {
-    /// The entries a pass may clean, from the log start.
+    /// The entries a pass cleans, from the log start: the clean section and at most
+    /// `entries_max` dirty entries.
     pub entries: Vec<BatchRef>,
     /// How many of `entries` are clean.
     pub clean: usize,
@@ -188,10 +191,10 @@ impl LogToClean {
     ) -> LogToClean {
         let young = now_ms.saturating_sub(s.min_lag_ms);
         let cleanable = partition.index.len().saturating_sub(1);
-        let entries: Vec<BatchRef> = partition
+        let mut entries: Vec<BatchRef> = partition
             .index
             .iter()
-            .take(cleanable.min(entries_max.max(1)))
+            .take(cleanable)
             .take_while(|r| r.end_offset <= last_stable && r.max_timestamp <= young)
             .cloned()
             .collect();
@@ -238,7 +241,10 @@ impl LogToClean {
                 .filter(|k| delete_horizon(k).is_some())
                 .count(),
             last_cleaned_ms: cleaned.iter().filter_map(|k| created_ms(k)).max(),
-            entries,
+            entries: {
+                entries.truncate(clean.saturating_add(entries_max.max(1)));
+                entries
+            },
             now_ms,
             min_cleanable_ratio: s.min_cleanable_ratio,
         }

@@ -433,6 +433,34 @@ fn the_log_to_clean_says_where_cleaning_stands() {
     assert!(view(&s).due(), "the tombstone's horizon has passed");
 }
 
+/// A pass's bound is on the dirty entries it takes: a clean section longer than the bound
+/// does not hide what follows it.
+#[test]
+fn a_long_clean_section_does_not_hide_the_dirty_entries() {
+    let mut s = state(1);
+    let key = |i: u32| format!("v1/{i:013}-00000000-0000-0000-0000-000000000000.cleaned.seg");
+    for i in 0..3 {
+        commit(&mut s, &format!("r{i}"), &[0], 10);
+        commit(&mut s, &format!("tail{i}"), &[0], 10);
+        let p = s.partition(&tp(0)).unwrap();
+        let run = p.index.iter().nth(i as usize).unwrap().clone();
+        assert!(swap(&mut s, 0, vec![run], &key(i + 1)));
+    }
+    for d in ["d1", "d2", "d3"] {
+        commit(&mut s, d, &[0], 10);
+    }
+    let p = s.partition(&tp(0)).unwrap();
+    let stable = s.last_stable_offset(&tp(0)).unwrap();
+    let log = LogToClean::of(p, s.objects(), stable, s.now_ms(), &clean_settings(0.1), 2);
+    assert_eq!(log.clean, 3, "three cleaned segments lead");
+    assert_eq!(
+        log.entries.len(),
+        5,
+        "the clean section and two dirty entries"
+    );
+    assert!(log.due());
+}
+
 #[test]
 fn a_cleaned_segment_with_tombstones_past_their_horizon_is_cleaned_again() {
     let mut s = state(1);
