@@ -162,7 +162,7 @@ pub struct LifecycleConfig {
     pub orphan_grace: Duration,
     /// Memory for segment footers (the local index cache fetches go through).
     pub index_cache_bytes_max: u64,
-    /// The most memory a cleaning pass's key map takes, 24 bytes a key (Kafka's
+    /// The most memory a cleaning pass's key map takes, about 27 bytes a key (Kafka's
     /// `log.cleaner.dedupe.buffer.size`): a dirty section with more keys is cleaned in parts.
     pub cleaner_dedupe_buffer_bytes: u64,
 }

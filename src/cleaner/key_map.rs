@@ -48,6 +48,12 @@ impl KeyMap {
         }
     }
 
+    /// The memory a map needs to hold `keys` distinct keys (`with_memory`).
+    pub fn memory_for(keys: u64) -> u64 {
+        let slots = (keys as f64 / LOAD_FACTOR).ceil() as u64 + 1;
+        slots.saturating_mul(ENTRY_BYTES as u64)
+    }
+
     /// How many keys the map holds.
     pub fn len(&self) -> usize {
         self.entries
@@ -173,5 +179,21 @@ mod tests {
         assert_eq!(map.get(b"new"), None);
         assert_eq!(map.end_offset(), Some(21));
         assert_eq!(map.len(), 9);
+    }
+
+    #[test]
+    fn a_map_sized_for_a_key_count_holds_that_many() {
+        for keys in (0..2_000).chain([65_535, 1_000_000]) {
+            let memory = usize::try_from(KeyMap::memory_for(keys)).unwrap();
+            let map = KeyMap::with_memory(memory);
+            assert!(
+                map.capacity() as u64 >= keys,
+                "{keys} keys in {memory} bytes"
+            );
+            assert!(
+                memory as u64 <= (keys + 2) * 27,
+                "{keys} keys: about 27 bytes each"
+            );
+        }
     }
 }

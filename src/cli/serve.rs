@@ -564,8 +564,8 @@ struct LifecycleArgs {
     /// Memory for segment footers (the local index cache).
     #[arg(long, env = "FLOE_INDEX_CACHE_BYTES_MAX", default_value_t = defaults().lifecycle.index_cache_bytes_max)]
     index_cache_bytes_max: u64,
-    /// The most memory a compacted partition's cleaning pass takes for its key map, 24 bytes a
-    /// key (Kafka's log.cleaner.dedupe.buffer.size); more keys are cleaned in parts.
+    /// The most memory a compacted partition's cleaning pass takes for its key map, about 27
+    /// bytes a key (Kafka's log.cleaner.dedupe.buffer.size); more keys are cleaned in parts.
     #[arg(long, env = "FLOE_CLEANER_DEDUPE_BUFFER_SIZE", default_value_t = defaults().lifecycle.cleaner_dedupe_buffer_bytes)]
     cleaner_dedupe_buffer_size: u64,
 }

@@ -20,7 +20,7 @@ use crate::object::segment::{SegmentBuilder, batch_base};
 use crate::protocol::record_batch::{Batches, RecordBatch, set_base_offset};
 use std::collections::BTreeMap;
 
-/// The least memory a pass's key map gets (a map is sized to the dirty bytes, up to the
+/// The least memory a pass's key map gets (a map is sized to the dirty offsets, up to the
 /// configured buffer).
 const KEY_MAP_MIN_BYTES: u64 = 64 << 10;
 
@@ -61,14 +61,21 @@ pub async fn clean(
     });
     let located = located.ok_or(CompactionError::UnknownObject)?;
 
-    // Pass 1: the latest offset of each key in the dirty section.
-    let dirty_bytes = entries
-        .iter()
-        .filter(|e| e.end_offset > first_dirty)
-        .fold(0u64, |sum, e| sum.saturating_add(e.byte_len));
+    // Pass 1: the latest offset of each key in the dirty section. A key takes an offset, so
+    // the dirty section's offsets bound its keys: the map is sized to hold that many, up to
+    // the memory allowed (Kafka sizes its map to the whole buffer; sized to the section, a
+    // pass over a few thousand records takes kilobytes, not the buffer).
+    let dirty_offsets =
+        entries
+            .iter()
+            .filter(|e| e.end_offset > first_dirty)
+            .fold(0u64, |sum, e| {
+                let from = e.base_offset.max(first_dirty);
+                sum.saturating_add(u64::try_from(e.end_offset.0 - from.0).unwrap_or(0))
+            });
     let most = ctx.config.cleaner_dedupe_buffer_bytes;
-    let guess = most.min(dirty_bytes.saturating_mul(6).max(KEY_MAP_MIN_BYTES));
-    let mut keys = build_map(ctx, &located, first_dirty, &aborted, guess).await?;
+    let memory = most.min(KeyMap::memory_for(dirty_offsets).max(KEY_MAP_MIN_BYTES));
+    let keys = build_map(ctx, &located, first_dirty, &aborted, memory).await?;
     let first_dirty_end = located
         .iter()
         .map(|l| l.entry.end_offset)
@@ -76,10 +83,6 @@ pub async fn clean(
     let short = |keys: &KeyMap| {
         first_dirty_end.is_some_and(|end| keys.end_offset().is_none_or(|covered| covered < end.0))
     };
-    if short(&keys) && guess < most {
-        // Denser keys than the guess: all the memory allowed.
-        keys = build_map(ctx, &located, first_dirty, &aborted, most).await?;
-    }
     if short(&keys) {
         tracing::warn!(topic = %tp.topic_id, partition = tp.partition, bytes = most, "the cleaner's key map cannot hold one index entry's keys: raise --cleaner-dedupe-buffer-size");
     }
