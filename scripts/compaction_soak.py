@@ -30,17 +30,9 @@ import urllib.request
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from floe_local import Broker, metrics
+from floe_local import Broker, metrics, rss_mib
 
 VALUE_BYTES = 1024
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def stored_bytes(admin, topic):

@@ -1,5 +1,5 @@
 """What the measurement scripts share: the release binary, free loopback ports, /metrics, a
-broker process."""
+process's memory, a broker process."""
 
 import os
 import socket
@@ -15,6 +15,15 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def rss_mib(pid):
+    """A process's resident memory, in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def metrics(admin):

@@ -21,15 +21,7 @@ import sys
 import tempfile
 import time
 
-from floe_local import FLOE, free_port, metrics
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+from floe_local import FLOE, free_port, metrics, rss_mib
 
 
 def run(label, jobs, minutes, rate, rows):

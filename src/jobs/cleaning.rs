@@ -5,16 +5,15 @@
 //! entries changed meanwhile) ends the pass; what was swapped before it stays, and the next
 //! pass goes on from there. Memory: the key map, one entry's batches, and one output segment.
 
-use super::compactor::CompactionError;
+use super::compactor::{CompactionError, swap_in};
 use super::context::JobContext;
-use super::metrics::JobMetrics;
 use super::plan::{CleanSection, CleanSettings};
 use crate::cleaner::{AbortedTxn, Cleaned, Filter, Kept, KeyMap, Settings};
 use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::{Located, locate};
 use crate::ids::{Offset, TopicPartition};
+use crate::metadata::state::BatchRef;
 use crate::metadata::state::markers::read_bytes;
-use crate::metadata::state::{BatchRef, FooterAt, NewSegment, ReplaceRuns};
 use crate::object::key::{is_segment, new_cleaned_segment_key};
 use crate::object::segment::{SegmentBuilder, batch_base};
 use crate::protocol::record_batch::{Batches, RecordBatch, set_base_offset};
@@ -246,33 +245,7 @@ impl Group {
         done.builder.cover(first.base_offset, last.end_offset);
         let built = done.builder.finish();
         let key = new_cleaned_segment_key(ctx.clock.now_ms(), done.horizon, &ctx.rng);
-        ctx.store.put(key.as_str(), built.bytes.clone()).await?;
-        let segment = NewSegment {
-            key,
-            data_len: built.data_len,
-            footer: FooterAt {
-                start: built.data_len,
-                len: built.footer_len,
-            },
-            max_timestamp: built.max_timestamp,
-        };
-        let made = ctx
-            .metadata
-            .write(ReplaceRuns {
-                partition: done.tp,
-                replaced: done.replaced.clone(),
-                segment,
-            })
-            .await?;
-        let m = &ctx.metrics;
-        if made {
-            JobMetrics::add(&m.segments_written, 1);
-            JobMetrics::add(&m.bytes_rewritten, built.data_len);
-            JobMetrics::add(&m.entries_replaced, done.replaced.len() as u64);
-        } else {
-            JobMetrics::add(&m.swaps_lost, 1);
-        }
-        Ok(made)
+        swap_in(ctx, done.tp, done.replaced, key, &built).await
     }
 }
 

@@ -8,11 +8,12 @@ use super::context::JobContext;
 use super::metrics::JobMetrics;
 use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::locate;
+use crate::ids::ObjectKey;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::markers::read_bytes;
 use crate::metadata::state::{BatchRef, FooterAt, NewSegment, ReplaceRuns};
 use crate::object::key::{is_segment, new_segment_key};
-use crate::object::segment::{SegmentBuilder, batch_base};
+use crate::object::segment::{BuiltSegment, SegmentBuilder, batch_base};
 use crate::protocol::record_batch::Batches;
 
 #[derive(Debug, thiserror::Error)]
@@ -76,9 +77,21 @@ pub async fn compact(
     }
     let built = builder.finish();
     let key = new_segment_key(ctx.clock.now_ms(), &ctx.rng);
+    swap_in(ctx, tp, entries, key, &built).await
+}
+
+/// PUTs `built` under `key` and swaps it in for `replaced` through the quorum; whether the
+/// state made the swap (it refuses when the entries changed meanwhile).
+pub(super) async fn swap_in(
+    ctx: &JobContext,
+    tp: TopicPartition,
+    replaced: Vec<BatchRef>,
+    key: ObjectKey,
+    built: &BuiltSegment,
+) -> Result<bool, CompactionError> {
     ctx.store.put(key.as_str(), built.bytes.clone()).await?;
     let segment = NewSegment {
-        key: key.clone(),
+        key,
         data_len: built.data_len,
         footer: FooterAt {
             start: built.data_len,
@@ -86,11 +99,12 @@ pub async fn compact(
         },
         max_timestamp: built.max_timestamp,
     };
+    let count = replaced.len() as u64;
     let made = ctx
         .metadata
         .write(ReplaceRuns {
             partition: tp,
-            replaced: entries.clone(),
+            replaced,
             segment,
         })
         .await?;
@@ -98,7 +112,7 @@ pub async fn compact(
     if made {
         JobMetrics::add(&m.segments_written, 1);
         JobMetrics::add(&m.bytes_rewritten, built.data_len);
-        JobMetrics::add(&m.entries_replaced, entries.len() as u64);
+        JobMetrics::add(&m.entries_replaced, count);
     } else {
         // Never deleted here: the state buried the refused segment (the collector deletes it
         // after the grace period), or never saw it (the orphan sweep does). Deleting it now

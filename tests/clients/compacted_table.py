@@ -35,16 +35,22 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 mode, bootstrap, topic = sys.argv[1], sys.argv[2], sys.argv[3]
 
-if mode == "produce":
-    keys, updates, codec = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+
+def create_compacted(partitions, delete_retention_ms):
+    """The topic, compacted and cleaned as soon as anything is dirty."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     configs = {
         "cleanup.policy": "compact",
         "min.cleanable.dirty.ratio": "0.01",
-        "delete.retention.ms": "1000",
+        "delete.retention.ms": str(delete_retention_ms),
     }
-    for f in admin.create_topics([NewTopic(topic, 1, 1, config=configs)]).values():
+    for f in admin.create_topics([NewTopic(topic, partitions, 1, config=configs)]).values():
         f.result()
+
+
+if mode == "produce":
+    keys, updates, codec = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+    create_compacted(1, 1000)
     rng = random.Random(7)
     table = {}
     rounds = 5
@@ -109,14 +115,7 @@ elif mode == "read":
 elif mode == "updates":
     keys, updates, seed, create = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
     if create == "create":
-        admin = AdminClient({"bootstrap.servers": bootstrap})
-        configs = {
-            "cleanup.policy": "compact",
-            "min.cleanable.dirty.ratio": "0.01",
-            "delete.retention.ms": "3600000",
-        }
-        for f in admin.create_topics([NewTopic(topic, 4, 1, config=configs)]).values():
-            f.result()
+        create_compacted(4, 3_600_000)
     rng = random.Random(seed)
     last, failed = {}, []
 
