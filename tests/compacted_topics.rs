@@ -15,16 +15,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{Floe, http_json, metric, run_client, temp_dir, wait_for};
 
-/// Jobs twice a second and small segments: cleaning passes in seconds.
-const FAST_JOBS: &[&str] = &[
-    "--compaction-lag",
-    "1s",
-    "--compaction-interval",
-    "500ms",
-    "--segment-bytes",
-    "65536",
-];
-
 /// What a consumer reading the partition from offset 0 finds: (offset, key, value) in order.
 fn restore(bootstrap: &str, topic: &str, isolation: &str) -> Vec<(i64, String, Option<String>)> {
     let out = run_client(
@@ -54,7 +44,7 @@ fn restore(bootstrap: &str, topic: &str, isolation: &str) -> Vec<(i64, String, O
 
 fn table_cleaned_to_its_live_keys(codec: &str) {
     let dir = temp_dir();
-    let floe = Floe::start(&dir.path().join("data"), FAST_JOBS);
+    let floe = Floe::start(&dir.path().join("data"), support::FAST_CLEANING);
     let topic = format!("table-{codec}");
     let out = run_client(
         "python3",
@@ -199,7 +189,7 @@ fn cleaning_survives_concurrent_writes_a_reading_group_and_its_job_holder_dying(
             .chain(&["--object-store", &store, "--default-partitions", "4"])
             .map(|s| s.to_string())
             .collect();
-        flags.extend(FAST_JOBS.iter().map(|s| s.to_string()));
+        flags.extend(support::FAST_CLEANING.iter().map(|s| s.to_string()));
         if id == 1 {
             flags.extend(["--jobs", "false"].map(String::from));
         } else {

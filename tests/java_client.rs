@@ -95,17 +95,7 @@ fn acls_scram_users_and_refusals_on_a_secured_floe() {
 #[test]
 fn a_table_in_a_compacted_topic_restores_to_its_live_keys() {
     let dir = temp_dir();
-    let floe = Floe::start(
-        &dir.path().join("data"),
-        &[
-            "--compaction-lag",
-            "1s",
-            "--compaction-interval",
-            "500ms",
-            "--segment-bytes",
-            "65536",
-        ],
-    );
+    let floe = Floe::start(&dir.path().join("data"), support::FAST_CLEANING);
     scenario("table", &floe.bootstrap(), &[]);
 }
 

@@ -297,6 +297,17 @@ pub fn http_request(
     (status, body.to_string())
 }
 
+/// Jobs twice a second and small segments: a compacted topic's cleaning passes come in
+/// seconds.
+pub const FAST_CLEANING: &[&str] = &[
+    "--compaction-lag",
+    "1s",
+    "--compaction-interval",
+    "500ms",
+    "--segment-bytes",
+    "65536",
+];
+
 /// GETs a JSON admin view, failing the test on a non-200 answer.
 pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
     let (status, body) = http_get(addr, path);
