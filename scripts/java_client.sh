@@ -12,6 +12,7 @@
 #                                                    running floe
 #
 # A scenario prints PASS/FAIL lines and exits non-zero when any check failed.
+# FLOE_JAVA_CHECK=<text> runs only the checks whose names contain <text>.
 # tests/java_client.rs runs each scenario against a floe of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,7 @@
 //! ConsumerGroupHeartbeat (key 68): the whole KIP-848 protocol in one request — join, stay,
 //! acknowledge revocations, receive the server-side assignment, leave (see `groups::consumer`).
 
+use crate::groups::consumer::partitions_of;
 use crate::groups::limits;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
@@ -101,6 +102,14 @@ pub fn handle(
         client.id.unwrap_or_default(),
         client.host,
         &*topics,
+    );
+    tracing::debug!(
+        group = request.group_id,
+        member = request.member_id,
+        epoch = request.member_epoch,
+        owned = ?request.topic_partitions.as_deref().map(partitions_of),
+        reply = ?reply.as_ref().map(|r| (r.member_epoch, &r.assignment)).map_err(|e| e.code),
+        "ConsumerGroupHeartbeat"
     );
     match reply {
         Err(e) => refuse(e.code, e.message),

@@ -136,6 +136,14 @@ pub async fn handle(
             }
         }
     }
+    tracing::debug!(
+        group = request.group_id,
+        member = request.member_id,
+        epoch = request.generation_id_or_member_epoch,
+        ?membership,
+        offsets = ?commands.iter().map(|c| (&c.topic, c.partition, c.offset.offset.0)).collect::<Vec<_>>(),
+        "OffsetCommit"
+    );
     let outcomes = match broker.metadata.write_each(commands).await {
         Ok(outcomes) => Ok(outcomes),
         Err(e) => Err(failed_write(&e, Role::Coordinator)),

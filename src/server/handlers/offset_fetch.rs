@@ -221,6 +221,13 @@ pub async fn handle(
                         .check_consumer_member(&group.group_id, member, group.member_epoch)
                 && code != ErrorCode::None
             {
+                tracing::debug!(
+                    group = group.group_id,
+                    member,
+                    epoch = group.member_epoch,
+                    ?code,
+                    "OffsetFetch refused"
+                );
                 return refused(code);
             }
             let wanted = group.topics.map(|ts| {
@@ -231,6 +238,13 @@ pub async fn handle(
             let topics = broker
                 .metadata
                 .read(|state| committed(state, &group.group_id, wanted, request.require_stable));
+            tracing::debug!(
+                group = group.group_id,
+                member = ?group.member_id,
+                epoch = group.member_epoch,
+                offsets = ?topics,
+                "OffsetFetch"
+            );
             OffsetFetchResponseGroup {
                 group_id: group.group_id,
                 topics: topics
