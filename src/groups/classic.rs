@@ -140,6 +140,9 @@ pub struct Group {
     pending: BTreeMap<String, i64>,
     /// Members whose SyncGroup waits for the leader's.
     awaiting_sync: BTreeSet<String>,
+    /// Members of the generation that have not sent its SyncGroup yet (Kafka's pending sync
+    /// members): removed when the rebalance deadline passes without it.
+    unsynced: BTreeSet<String>,
     /// Members whose JoinGroup waits for the rebalance to complete.
     awaiting_join: BTreeSet<String>,
     /// When the rebalance in progress gives up on members that have not rejoined.
@@ -162,6 +165,7 @@ impl Group {
             members: BTreeMap::new(),
             pending: BTreeMap::new(),
             awaiting_sync: BTreeSet::new(),
+            unsynced: BTreeSet::new(),
             awaiting_join: BTreeSet::new(),
             rebalance_deadline_ms: 0,
             initial_delay_until_ms: None,
@@ -221,6 +225,9 @@ impl Group {
                     }
                     self.awaiting_join.remove(&old);
                     self.awaiting_sync.remove(&old);
+                    if self.unsynced.remove(&old) {
+                        self.unsynced.insert(id.clone());
+                    }
                     let unchanged = member.protocols == request.protocols;
                     let stays_stable = unchanged && self.state == State::Stable;
                     if stays_stable {
@@ -342,6 +349,7 @@ impl Group {
             return Err(SyncResult::error(ErrorCode::IllegalGeneration));
         }
         let mut deliveries = Deliveries::default();
+        self.unsynced.remove(member_id);
         match self.state {
             State::Empty | State::PreparingRebalance => {
                 Err(SyncResult::error(ErrorCode::RebalanceInProgress))
@@ -449,9 +457,17 @@ impl Group {
         }
         match self.state {
             State::PreparingRebalance => self.maybe_complete_join(now_ms, &mut deliveries),
-            State::CompletingRebalance if now_ms >= self.rebalance_deadline_ms => {
-                // The leader never sent the assignment: start over.
-                self.prepare_rebalance(now_ms, &mut deliveries);
+            State::CompletingRebalance | State::Stable
+                if !self.unsynced.is_empty() && now_ms >= self.rebalance_deadline_ms =>
+            {
+                // Members that never sent their SyncGroup (the leader among them, if the
+                // assignment never came) are out, and the rest rebalance without them, as
+                // Kafka's `expirePendingSync` does: kept, they would hold the next rebalance
+                // until its deadline too.
+                for id in std::mem::take(&mut self.unsynced) {
+                    self.remove_member(&id, &mut deliveries);
+                }
+                self.after_removal(now_ms, &mut deliveries);
             }
             _ => {}
         }
@@ -485,6 +501,7 @@ impl Group {
     }
 
     fn remove_member(&mut self, id: &str, deliveries: &mut Deliveries) {
+        self.unsynced.remove(id);
         if self.members.remove(id).is_some() {
             deliveries.removed.push(id.to_string());
         }
@@ -531,6 +548,7 @@ impl Group {
         }
         let first_generation = self.state == State::Empty;
         self.state = State::PreparingRebalance;
+        self.unsynced.clear();
         for member in self.members.values_mut() {
             member.joined = self.awaiting_join.contains(&member.id);
         }
@@ -549,7 +567,10 @@ impl Group {
         if self.state != State::PreparingRebalance {
             return;
         }
-        let all_joined = self.members.values().all(|m| m.joined);
+        // A member handed an id (MEMBER_ID_REQUIRED) is expected back, as in Kafka
+        // (`hasAllMembersJoined`): members starting together form one generation, not one
+        // each. An id that lapses unused stops holding the group back.
+        let all_joined = self.members.values().all(|m| m.joined) && self.pending.is_empty();
         let delay_over = self.initial_delay_until_ms.is_none_or(|t| now_ms >= t);
         let timed_out = now_ms >= self.rebalance_deadline_ms;
         if !(all_joined && delay_over || timed_out) {
@@ -585,6 +606,7 @@ impl Group {
                 .map(|m| m.id.clone());
         }
         self.state = State::CompletingRebalance;
+        self.unsynced = self.members.keys().cloned().collect();
         self.rebalance_deadline_ms = now_ms
             + self
                 .members
@@ -964,6 +986,103 @@ mod tests {
         assert_eq!(d.syncs.len(), 1, "b is sent back to rejoin");
         assert!(group.tick(12_100).is_empty(), "b keeps its session");
         assert!(group.members.contains_key(&b));
+    }
+
+    /// Two consumers start together: the one that comes back with its id first does not
+    /// form a generation of its own while the other still has to send its JoinGroup.
+    #[test]
+    fn a_member_handed_an_id_holds_back_the_join_until_it_joins_or_lapses() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let b = group
+            .join(request("", &["range"]), || "b".into(), 1_000)
+            .expect_err("an id first")
+            .member_id;
+        let (c, d) = join_new(&mut group, "c", 1_000);
+        assert!(d.joins.is_empty(), "c waits for a");
+        let (_, d) = group
+            .join(request(&a, &["range"]), || unreachable!(), 1_100)
+            .expect("rejoin");
+        assert!(d.joins.is_empty(), "a and c wait for b, which has its id");
+        let (_, d) = group
+            .join(request(&b, &["range"]), || unreachable!(), 1_200)
+            .expect("join");
+        assert_eq!(d.joins.len(), 3, "one generation for all three");
+        assert_eq!(group.generation, 2);
+        assert!(group.members.contains_key(&c));
+
+        // An id never used lapses with its session timeout, and the join goes on without it.
+        group.sync(&a, 2, vec![], 1_300).expect("sync");
+        group
+            .join(request("", &["range"]), || "d".into(), 2_000)
+            .expect_err("an id first");
+        let (_, d) = group
+            .join(request(&a, &["other", "range"]), || unreachable!(), 2_100)
+            .expect("rejoin with new metadata");
+        assert!(d.joins.is_empty());
+        for id in [&b, &c] {
+            group
+                .join(request(id, &["range"]), || unreachable!(), 2_200)
+                .expect("rejoin");
+        }
+        assert!(
+            group.tick(2_000 + 9_999).joins.is_empty(),
+            "d's id still holds"
+        );
+        let d = group.tick(2_000 + 10_001);
+        assert_eq!(d.joins.len(), 3, "d's id lapsed");
+        assert_eq!(group.generation, 3);
+    }
+
+    /// Members that never send their SyncGroup are removed at the rebalance deadline, and the
+    /// rest rebalance at once without them (Kafka's pending sync expiry); the leader among
+    /// them, when the assignment never comes.
+    #[test]
+    fn members_that_never_sync_are_removed_at_the_deadline() {
+        let mut group = Group::new("g", 0);
+        let (a, _) = join_new(&mut group, "a", 0);
+        group.sync(&a, 1, vec![], 0).expect("sync");
+        let (b, _) = join_new(&mut group, "b", 1_000);
+        let (_, d) = group
+            .join(request(&a, &["range"]), || unreachable!(), 1_000)
+            .expect("rejoin");
+        assert_eq!(d.joins.len(), 2);
+        // b syncs and waits; the leader a heartbeats (its session never lapses) but never
+        // sends the assignment.
+        assert!(group.sync(&b, 2, vec![], 1_100).expect("sync").is_empty());
+        for t in (5_000..31_000).step_by(5_000) {
+            assert_eq!(group.heartbeat(&a, 2, t), ErrorCode::None);
+        }
+        assert!(group.tick(1_000 + 29_999).syncs.is_empty());
+        let d = group.tick(1_000 + 30_000);
+        assert_eq!(d.removed, vec![a.clone()]);
+        assert_eq!(d.syncs.len(), 1, "b is sent back to rejoin");
+        assert_eq!(group.state, State::PreparingRebalance);
+        let (_, d) = group
+            .join(request(&b, &["range"]), || unreachable!(), 31_000)
+            .expect("rejoin");
+        assert_eq!(d.joins.len(), 1, "b alone, without waiting for a");
+        assert_eq!(group.leader.as_deref(), Some(b.as_str()));
+
+        // A follower that never syncs after the leader did is removed too.
+        let (c, _) = join_new(&mut group, "c", 32_000);
+        group
+            .join(request(&b, &["range"]), || unreachable!(), 32_000)
+            .expect("rejoin");
+        assert_eq!(
+            group.sync(&b, 4, vec![], 32_100).expect("sync").syncs.len(),
+            1
+        );
+        assert_eq!(group.state, State::Stable);
+        // It heartbeats (its session never lapses) but never asks for its assignment.
+        for t in (35_000..62_000).step_by(5_000) {
+            assert_eq!(group.heartbeat(&b, 4, t), ErrorCode::None);
+            assert_eq!(group.heartbeat(&c, 4, t), ErrorCode::None);
+        }
+        let d = group.tick(32_000 + 30_000);
+        assert_eq!(d.removed, vec![c.clone()]);
+        assert_eq!(group.state, State::PreparingRebalance);
     }
 
     #[test]
