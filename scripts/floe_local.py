@@ -7,8 +7,9 @@ import subprocess
 import time
 import urllib.request
 
-FLOE = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/floe-target")),
-                    "release", "floe")
+# FLOE_BIN picks another build (say, main's, to compare against in the same run).
+FLOE = os.environ.get("FLOE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/floe-target")), "release", "floe")
 
 
 def free_port():

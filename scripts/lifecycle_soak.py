@@ -9,6 +9,9 @@ Not part of the README test command (it takes minutes); run it by hand:
 
     cargo build --release --bin floe
     python3 scripts/lifecycle_soak.py [--minutes 5] [--rate 10000] [--runs jobs-off,jobs-on]
+        [--block-cache-bytes-max 0]
+
+`FLOE_BIN=path` runs another build of floe (a baseline to compare with).
 """
 
 import argparse
@@ -23,13 +26,19 @@ import time
 
 from floe_local import FLOE, free_port, metrics, rss_mib
 
+JOBS = ["--compaction-lag", "30s", "--compaction-interval", "5s", "--collection-interval", "10s",
+        "--dead-object-grace", "20s", "--orphan-sweep-interval", "60s", "--segment-bytes",
+        str(8 << 20)]
 
-def run(label, jobs, minutes, rate, rows):
+
+def run(label, jobs, minutes, rate, rows, block_cache):
     data = tempfile.mkdtemp(prefix="floe-soak-")
     kafka, admin = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
     flags = ["serve", "--data-dir", data, "--kafka-addr", kafka, "--admin-addr", admin,
              "--default-partitions", "100", "--flush-interval", "100ms", "--snapshot-every", "2000"]
     flags += JOBS if jobs else ["--jobs", "false"]
+    if block_cache is not None:
+        flags += ["--block-cache-bytes-max", str(block_cache)]
     log = open(os.path.join(data, "floe.log"), "w")
     broker = subprocess.Popen([FLOE] + flags, stdout=log, stderr=log)
     try:
@@ -89,10 +98,13 @@ def main():
     parser.add_argument("--out", default="soak.csv")
     parser.add_argument("--runs", default="jobs-off,jobs-on",
                         help="which runs, in order: jobs-off, jobs-on")
+    parser.add_argument("--block-cache-bytes-max", type=int, default=None,
+                        help="the agent's memory tier; 0 reads every object from the store, as jobs "
+                             "on an agent that produced none of them do")
     args = parser.parse_args()
     rows = []
     for label in args.runs.split(","):
-        run(label, label == "jobs-on", args.minutes, args.rate, rows)
+        run(label, label == "jobs-on", args.minutes, args.rate, rows, args.block_cache_bytes_max)
     with open(args.out, "w") as f:
         f.write(",".join(rows[0].keys()) + "\n")
         for r in rows:

@@ -227,6 +227,53 @@ fn compaction_rewrites_many_small_objects_into_segments_and_loses_nothing() {
     );
 }
 
+/// A produce object holds runs of every partition written in its flush interval: merging
+/// them reads each object once, not once per partition (`jobs::sources`). A fresh process has
+/// nothing in its memory tier, so every read is a GET the jobs' metrics count.
+#[test]
+fn merging_many_partitions_reads_each_object_once() {
+    const PARTITIONS: i32 = 20;
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let objects = data.join("objects");
+    let store = format!("file://{}", objects.display());
+    std::fs::create_dir_all(&objects).unwrap();
+    let flags = ["--default-partitions", "20", "--object-store", &store];
+    let mut floe = Floe::start(&data, &flags);
+    produce_rounds(&floe.bootstrap(), "wide", PARTITIONS, 6, 400);
+    let high = high_watermarks(floe.admin, "wide");
+    let before = consume(&floe.bootstrap(), "wide", &high);
+    // The state's time (the leader's ticks) moves past every commit by more than twice the
+    // lag below before this life ends, so the next one finds every run due in its first
+    // round: one group per partition, all planned in one pass, each merged into one segment.
+    std::thread::sleep(Duration::from_secs(3));
+    floe.stop();
+    let produced = objects_on_disk(&objects).len();
+    assert!(produced >= 6, "{produced} objects");
+    let mut args: Vec<&str> = flags.to_vec();
+    args.extend_from_slice(&["--compaction-lag", "1s", "--compaction-interval", "500ms"]);
+    let floe = Floe::start(&data, &args);
+    wait_for(
+        "compaction of every partition",
+        Duration::from_secs(60),
+        || all_compacted(floe.admin, "wide").then_some(()),
+    );
+    // Every attempt is counted: one retried after an error is not a second read.
+    let jobs_gets = |family: &str| {
+        support::metric(floe.admin, &format!("{family}{{op=\"get\"}}")).unwrap_or(0.0) as usize
+    };
+    let gets = jobs_gets("floe_jobs_object_store_requests_total")
+        - jobs_gets("floe_jobs_object_store_errors_total");
+    assert_eq!(
+        gets, produced,
+        "GETs to merge the runs of {PARTITIONS} partitions in {produced} objects: one per object"
+    );
+    let after = consume(&floe.bootstrap(), "wide", &high);
+    for p in 0..PARTITIONS {
+        assert_eq!(&after[&p][..high[&p]], &before[&p][..], "partition {p}");
+    }
+}
+
 /// A consumer group member reading `topic` and committing, until `stop` and caught up; the
 /// offsets it read, by partition. Panics on a record read twice.
 fn group_reads(bootstrap: &str, topic: &str, stop: &AtomicBool) -> BTreeMap<i32, BTreeSet<i64>> {

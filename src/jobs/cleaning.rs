@@ -8,8 +8,8 @@
 use super::compactor::{CompactionError, swap_in};
 use super::context::JobContext;
 use super::plan::{CleanSection, CleanSettings};
+use super::sources::Sources;
 use crate::cleaner::{AbortedTxn, Cleaned, Filter, Kept, KeyMap, Settings};
-use crate::fetch::reader::marker_bytes;
 use crate::fetch::runs::{Located, locate};
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::BatchRef;
@@ -261,14 +261,7 @@ async fn read_entry(
     ctx: &JobContext,
     entry: &Located,
 ) -> Result<Vec<RecordBatch>, CompactionError> {
-    let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;
-    let raw = match entry.marker {
-        Some(marker) => marker_bytes(marker, entry.entry.max_timestamp),
-        None => match ctx.read_cache.peek(&entry.key, range.clone()).await {
-            Some(raw) => raw,
-            None => ctx.store.get_range(entry.key.as_str(), range).await?,
-        },
-    };
+    let raw = Sources::none().read(ctx, entry).await?;
     let in_segment = entry.marker.is_none() && is_segment(entry.key.as_str());
     let mut base = entry.entry.base_offset;
     let mut batches = Vec::new();

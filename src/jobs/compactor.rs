@@ -1,13 +1,13 @@
-//! Compaction of one partition's runs into a segment: read the runs (from the write-through
-//! memory tier or ranged GETs), write their batches with their committed base offsets into one
+//! Compaction of one partition's runs into a segment: read the runs (from what the round
+//! fetched, `sources`), write their batches with their committed base offsets into one
 //! segment object with its footer, PUT it, and swap it in through the quorum. The state makes
 //! the swap only if the runs are as they were read; a lost swap leaves a segment no one refers
 //! to, which the collector deletes.
 
 use super::context::JobContext;
 use super::metrics::JobMetrics;
-use crate::fetch::reader::marker_bytes;
-use crate::fetch::runs::locate;
+use super::sources::Sources;
+use crate::fetch::runs::Located;
 use crate::ids::ObjectKey;
 use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::markers::read_bytes;
@@ -31,33 +31,21 @@ pub enum CompactionError {
 /// Kafka's `index.interval.bytes` default: bytes of batches per footer entry.
 pub const INDEX_INTERVAL_BYTES: u64 = 4096;
 
-/// Compacts `entries` (consecutive, as the state held them) of `tp`; whether the swap was made.
+/// Compacts `located` (consecutive entries of `tp`, as the state held them), reading their
+/// runs from what the round fetched (`sources`); whether the swap was made.
 pub async fn compact(
     ctx: &JobContext,
+    sources: &Sources,
     tp: TopicPartition,
-    entries: Vec<BatchRef>,
+    located: &[Located],
     index_interval: u64,
 ) -> Result<bool, CompactionError> {
-    let located = ctx.metadata.read(|s| {
-        entries
-            .iter()
-            .map(|e| locate(s.objects(), e))
-            .collect::<Option<Vec<_>>>()
-    });
-    let located = located.ok_or(CompactionError::UnknownObject)?;
-    let data_bytes = entries
+    let data_bytes = located
         .iter()
-        .fold(0u64, |sum, e| sum.saturating_add(read_bytes(e)));
+        .fold(0u64, |sum, l| sum.saturating_add(read_bytes(&l.entry)));
     let mut builder = SegmentBuilder::new(tp, index_interval, data_bytes);
-    for entry in &located {
-        let range = entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len;
-        let raw = match entry.marker {
-            Some(marker) => marker_bytes(marker, entry.entry.max_timestamp),
-            None => match ctx.read_cache.peek(&entry.key, range.clone()).await {
-                Some(raw) => raw,
-                None => ctx.store.get_range(entry.key.as_str(), range).await?,
-            },
-        };
+    for entry in located {
+        let raw = sources.read(ctx, entry).await?;
         let mismatch = |at: Offset| CompactionError::Mismatch {
             key: entry.key.to_string(),
             at: at.0,
@@ -77,6 +65,7 @@ pub async fn compact(
     }
     let built = builder.finish();
     let key = new_segment_key(ctx.clock.now_ms(), &ctx.rng);
+    let entries = located.iter().map(|l| l.entry.clone()).collect();
     swap_in(ctx, tp, entries, key, &built).await
 }
 

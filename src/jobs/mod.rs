@@ -15,17 +15,21 @@ pub mod compactor;
 pub mod context;
 pub mod metrics;
 pub mod plan;
+pub mod sources;
 
 use crate::clock::Clock;
+use crate::fetch::runs::{Located, locate};
 use crate::ids::TopicPartition;
 use crate::metadata::state::MetadataState;
 use crate::metadata::state::retention::Retention;
 use crate::metadata::state::{AcquireLease, COMPACTION_SHARDS, Job, shard_of};
 use crate::telemetry::ErrorChain;
+use compactor::CompactionError;
 use context::ENTRIES_PER_SWAP_MAX;
 pub use context::JobContext;
 use metrics::JobMetrics;
 use plan::{CleanSettings, CompactionSettings, LogToClean, runs_to_compact};
+use sources::{Sources, SpanBudget};
 use std::time::Duration;
 
 /// Runs the jobs until the task is dropped. The collector's first round comes one interval
@@ -40,11 +44,14 @@ pub async fn run(ctx: JobContext) {
             continue;
         }
         let held = acquire_leases(&ctx, &mut free_last_round).await;
-        for job in &held {
-            if let Job::Compaction { shard } = job {
-                compact_shard(&ctx, *shard).await;
-            }
-        }
+        let shards: Vec<u16> = held
+            .iter()
+            .filter_map(|job| match job {
+                Job::Compaction { shard } => Some(*shard),
+                _ => None,
+            })
+            .collect();
+        compact_shards(&ctx, &shards).await;
         if !held.contains(&Job::Collection) {
             continue;
         }
@@ -144,64 +151,134 @@ async fn acquire_leases(ctx: &JobContext, free_last_round: &mut Vec<Job>) -> Vec
     }
 }
 
-/// Compacts what is due in the partitions of `shard`, one segment at a time.
-async fn compact_shard(ctx: &JobContext, shard: u16) {
-    let partitions: Vec<(TopicPartition, u64, u64, Option<CleanSettings>)> =
-        ctx.metadata.read(|s| {
-            s.topics()
-                .flat_map(|t| {
-                    // A segment never outgrows `retention.bytes`: retention drops whole entries,
-                    // so a larger segment would hold more than the topic keeps.
-                    // Read as retention reads it (`Retention::of`), so the two never disagree.
-                    let retained = Retention::of(&t.configs)
-                        .and_then(|r| u64::try_from(r.bytes).ok())
-                        .filter(|b| *b > 0);
-                    let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
-                        .min(retained.unwrap_or(u64::MAX));
-                    let interval =
-                        topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
-                    let cleaning = CleanSettings::of(&t.configs);
-                    (0..t.partitions.len() as i32)
-                        .filter(move |p| shard_of(&t.id, *p) == shard)
-                        .map(move |p| {
-                            let tp = TopicPartition {
-                                topic_id: t.id,
-                                partition: p,
-                            };
-                            (tp, segment_bytes, interval, cleaning)
-                        })
-                })
-                .collect()
-        });
-    for (tp, segment_bytes, interval, cleaning) in partitions {
-        if let Some(cleaning) = cleaning {
-            clean_partition(ctx, tp, &cleaning, segment_bytes, interval).await;
+/// A partition of a held shard, with the settings its merges and cleaning use.
+struct Held {
+    tp: TopicPartition,
+    segment_bytes: u64,
+    interval: u64,
+    cleaning: Option<CleanSettings>,
+}
+
+/// Cleans and merges what is due in the partitions of the held shards. Each pass plans one
+/// group of runs per partition and reads the objects of a batch of groups once
+/// (`sources`): a produce object holds runs of many partitions.
+async fn compact_shards(ctx: &JobContext, shards: &[u16]) {
+    if shards.is_empty() {
+        return;
+    }
+    let partitions = held_partitions(ctx, shards);
+    for p in &partitions {
+        if let Some(cleaning) = &p.cleaning {
+            clean_partition(ctx, p.tp, cleaning, p.segment_bytes, p.interval).await;
         }
-        let settings = CompactionSettings {
-            segment_bytes,
-            lag_ms: ctx.config.compaction_lag.as_millis() as i64,
-            entries_max: ENTRIES_PER_SWAP_MAX,
+    }
+    // A partition may have several groups due; a bounded number of passes keeps a round
+    // short, and the next round goes on. Groups are planned as batches fill, so only one
+    // batch's entries and bytes are held at a time.
+    let mut active: Vec<&Held> = partitions.iter().collect();
+    for _ in 0..8 {
+        let mut again = Vec::new();
+        let mut batch = Vec::new();
+        let mut budget = SpanBudget::default();
+        for p in active {
+            let Some(group) = plan_group(ctx, p) else {
+                continue;
+            };
+            let grows = group.as_deref().map_or(0, |g| budget.grown_by(g));
+            if !batch.is_empty() && budget.bytes() + grows > sources::SOURCE_BYTES_MAX {
+                merge_batch(ctx, std::mem::take(&mut batch), &mut again).await;
+                budget = SpanBudget::default();
+            }
+            if let Some(g) = &group {
+                budget.add(g);
+            }
+            batch.push((p, group));
+        }
+        merge_batch(ctx, batch, &mut again).await;
+        if again.is_empty() {
+            break;
+        }
+        active = again;
+    }
+}
+
+/// The next group of runs of a partition to merge, located (`None` inside when an entry's
+/// object is not live: the state is inconsistent, and the merge is refused).
+fn plan_group(ctx: &JobContext, p: &Held) -> Option<Option<Vec<Located>>> {
+    let settings = CompactionSettings {
+        segment_bytes: p.segment_bytes,
+        lag_ms: ctx.config.compaction_lag.as_millis() as i64,
+        entries_max: ENTRIES_PER_SWAP_MAX,
+    };
+    ctx.metadata.read(|s| {
+        let group = runs_to_compact(s.partition(&p.tp)?, s.objects(), s.now_ms(), &settings)?;
+        Some(group.iter().map(|e| locate(s.objects(), e)).collect())
+    })
+}
+
+/// Merges a batch of groups, their objects read once (`Sources::fetch`); the partitions that
+/// swapped a segment in go to `again` (they may have more due).
+async fn merge_batch<'a>(
+    ctx: &JobContext,
+    batch: Vec<(&'a Held, Option<Vec<Located>>)>,
+    again: &mut Vec<&'a Held>,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let entries: Vec<&Located> = batch
+        .iter()
+        .filter_map(|(_, group)| group.as_ref())
+        .flatten()
+        .collect();
+    let read = Sources::fetch(ctx, &entries).await;
+    for (p, group) in &batch {
+        JobMetrics::add(&ctx.metrics.compaction_runs, 1);
+        let outcome = match group {
+            None => Err(CompactionError::UnknownObject),
+            Some(group) => compactor::compact(ctx, &read, p.tp, group, p.interval).await,
         };
-        // A partition may have several groups due; a bounded number per round keeps a round
-        // short, and the next round goes on.
-        for _ in 0..8 {
-            let group = ctx.metadata.read(|s| {
-                s.partition(&tp)
-                    .and_then(|p| runs_to_compact(p, s.objects(), s.now_ms(), &settings))
-            });
-            let Some(group) = group else { break };
-            JobMetrics::add(&ctx.metrics.compaction_runs, 1);
-            match compactor::compact(ctx, tp, group, interval).await {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    JobMetrics::add(&ctx.metrics.compaction_failures, 1);
-                    tracing::warn!(error = %ErrorChain(&e), topic = %tp.topic_id, partition = tp.partition, "compaction failed; it is tried again next round");
-                    break;
-                }
+        match outcome {
+            Ok(true) => again.push(p),
+            Ok(false) => {}
+            Err(e) => {
+                JobMetrics::add(&ctx.metrics.compaction_failures, 1);
+                tracing::warn!(error = %ErrorChain(&e), topic = %p.tp.topic_id, partition = p.tp.partition, "compaction failed; it is tried again next round");
             }
         }
     }
+}
+
+/// The partitions of the shards, with their topics' settings.
+fn held_partitions(ctx: &JobContext, shards: &[u16]) -> Vec<Held> {
+    ctx.metadata.read(|s| {
+        s.topics()
+            .flat_map(|t| {
+                // A segment never outgrows `retention.bytes`: retention drops whole entries,
+                // so a larger segment would hold more than the topic keeps.
+                // Read as retention reads it (`Retention::of`), so the two never disagree.
+                let retained = Retention::of(&t.configs)
+                    .and_then(|r| u64::try_from(r.bytes).ok())
+                    .filter(|b| *b > 0);
+                let segment_bytes = topic_setting(t, "segment.bytes", ctx.config.segment_bytes)
+                    .min(retained.unwrap_or(u64::MAX));
+                let interval =
+                    topic_setting(t, "index.interval.bytes", compactor::INDEX_INTERVAL_BYTES);
+                let cleaning = CleanSettings::of(&t.configs);
+                (0..t.partitions.len() as i32)
+                    .filter(move |p| shards.contains(&shard_of(&t.id, *p)))
+                    .map(move |p| Held {
+                        tp: TopicPartition {
+                            topic_id: t.id,
+                            partition: p,
+                        },
+                        segment_bytes,
+                        interval,
+                        cleaning,
+                    })
+            })
+            .collect()
+    })
 }
 
 /// A cleaning pass over a compacted partition, when one is due (`plan::LogToClean::section`).
