@@ -243,10 +243,11 @@ fn merging_many_partitions_reads_each_object_once() {
     produce_rounds(&floe.bootstrap(), "wide", PARTITIONS, 6, 400);
     let high = high_watermarks(floe.admin, "wide");
     let before = consume(&floe.bootstrap(), "wide", &high);
-    // The state's time (the leader's ticks) moves past every commit by more than twice the
-    // lag below before this life ends, so the next one finds every run due in its first
-    // round: one group per partition, all planned in one pass, each merged into one segment.
-    std::thread::sleep(Duration::from_secs(3));
+    // The state's time (the leader's ticks, one a second) moves past every commit by more
+    // than twice the lag below before this life ends, so the next one finds every run due in
+    // its first round: one group per partition, all planned in one pass, each merged into one
+    // segment (runs merged in two rounds would make two segments, whose merge reads them).
+    std::thread::sleep(Duration::from_secs(4));
     floe.stop();
     let produced = objects_on_disk(&objects).len();
     assert!(produced >= 6, "{produced} objects");
