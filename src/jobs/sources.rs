@@ -2,7 +2,7 @@
 //! many partitions; merging each partition on its own would GET the object once for every
 //! partition it holds (one ranged GET per run). A round instead plans the groups of all the
 //! partitions it merges, batches them (`SpanBudget`, at most `SOURCE_BYTES_MAX`), and for each
-//! object fetches one span covering every run the batch reads from it (`spans`); each run is
+//! object fetches one span covering every run the batch reads from it; each run is
 //! then sliced from its span. Runs the memory tier holds are copied from there, not fetched.
 
 use super::context::JobContext;
@@ -13,7 +13,7 @@ use crate::store::ObjectStoreError;
 use crate::telemetry::ErrorChain;
 use bytes::Bytes;
 use futures::StreamExt;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// Bytes of spans one batch fetches at most (a batch holds at least one group, whatever its
@@ -32,24 +32,8 @@ fn range_of(entry: &Located) -> Range<u64> {
     entry.entry.byte_start..entry.entry.byte_start + entry.entry.byte_len
 }
 
-/// For each object, the one span covering every range read from it.
-pub fn spans<'a>(
-    entries: impl IntoIterator<Item = &'a Located>,
-) -> BTreeMap<&'a ObjectKey, Range<u64>> {
-    let mut out: BTreeMap<&ObjectKey, Range<u64>> = BTreeMap::new();
-    for entry in entries {
-        let r = range_of(entry);
-        if r.is_empty() {
-            continue;
-        }
-        out.entry(&entry.key)
-            .and_modify(|s| *s = s.start.min(r.start)..s.end.max(r.end))
-            .or_insert(r);
-    }
-    out
-}
-
-/// The spans a batch will fetch, as groups join it: keeps a batch within `SOURCE_BYTES_MAX`.
+/// The spans a batch will fetch, one per object covering every run read from it; as groups
+/// join a batch, it keeps the batch within `SOURCE_BYTES_MAX`.
 #[derive(Default)]
 pub struct SpanBudget {
     spans: HashMap<ObjectKey, Range<u64>>,
@@ -129,13 +113,13 @@ impl Sources {
                 None => missed.push(entry),
             }
         }
-        let wanted: Vec<(ObjectKey, Range<u64>)> = spans(missed)
-            .into_iter()
-            .map(|(key, span)| (key.clone(), span))
-            .collect();
+        let mut wanted = SpanBudget::default();
+        for entry in missed {
+            wanted.add(std::slice::from_ref(entry));
+        }
         // A span that cannot be read is left out: its runs are then read one by one, and only
         // the groups that need that object fail.
-        sources.spans = futures::stream::iter(wanted)
+        sources.spans = futures::stream::iter(wanted.spans)
             .map(|(key, span)| async move {
                 let read = ctx.store.get_range(key.as_str(), span.clone()).await;
                 (key, span.start, read)
@@ -222,7 +206,9 @@ mod tests {
             located("a", 10, 20),
             located("a", 400, 1),
         ];
-        let spans = spans(&entries);
+        let mut budget = SpanBudget::default();
+        budget.add(&entries);
+        let spans = budget.spans;
         assert_eq!(spans.len(), 2);
         assert_eq!(spans[&ObjectKey::new("a")], 10..401);
         assert_eq!(spans[&ObjectKey::new("b")], 0..10);
