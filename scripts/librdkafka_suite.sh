@@ -31,8 +31,9 @@ else
   mapfile -t tests < <(grep -Eo '^[0-9]{4}(:[A-Za-z_:]+|@noautocreate)?' tests/librdkafka/allowlist.txt)
 fi
 
-floe=$CARGO_TARGET_DIR/release/floe
-cargo build -q --release --bin floe # a no-op when the test command built it already
+# FLOE_BIN runs that floe binary instead of building one (a loop of runs beside other builds).
+floe=${FLOE_BIN:-$CARGO_TARGET_DIR/release/floe}
+[ -n "${FLOE_BIN:-}" ] || cargo build -q --release --bin floe # a no-op when the test command built it already
 work=$(mktemp -d)
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -114,6 +115,8 @@ run_one() {
     echo "FAIL $n (exit $?)"
     grep -E '^### Test|FAILED|failed at' "$work/$n.log" | head -5 | sed 's/^/    /'
     cp "$work/$n.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n.log" 2>/dev/null || true
+    # floe's log up to now, for the server's side of the failure (FLOE_LOG sets its detail).
+    cp "$work/$scenario.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n-floe.log" 2>/dev/null || true
   fi
 }
 export -f run_one

@@ -78,6 +78,8 @@ pub struct Config {
     pub group_consumer_session_timeout: Duration,
     /// Largest consumer group (Kafka's group.consumer.max.size); bounds coordinator memory.
     pub group_consumer_max_size: usize,
+    /// Share groups (KIP-932), Kafka's group.share.* broker configs.
+    pub share: ShareConfig,
     /// An agent whose registration lapsed this long ago leaves the Raft membership.
     pub remove_departed_agents_after: Duration,
     /// Seed of the node's random generator (topic ids, object keys, member ids, retry
@@ -329,6 +331,7 @@ impl Config {
             group_consumer_heartbeat_interval: Duration::from_secs(5),
             group_consumer_session_timeout: Duration::from_secs(45),
             group_consumer_max_size: 10_000,
+            share: ShareConfig::default(),
             remove_departed_agents_after: Duration::from_secs(60),
             seed: None,
             fetch_bytes_max: 55 * 1024 * 1024,
@@ -508,5 +511,40 @@ mod tests {
             "lanes 1..3 at 65533..=65535"
         );
         assert!(with_lanes(4, Some(65_534)).is_err());
+    }
+}
+
+/// Share groups' broker settings, with Kafka's defaults (a group's own configs override the
+/// lock duration, heartbeat interval and session timeout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareConfig {
+    /// group.share.heartbeat.interval.ms
+    pub heartbeat_interval: Duration,
+    /// group.share.session.timeout.ms
+    pub session_timeout: Duration,
+    /// group.share.record.lock.duration.ms: how long a member holds records it acquired.
+    pub record_lock_duration: Duration,
+    /// group.share.min.record.lock.duration.ms: the shortest a group's
+    /// share.record.lock.duration.ms may be.
+    pub min_record_lock_duration: Duration,
+    /// group.share.delivery.count.limit: a record released this many deliveries in is archived.
+    pub delivery_count_limit: u16,
+    /// group.share.partition.max.record.locks: the widest window of records in flight.
+    pub partition_max_record_locks: u32,
+    /// group.share.max.size
+    pub max_size: usize,
+}
+
+impl Default for ShareConfig {
+    fn default() -> ShareConfig {
+        ShareConfig {
+            heartbeat_interval: Duration::from_secs(5),
+            session_timeout: Duration::from_secs(45),
+            record_lock_duration: Duration::from_secs(30),
+            min_record_lock_duration: Duration::from_secs(15),
+            delivery_count_limit: 5,
+            partition_max_record_locks: 2_000,
+            max_size: 200,
+        }
     }
 }

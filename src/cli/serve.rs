@@ -602,6 +602,30 @@ struct GroupArgs {
     /// (Kafka's group.consumer.session.timeout.ms).
     #[arg(long, env = "FLOE_GROUP_CONSUMER_SESSION_TIMEOUT", default_value_t = span(defaults().group_consumer_session_timeout))]
     group_consumer_session_timeout: Span,
+    /// How often share group members heartbeat (Kafka's group.share.heartbeat.interval.ms).
+    #[arg(long, env = "FLOE_GROUP_SHARE_HEARTBEAT_INTERVAL", default_value_t = span(defaults().share.heartbeat_interval))]
+    group_share_heartbeat_interval: Span,
+    /// How long a share group member may stay silent before it is removed
+    /// (Kafka's group.share.session.timeout.ms).
+    #[arg(long, env = "FLOE_GROUP_SHARE_SESSION_TIMEOUT", default_value_t = span(defaults().share.session_timeout))]
+    group_share_session_timeout: Span,
+    /// How long a share group member holds the records it acquired before they go back
+    /// (Kafka's group.share.record.lock.duration.ms; a group's share.record.lock.duration.ms
+    /// overrides it).
+    #[arg(long, env = "FLOE_GROUP_SHARE_RECORD_LOCK_DURATION", default_value_t = span(defaults().share.record_lock_duration))]
+    group_share_record_lock_duration: Span,
+    /// The shortest share.record.lock.duration.ms a group may set, at least 1s
+    /// (Kafka's group.share.min.record.lock.duration.ms).
+    #[arg(long, env = "FLOE_GROUP_SHARE_MIN_RECORD_LOCK_DURATION", default_value_t = span(defaults().share.min_record_lock_duration))]
+    group_share_min_record_lock_duration: Span,
+    /// Deliveries of a record before a release archives it, 2 to 10
+    /// (Kafka's group.share.delivery.count.limit).
+    #[arg(long, env = "FLOE_GROUP_SHARE_DELIVERY_COUNT_LIMIT", default_value_t = defaults().share.delivery_count_limit, value_parser = clap::value_parser!(u16).range(2..=10))]
+    group_share_delivery_count_limit: u16,
+    /// Records a share group may have in flight per partition, 100 to 10000
+    /// (Kafka's group.share.partition.max.record.locks).
+    #[arg(long, env = "FLOE_GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS", default_value_t = defaults().share.partition_max_record_locks, value_parser = clap::value_parser!(u32).range(100..=10_000))]
+    group_share_partition_max_record_locks: u32,
     /// The longest transaction timeout a producer may ask for, at most 15m (Kafka's
     /// transaction.max.timeout.ms).
     #[arg(long, env = "FLOE_TRANSACTION_MAX_TIMEOUT", default_value_t = span(std::time::Duration::from_millis(defaults().transaction_max_timeout_ms.unsigned_abs())))]
@@ -617,6 +641,14 @@ impl GroupArgs {
         config.group_initial_rebalance_delay = self.group_initial_rebalance_delay.into();
         config.group_consumer_heartbeat_interval = self.group_consumer_heartbeat_interval.into();
         config.group_consumer_session_timeout = self.group_consumer_session_timeout.into();
+        config.share.heartbeat_interval = self.group_share_heartbeat_interval.into();
+        config.share.session_timeout = self.group_share_session_timeout.into();
+        config.share.record_lock_duration = self.group_share_record_lock_duration.into();
+        config.share.min_record_lock_duration =
+            std::time::Duration::from(self.group_share_min_record_lock_duration)
+                .max(std::time::Duration::from_secs(1));
+        config.share.delivery_count_limit = self.group_share_delivery_count_limit;
+        config.share.partition_max_record_locks = self.group_share_partition_max_record_locks;
         let timeout: std::time::Duration = self.transaction_max_timeout.into();
         config.transaction_max_timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         config.transaction_version = self.transaction_version;

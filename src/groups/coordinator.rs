@@ -11,6 +11,7 @@ use super::classic::{Deliveries, Group, JoinRequest, JoinResult, State, SyncResu
 use super::consumer::{
     ConsumerGroup, ConsumerGroupSettings, GroupError, HeartbeatReply, TopicImage,
 };
+use super::share::{ShareGroup, ShareGroupSettings, ShareHeartbeat, ShareReply};
 use crate::clock::Clock;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ConsumerGroupHeartbeatRequest;
@@ -125,6 +126,8 @@ pub struct CoordinatorSettings {
     pub initial_delay: Duration,
     /// Consumer (KIP-848) groups.
     pub consumer: ConsumerGroupSettings,
+    /// Share (KIP-932) groups.
+    pub share: ShareGroupSettings,
 }
 
 /// Both kinds of group share one namespace of group ids, so they live under one lock.
@@ -132,6 +135,7 @@ pub struct CoordinatorSettings {
 struct Groups {
     classic: HashMap<String, Slot>,
     consumer: HashMap<String, ConsumerGroup>,
+    share: HashMap<String, ShareGroup>,
     /// The protocol type of classic groups whose members all left (their offsets stay in the
     /// state): ListGroups shows it, as Kafka keeps an Empty group's. At most `GROUPS_MAX`
     /// (then it is forgotten, and such a group lists with an empty protocol type).
@@ -141,7 +145,7 @@ struct Groups {
 impl Groups {
     /// Whether a new group would exceed `limits::GROUPS_MAX`.
     fn is_full(&self) -> bool {
-        self.classic.len() + self.consumer.len() >= super::limits::GROUPS_MAX
+        self.classic.len() + self.consumer.len() + self.share.len() >= super::limits::GROUPS_MAX
     }
 }
 
@@ -150,6 +154,7 @@ pub struct Coordinator {
     groups: Arc<Mutex<Groups>>,
     initial_delay_ms: i64,
     consumer_settings: ConsumerGroupSettings,
+    share_settings: ShareGroupSettings,
     clock: Clock,
     /// Member ids for classic groups come from here.
     rng: Rng,
@@ -165,6 +170,7 @@ impl Coordinator {
             initial_delay_ms: settings.initial_delay.as_millis() as i64,
             topics: Default::default(),
             consumer_settings: settings.consumer,
+            share_settings: settings.share,
             clock: clock.clone(),
             rng,
         };
@@ -206,6 +212,12 @@ impl Coordinator {
                     }
                 }
                 groups.consumer.retain(|_, group| !group.is_empty());
+                for (id, group) in groups.share.iter_mut() {
+                    for member in group.expire(now) {
+                        tracing::info!(group = %id, %member, "share group member expired");
+                    }
+                }
+                groups.share.retain(|_, group| !group.is_empty());
             }
         });
         coordinator
@@ -515,6 +527,67 @@ impl Coordinator {
         reply
     }
 
+    /// A `ShareGroupHeartbeat`. A group id held by a live group of another kind is refused
+    /// with GROUP_ID_NOT_FOUND, as Kafka does.
+    pub fn share_heartbeat(
+        &self,
+        group_id: &str,
+        request: &ShareHeartbeat<'_>,
+        topics: &dyn TopicImage,
+    ) -> Result<ShareReply, GroupError> {
+        let mut groups = self.lock();
+        let other_kind = groups.consumer.contains_key(group_id)
+            || groups
+                .classic
+                .get(group_id)
+                .is_some_and(|s| !s.group.is_empty());
+        if other_kind {
+            return Err(GroupError {
+                code: ErrorCode::GroupIdNotFound,
+                message: format!("Group {group_id} is not a share group."),
+            });
+        }
+        if !groups.share.contains_key(group_id) {
+            if request.member_epoch != 0 {
+                return Err(GroupError {
+                    code: ErrorCode::UnknownMemberId,
+                    message: format!(
+                        "member {} is not in share group {group_id}",
+                        request.member_id
+                    ),
+                });
+            }
+            if groups.is_full() {
+                return Err(GroupError {
+                    code: ErrorCode::CoordinatorNotAvailable,
+                    message: format!(
+                        "this agent coordinates its maximum of {} groups",
+                        super::limits::GROUPS_MAX
+                    ),
+                });
+            }
+        }
+        let group = groups
+            .share
+            .entry(group_id.to_string())
+            .or_insert_with(|| ShareGroup::new(group_id));
+        let now = self.clock.monotonic_ms();
+        let reply = group.heartbeat(request, topics, &self.share_settings, now);
+        if group.is_empty() {
+            groups.share.remove(group_id);
+        }
+        reply
+    }
+
+    /// A live share group, as it is now.
+    pub fn share_group(&self, group_id: &str) -> Option<ShareGroup> {
+        self.lock().share.get(group_id).cloned()
+    }
+
+    pub fn is_share_group(&self, group_id: &str) -> bool {
+        self.lock().share.contains_key(group_id)
+    }
+
     /// A live consumer group, as it is now.
     pub fn consumer_group(&self, group_id: &str) -> Option<ConsumerGroup> {
         self.lock().consumer.get(group_id).cloned()
@@ -631,7 +704,14 @@ impl Coordinator {
             group_type: "consumer",
             members: g.members.len(),
         });
-        let mut list: Vec<ListedGroup> = classic.chain(consumer).collect();
+        let share = groups.share.iter().map(|(id, g)| ListedGroup {
+            id: id.clone(),
+            protocol_type: "share".into(),
+            state: g.state_name(),
+            group_type: "share",
+            members: g.members.len(),
+        });
+        let mut list: Vec<ListedGroup> = classic.chain(consumer).chain(share).collect();
         list.sort_by(|a, b| a.id.cmp(&b.id));
         list
     }

@@ -10,7 +10,9 @@ pub mod assignor;
 pub mod classic;
 pub mod consumer;
 pub mod coordinator;
+pub mod group_config;
 pub mod limits;
+pub mod share;
 pub mod topics_copy;
 
 pub use coordinator::Coordinator;

@@ -333,6 +333,11 @@ fn build_broker(
                 session_timeout_ms: config.group_consumer_session_timeout.as_millis() as i64,
                 max_size: config.group_consumer_max_size,
             },
+            share: crate::groups::share::ShareGroupSettings {
+                heartbeat_interval_ms: config.share.heartbeat_interval.as_millis() as i32,
+                session_timeout_ms: config.share.session_timeout.as_millis() as i64,
+                max_size: config.share.max_size,
+            },
         },
         clock.clone(),
         rng.clone(),

@@ -16,10 +16,12 @@ use super::types::{
     Applied, Entry, LogId, Snapshot, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
 };
 use crate::clock::Clock;
+use crate::ids::TopicPartition;
 use crate::metadata::MetadataState;
 use crate::metadata::partition_signals::PartitionSignals;
 use crate::metadata::state::{
-    ClockOutcome, Command, CommitObject, LogCommand, Outcome, TransactionOutcome,
+    ClockOutcome, Command, CommitObject, LogCommand, Outcome, ShareCommand, ShareOutcome,
+    TransactionOutcome,
 };
 use openraft::storage::RaftStateMachine;
 use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
@@ -226,6 +228,17 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             {
                                 touched.extend(partitions.iter().map(|p| p.partition));
                             }
+                            let round: Vec<TopicPartition> = match &c {
+                                Command::Share(ShareCommand::ShareRound(round)) => round
+                                    .partitions
+                                    .iter()
+                                    .map(|p| TopicPartition {
+                                        topic_id: p.topic_id,
+                                        partition: p.partition,
+                                    })
+                                    .collect(),
+                                _ => Vec::new(),
+                            };
                             let outcome = m.state.apply(c);
                             // Markers: an EndTxn names its partitions; an abort on a new
                             // epoch or for a timeout (rare) wakes every waiting fetch.
@@ -237,7 +250,20 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                                     TransactionOutcome::InitTransactionalProducer(Ok(_)),
                                 ) => wake_all = true,
                                 Outcome::Clock(ClockOutcome::Tick(ticked)) => {
-                                    wake_all |= ticked.transactions_timed_out > 0
+                                    wake_all |= ticked.transactions_timed_out > 0;
+                                    touched.extend(&ticked.share_freed);
+                                }
+                                // Records a share group gave back: its waiting reads look again.
+                                Outcome::Share(ShareOutcome::ShareRound(results)) => touched
+                                    .extend(
+                                        round
+                                            .iter()
+                                            .zip(results)
+                                            .filter(|(_, r)| r.freed)
+                                            .map(|(tp, _)| *tp),
+                                    ),
+                                Outcome::Share(ShareOutcome::ReleaseShareMember(freed)) => {
+                                    touched.extend(freed)
                                 }
                                 _ => {}
                             }

@@ -575,6 +575,7 @@ mod snapshot_layout {
             Outcome::Clock(ClockOutcome::Tick(Ticked {
                 producers_expired: 0,
                 transactions_timed_out: 0,
+                share_freed: Vec::new(),
             })),
             Outcome::Job(JobOutcome::AcquireLease(true)),
             Outcome::Transaction(TransactionOutcome::InitTransactionalProducer(Ok((

@@ -28,6 +28,7 @@
 
 mod agents;
 mod commands;
+mod group_configs;
 mod groups;
 mod index;
 pub mod jobs;
@@ -41,12 +42,14 @@ mod reads;
 mod recent_commits;
 pub mod retention;
 pub mod security;
+pub mod share;
 mod snapshot;
 mod topics;
 pub mod transactions;
 
 pub use agents::{AGENT_LEASE_MS_MAX, Agent, RegistryError};
 pub use commands::*;
+pub use group_configs::{GroupConfigError, GroupConfigs};
 pub use groups::{GroupOffset, OffsetCommitError};
 pub use index::{BatchOutcome, BatchRef, CommittedBatch, PartitionBatches, PartitionState};
 pub use jobs::{COMPACTION_SHARDS, Job, Lease, shard_of};
@@ -75,6 +78,8 @@ pub enum Command {
     Job(JobCommand),
     Transaction(TransactionCommand),
     Security(SecurityCommand),
+    Share(ShareCommand),
+    GroupConfig(GroupConfigCommand),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +94,8 @@ pub enum Outcome {
     Job(JobOutcome),
     Transaction(TransactionOutcome),
     Security(SecurityOutcome),
+    Share(ShareOutcome),
+    GroupConfig(GroupConfigOutcome),
 }
 
 /// A noun's commands and outcomes as variants of the log's `Command` and `Outcome`.
@@ -128,6 +135,8 @@ in_log! {
     Agent: AgentCommand => AgentOutcome,
     Job: JobCommand => JobOutcome,
     Security: SecurityCommand => SecurityOutcome,
+    Share: ShareCommand => ShareOutcome,
+    GroupConfig: GroupConfigCommand => GroupConfigOutcome,
 }
 
 /// A command as its sender sees it: written to the log as a `Command`, answered with its own
@@ -171,6 +180,8 @@ impl MetadataState {
             Command::Job(c) => Outcome::Job(c.apply(self)),
             Command::Transaction(c) => Outcome::Transaction(c.apply(self)),
             Command::Security(c) => Outcome::Security(c.apply(self)),
+            Command::Share(c) => Outcome::Share(c.apply(self)),
+            Command::GroupConfig(c) => Outcome::GroupConfig(c.apply(self)),
         }
     }
 

@@ -2,6 +2,7 @@
 //! `producers`, ...) keeps its own rules; the commands (`commands/`) compose them.
 
 use super::agents::Registry;
+use super::group_configs::GroupConfigs;
 use super::groups::GroupOffsets;
 use super::jobs::Leases;
 use super::limits::Limits;
@@ -9,6 +10,7 @@ use super::objects::Objects;
 use super::producers::Producers;
 use super::recent_commits::RecentCommits;
 use super::security::SecurityState;
+use super::share::SharePartitions;
 use super::topics::Topics;
 use super::transactions::Transactions;
 
@@ -32,6 +34,9 @@ pub struct MetadataState {
     pub(super) leases: Leases,
     pub(super) transactions: Transactions,
     pub(super) security: SecurityState,
+    /// Share groups' records (KIP-932).
+    pub(super) share: SharePartitions,
+    pub(super) group_configs: GroupConfigs,
 }
 
 /// The limits `apply` checks commands against.

@@ -133,6 +133,16 @@ impl MetadataState {
 
     /// The limits handlers check requests against: those in force, or the defaults before
     /// the `SetLimits` entry is applied (a request refused there never reaches the log).
+    /// A group's configs (GROUP config resources), by name.
+    pub fn group_configs(&self, group: &str) -> Option<&imbl::OrdMap<String, String>> {
+        self.group_configs.of(group)
+    }
+
+    /// Share groups' records.
+    pub fn share(&self) -> &super::share::SharePartitions {
+        &self.share
+    }
+
     pub fn limits(&self) -> Limits {
         self.limits.clone().unwrap_or_default()
     }

@@ -43,6 +43,8 @@ const SECTIONS: &[&str] = &[
     "jobs",
     "transactions",
     "security",
+    "share",
+    "group_configs",
 ];
 
 impl Serialize for MetadataState {
@@ -62,6 +64,8 @@ impl Serialize for MetadataState {
             leases,
             transactions,
             security,
+            share,
+            group_configs,
         } = self;
         let mut map = serializer.serialize_map(Some(SECTIONS.len()))?;
         map.serialize_entry("clock", &(applied, now_ms, producers_checked_ms))?;
@@ -75,6 +79,8 @@ impl Serialize for MetadataState {
         map.serialize_entry("jobs", leases)?;
         map.serialize_entry("transactions", transactions)?;
         map.serialize_entry("security", security)?;
+        map.serialize_entry("share", share)?;
+        map.serialize_entry("group_configs", group_configs)?;
         map.end()
     }
 }
@@ -120,6 +126,8 @@ impl<'de> Visitor<'de> for Sections {
                 "jobs" => state.leases = map.next_value()?,
                 "transactions" => state.transactions = map.next_value()?,
                 "security" => state.security = map.next_value()?,
+                "share" => state.share = map.next_value()?,
+                "group_configs" => state.group_configs = map.next_value()?,
                 other => return Err(de::Error::unknown_field(other, SECTIONS)),
             }
         }

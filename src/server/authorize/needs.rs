@@ -28,6 +28,9 @@ impl Acl {
     pub const GROUP_READ: Acl = Acl::new(ResourceType::Group, Operation::Read);
     pub const GROUP_DESCRIBE: Acl = Acl::new(ResourceType::Group, Operation::Describe);
     pub const GROUP_DELETE: Acl = Acl::new(ResourceType::Group, Operation::Delete);
+    pub const GROUP_DESCRIBE_CONFIGS: Acl =
+        Acl::new(ResourceType::Group, Operation::DescribeConfigs);
+    pub const GROUP_ALTER_CONFIGS: Acl = Acl::new(ResourceType::Group, Operation::AlterConfigs);
     pub const TXN_WRITE: Acl = Acl::new(ResourceType::TransactionalId, Operation::Write);
     pub const TXN_DESCRIBE: Acl = Acl::new(ResourceType::TransactionalId, Operation::Describe);
     pub const CLUSTER_CREATE: Acl = Acl::new(ResourceType::Cluster, Operation::Create);

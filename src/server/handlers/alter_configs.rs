@@ -22,7 +22,11 @@ impl Api for AlterConfigs {
     type Response = AlterConfigsResponse;
     const KEY: ApiKey = ApiKey::AlterConfigs;
     const VERSIONS: (i16, i16) = (0, 2);
-    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_ALTER_CONFIGS, Acl::CLUSTER_ALTER_CONFIGS]);
+    const NEEDS: Needs = Needs::Acls(&[
+        Acl::TOPIC_ALTER_CONFIGS,
+        Acl::CLUSTER_ALTER_CONFIGS,
+        Acl::GROUP_ALTER_CONFIGS,
+    ]);
 
     fn coordinator(_: &AlterConfigsRequest) -> Option<&str> {
         None
@@ -34,7 +38,11 @@ impl Api for AlterConfigs {
         request: &mut AlterConfigsRequest,
         version: i16,
     ) -> Authorized<AlterConfigsResponse> {
-        let acls = (Acl::TOPIC_ALTER_CONFIGS, Acl::CLUSTER_ALTER_CONFIGS);
+        let acls = (
+            Acl::TOPIC_ALTER_CONFIGS,
+            Acl::CLUSTER_ALTER_CONFIGS,
+            Acl::GROUP_ALTER_CONFIGS,
+        );
         let resources = request
             .resources
             .iter()

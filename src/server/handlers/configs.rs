@@ -7,7 +7,8 @@
 //! effective settings under Kafka's names; they are set on floe's command line, so they are
 //! read-only here.
 
-use crate::metadata::state::AlterTopicConfigs;
+use crate::groups::group_config;
+use crate::metadata::state::{AlterGroupConfigs, AlterTopicConfigs};
 use crate::protocol::ErrorCode;
 use crate::server::authorize::access::CLUSTER;
 use crate::server::authorize::{Acl, Authorized, Gate};
@@ -18,18 +19,21 @@ use std::collections::BTreeMap;
 
 pub(super) const RESOURCE_TOPIC: i8 = 2;
 pub(super) const RESOURCE_BROKER: i8 = 4;
+pub(super) const RESOURCE_GROUP: i8 = 32;
 
-/// floe's coarse rule for the config APIs: a topic resource needs `topic` on the topic, any
-/// other `cluster` on the cluster; when any is denied (the checks stop at the first), the
-/// whole request is answered with `refusal` (Kafka answers resource by resource).
+/// floe's coarse rule for the config APIs: a topic resource needs `topic` on the topic, a
+/// group resource `group` on the group, any other `cluster` on the cluster; when any is
+/// denied (the checks stop at the first), the whole request is answered with `refusal`
+/// (Kafka answers resource by resource).
 pub(super) fn all_or_refuse<'r, R>(
     gate: &Gate<'_>,
-    (topic, cluster): (Acl, Acl),
+    (topic, cluster, group): (Acl, Acl, Acl),
     mut resources: impl Iterator<Item = (i8, &'r str)>,
     refusal: impl FnOnce() -> R,
 ) -> Authorized<R> {
     let allowed = resources.all(|(resource_type, name)| match resource_type {
         RESOURCE_TOPIC => gate.allowed(topic, name),
+        RESOURCE_GROUP => gate.allowed(group, name),
         _ => gate.allowed(cluster, CLUSTER),
     });
     if allowed {
@@ -43,6 +47,7 @@ pub(super) fn all_or_refuse<'r, R>(
 pub(super) fn refused_code(resource_type: i8) -> i16 {
     match resource_type {
         RESOURCE_TOPIC => ErrorCode::TopicAuthorizationFailed.code(),
+        RESOURCE_GROUP => ErrorCode::GroupAuthorizationFailed.code(),
         _ => ErrorCode::ClusterAuthorizationFailed.code(),
     }
 }
@@ -111,6 +116,47 @@ pub(super) async fn apply_topic(
         code => Err((
             code,
             format!("the configs of topic '{name}' could not be changed"),
+        )),
+    }
+}
+
+/// Checks a group's config changes (Kafka's group configs, `groups::group_config`) and stores
+/// them. A group need not exist: its configs wait for it, as Kafka's do.
+pub(super) async fn apply_group(
+    broker: &Broker,
+    group: &str,
+    ops: &[(String, i8, Option<String>)],
+    validate_only: bool,
+) -> Result<(), Refusal> {
+    if group.is_empty() {
+        return Err((
+            ErrorCode::InvalidRequest,
+            "Default group resources are not allowed.".into(),
+        ));
+    }
+    let current: BTreeMap<String, String> = broker.metadata.read(|s| {
+        s.group_configs(group)
+            .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    });
+    let min_lock_ms = broker.config.share.min_record_lock_duration.as_millis() as i64;
+    let changes = group_config::incremental(&current, ops, min_lock_ms)?;
+    if validate_only || changes.is_empty() {
+        return Ok(());
+    }
+    let command = AlterGroupConfigs {
+        group: group.to_string(),
+        changes,
+    };
+    match broker.metadata.write(command).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err((
+            ErrorCode::PolicyViolation,
+            format!("group {group} would exceed floe's bounds on group configs"),
+        )),
+        Err(e) => Err((
+            ErrorCode::RequestTimedOut,
+            format!("the configs of group {group} could not be changed: {e}"),
         )),
     }
 }

@@ -28,7 +28,11 @@ impl Api for DescribeConfigs {
     type Response = DescribeConfigsResponse;
     const KEY: ApiKey = ApiKey::DescribeConfigs;
     const VERSIONS: (i16, i16) = (1, 4);
-    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_DESCRIBE_CONFIGS, Acl::CLUSTER_DESCRIBE_CONFIGS]);
+    const NEEDS: Needs = Needs::Acls(&[
+        Acl::TOPIC_DESCRIBE_CONFIGS,
+        Acl::CLUSTER_DESCRIBE_CONFIGS,
+        Acl::GROUP_DESCRIBE_CONFIGS,
+    ]);
 
     fn coordinator(_: &DescribeConfigsRequest) -> Option<&str> {
         None
@@ -40,7 +44,11 @@ impl Api for DescribeConfigs {
         request: &mut DescribeConfigsRequest,
         version: i16,
     ) -> Authorized<DescribeConfigsResponse> {
-        let acls = (Acl::TOPIC_DESCRIBE_CONFIGS, Acl::CLUSTER_DESCRIBE_CONFIGS);
+        let acls = (
+            Acl::TOPIC_DESCRIBE_CONFIGS,
+            Acl::CLUSTER_DESCRIBE_CONFIGS,
+            Acl::GROUP_DESCRIBE_CONFIGS,
+        );
         let resources = request
             .resources
             .iter()

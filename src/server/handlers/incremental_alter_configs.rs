@@ -10,8 +10,8 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::handlers::configs::{
-    RESOURCE_BROKER, RESOURCE_TOPIC, all_or_refuse, apply_topic, broker_alter_refusal,
-    check_resources, refused_code, split,
+    RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, all_or_refuse, apply_group, apply_topic,
+    broker_alter_refusal, check_resources, refused_code, split,
 };
 use crate::topic_config::alter;
 
@@ -22,7 +22,11 @@ impl Api for IncrementalAlterConfigs {
     type Response = IncrementalAlterConfigsResponse;
     const KEY: ApiKey = ApiKey::IncrementalAlterConfigs;
     const VERSIONS: (i16, i16) = (0, 1);
-    const NEEDS: Needs = Needs::Acls(&[Acl::TOPIC_ALTER_CONFIGS, Acl::CLUSTER_ALTER_CONFIGS]);
+    const NEEDS: Needs = Needs::Acls(&[
+        Acl::TOPIC_ALTER_CONFIGS,
+        Acl::CLUSTER_ALTER_CONFIGS,
+        Acl::GROUP_ALTER_CONFIGS,
+    ]);
 
     fn coordinator(_: &IncrementalAlterConfigsRequest) -> Option<&str> {
         None
@@ -34,7 +38,11 @@ impl Api for IncrementalAlterConfigs {
         request: &mut IncrementalAlterConfigsRequest,
         version: i16,
     ) -> Authorized<IncrementalAlterConfigsResponse> {
-        let acls = (Acl::TOPIC_ALTER_CONFIGS, Acl::CLUSTER_ALTER_CONFIGS);
+        let acls = (
+            Acl::TOPIC_ALTER_CONFIGS,
+            Acl::CLUSTER_ALTER_CONFIGS,
+            Acl::GROUP_ALTER_CONFIGS,
+        );
         let resources = request
             .resources
             .iter()
@@ -82,6 +90,14 @@ pub async fn handle(
                 .await
             }
             (None, RESOURCE_BROKER) => Err(broker_alter_refusal(&r.resource_name)),
+            (None, RESOURCE_GROUP) => {
+                let ops: Vec<(String, i8, Option<String>)> = r
+                    .configs
+                    .iter()
+                    .map(|c| (c.name.clone(), c.config_operation, c.value.clone()))
+                    .collect();
+                apply_group(broker, &r.resource_name, &ops, request.validate_only).await
+            }
             (None, other) => Err((
                 ErrorCode::InvalidRequest,
                 format!("Unknown resource type {other}"),

@@ -3,6 +3,7 @@
 //! timeout).
 
 use super::Apply;
+use crate::ids::TopicPartition;
 use crate::metadata::state::MetadataState;
 use crate::metadata::state::producers::{EXPIRY_CHECK_EVERY_MS, PRODUCER_ID_EXPIRATION_MS};
 use crate::metadata::state::recent_commits::COMMIT_DEDUP_WINDOW_MS;
@@ -34,19 +35,31 @@ pub struct Tick {
 }
 
 /// What a `Tick` aged out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ticked {
     pub producers_expired: u64,
     /// Open transactions aborted for their timeout (their partitions got markers).
     pub transactions_timed_out: u64,
+    /// Partitions where share groups' acquisition locks ended and records became available.
+    pub share_freed: Vec<TopicPartition>,
 }
 
 impl Apply for Tick {
     fn apply(self, state: &mut MetadataState) -> Ticked {
         let (producers_expired, transactions_timed_out) = tick(state, self.now_ms);
+        let share_freed = state
+            .share
+            .expire_locks(state.now_ms)
+            .into_iter()
+            .map(|(topic_id, partition)| TopicPartition {
+                topic_id,
+                partition,
+            })
+            .collect();
         Ticked {
             producers_expired,
             transactions_timed_out,
+            share_freed,
         }
     }
 }

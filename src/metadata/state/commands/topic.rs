@@ -55,6 +55,7 @@ impl Apply for DeleteTopic {
         state.producers.forget_topic(topic.id);
         state.transactions.forget_topic(topic.id);
         state.group_offsets.forget_topic(&self.name);
+        state.share.forget_topic(&topic.id);
         Ok(())
     }
 }
