@@ -70,6 +70,11 @@ trap stop EXIT
 # without ACLs is open, as the suite expects, and the ACL tests' deny ACLs bite.
 start_floe default --authorizer acl --allow-everyone-if-no-acl-found true
 start_floe noautocreate --auto-create-topics false
+# The share consumer's tests (0170-0185) run as librdkafka's CI runs them: against three
+# brokers (here one agent shown as three, each partition led by one of them, so the client
+# reads one broker's partitions at a time), share locks allowed down to 1 s (its tests set
+# a group's to 3 s).
+start_floe share --broker-ids-per-agent 3 --group-share-min-record-lock-duration 1s
 
 # Kafka's command-line tools some tests shell out to ($KAFKA_PATH/bin): a stand-in over Apache
 # Kafka's Java client (scripts/java_client.sh installs it and compiles tests/java/).
@@ -100,23 +105,32 @@ exec java -cp "$java_classes:$KAFKA_PATH/libs/*" KafkaTopics "\$@"
 EOF_TOPICS
 chmod +x "$KAFKA_PATH/bin/"*.sh
 
-# One process per test; floe speaks Kafka 4.0's protocol (share groups, 4.2, are not built).
+# One process per test.
 run_one() {
-  local n=$1 number=${1%%[:@]*} subtests= scenario=default
+  local n=$1 number=${1%%[:@]*} subtests= scenario=default floe=default
   [[ $1 == *:* ]] && subtests=${1#*:}
-  [[ $1 == *@* ]] && scenario=${1#*@}
+  [[ $1 == *@* ]] && scenario=${1#*@} floe=${1#*@}
+  # The broker version the suite gates tests on: Kafka 4.0's protocol, and 4.2 for the share
+  # consumer's tests (share groups, KIP-932), which floe serves at Kafka 4.1's versions.
+  local version=4.0.0
+  ((10#$number >= 170 && 10#$number <= 185)) && version=4.2.0 floe=share
   if (cd "$src/tests" && env -u CI LD_LIBRARY_PATH=../src:../src-cpp \
-    RDKAFKA_TEST_CONF="$work/$scenario.conf" BROKERS="$(cat "$work/$scenario.brokers")" \
+    RDKAFKA_TEST_CONF="$work/$floe.conf" BROKERS="$(cat "$work/$floe.brokers")" \
     TESTS="$number" SUBTESTS="$subtests" \
-    TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION=4.0.0 \
+    TEST_SCENARIO="$scenario" TEST_KAFKA_VERSION="$version" \
     timeout "${FLOE_RDK_TEST_TIMEOUT:-600}" stdbuf -oL ./test-runner -L -p1 >"$work/$n.log" 2>&1); then
-    echo "PASS $n"
+    # A test the runner skipped (its broker version gate, a missing feature) says so.
+    if ! grep -q 'PASSED' "$work/$n.log"; then
+      echo "PASS $n (nothing ran: $(grep -m1 -o 'SKIPPED.*' "$work/$n.log"))"
+    else
+      echo "PASS $n"
+    fi
   else
     echo "FAIL $n (exit $?)"
     grep -E '^### Test|FAILED|failed at' "$work/$n.log" | head -5 | sed 's/^/    /'
     cp "$work/$n.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n.log" 2>/dev/null || true
     # floe's log up to now, for the server's side of the failure (FLOE_LOG sets its detail).
-    cp "$work/$scenario.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n-floe.log" 2>/dev/null || true
+    cp "$work/$floe.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n-floe.log" 2>/dev/null || true
   fi
 }
 export -f run_one

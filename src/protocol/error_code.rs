@@ -87,7 +87,11 @@ pub enum ErrorCode {
     UnsupportedAssignor = 112,
     StaleMemberEpoch = 113,
     TransactionAbortable = 120,
+    InvalidRecordState = 121,
+    ShareSessionNotFound = 122,
+    InvalidShareSessionEpoch = 123,
     InvalidRegularExpression = 128,
+    ShareSessionLimitReached = 133,
 }
 
 impl ErrorCode {
@@ -182,7 +186,11 @@ impl ErrorCode {
             112 => ErrorCode::UnsupportedAssignor,
             113 => ErrorCode::StaleMemberEpoch,
             120 => ErrorCode::TransactionAbortable,
+            121 => ErrorCode::InvalidRecordState,
+            122 => ErrorCode::ShareSessionNotFound,
+            123 => ErrorCode::InvalidShareSessionEpoch,
             128 => ErrorCode::InvalidRegularExpression,
+            133 => ErrorCode::ShareSessionLimitReached,
             _ => return None,
         })
     }

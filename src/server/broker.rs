@@ -51,6 +51,8 @@ pub struct Broker {
     pub started: Instant,
     /// The consumer groups this agent coordinates.
     pub groups: crate::groups::Coordinator,
+    /// Share consumers' sessions on this agent (KIP-932).
+    pub share_sessions: crate::server::share_sessions::ShareSessions,
     /// Raised when the agent starts leaving the cluster (`drain`).
     pub drain: crate::drain_signal::DrainSignal,
     /// When this agent sent the last renewal of its registration that the quorum applied

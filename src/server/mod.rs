@@ -20,6 +20,7 @@ pub mod fresh_copy;
 pub mod handlers;
 pub mod router;
 pub mod sasl_exchange;
+pub mod share_sessions;
 pub mod siblings;
 
 use crate::security::listeners::SecurityProtocol;

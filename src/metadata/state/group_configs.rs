@@ -66,9 +66,4 @@ impl GroupConfigs {
         }
         Ok(())
     }
-
-    /// Forgets a group's configs (the group was deleted).
-    pub(super) fn forget(&mut self, group: &str) {
-        self.by_group.remove(group);
-    }
 }

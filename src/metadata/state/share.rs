@@ -86,6 +86,16 @@ impl AckType {
     }
 }
 
+/// What a read of the log found for a share group: it read `[from, to]`, and `batches`
+/// (`(first, last)`, in order) are the records to hand out; the rest of the range holds none
+/// (compacted away, transaction markers, aborted transactions for read_committed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Read {
+    pub from: i64,
+    pub to: i64,
+    pub batches: Vec<(i64, i64)>,
+}
+
 /// Consecutive offsets in one state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
@@ -282,18 +292,20 @@ impl SharePartition {
     pub fn acquire(
         &mut self,
         member: &str,
-        from: i64,
-        batches: &[(i64, i64)],
+        read: &Read,
         budget: &mut u32,
         locked_until_ms: i64,
     ) -> Vec<Acquired> {
         let rules = self.rules;
         let mut acquired = Vec::new();
+        let batches = &read.batches[..];
+        self.archive_passed_over(read.from, read.to, batches);
         let (Some(&(read_first, _)), Some(&(_, read_last))) = (batches.first(), batches.last())
         else {
+            self.archive_gap_to(read.to, rules);
+            self.settle();
             return acquired;
         };
-        self.archive_passed_over(from, batches);
         // Released records inside the window.
         let in_window: Vec<(i64, i64)> = self
             .spans
@@ -322,9 +334,14 @@ impl SharePartition {
             *budget = budget.saturating_sub(count(first, last));
         }
         // New records, a whole batch at a time, while the window has room.
+        let mut all_taken = true;
         for &(first, last) in batches {
             if *budget == 0 || self.window() >= i64::from(rules.record_locks_max) {
-                break;
+                all_taken = last < self.end;
+                if !all_taken {
+                    break;
+                }
+                continue;
             }
             if last < self.end {
                 continue;
@@ -358,15 +375,32 @@ impl SharePartition {
             });
             *budget = budget.saturating_sub(count(from, last));
         }
+        if all_taken {
+            self.archive_gap_to(read.to, rules);
+        }
         self.settle();
         merge_acquired(acquired)
     }
 
-    /// Archives the available offsets in `[from, last batch's end]` that no batch holds.
-    fn archive_passed_over(&mut self, from: i64, batches: &[(i64, i64)]) {
-        let Some(&(_, read_last)) = batches.last() else {
+    /// Past the last record handed out, offsets up to `to` hold no record to deliver: they
+    /// join the window as archived, so the start can move past them.
+    fn archive_gap_to(&mut self, to: i64, rules: ShareRules) {
+        if to < self.end || self.window() >= i64::from(rules.record_locks_max) {
             return;
+        }
+        let gap = Span {
+            last: to,
+            state: RecordState::Archived,
+            deliveries: 0,
+            owner: None,
+            locked_until_ms: 0,
         };
+        self.spans.insert(self.end, gap);
+        self.end = to + 1;
+    }
+
+    /// Archives the available offsets in `[from, to]` that no batch holds.
+    fn archive_passed_over(&mut self, from: i64, read_last: i64, batches: &[(i64, i64)]) {
         let holds = |offset: i64| batches.iter().any(|(f, l)| (*f..=*l).contains(&offset));
         let available: Vec<(i64, i64)> = self
             .spans
@@ -650,10 +684,18 @@ impl SharePartitions {
         }
     }
 
-    /// Gives back a member's records in every partition of its group; the partitions where
-    /// records became available.
-    pub(super) fn release_member(&mut self, group: &str, member: &str) -> Vec<(Uuid, i32)> {
-        let keys: Vec<ShareKey> = self.of_group(group).map(|(k, _)| k.clone()).collect();
+    /// Gives back a member's records in the listed partitions of its group; the partitions
+    /// where records became available.
+    pub(super) fn release_member(
+        &mut self,
+        group: &str,
+        member: &str,
+        partitions: &[crate::ids::TopicPartition],
+    ) -> Vec<(Uuid, i32)> {
+        let keys: Vec<ShareKey> = partitions
+            .iter()
+            .map(|tp| (group.to_string(), tp.topic_id, tp.partition))
+            .collect();
         let mut freed = Vec::new();
         for key in keys {
             if let Some(p) = self.by_key.get_mut(&key)

@@ -13,6 +13,14 @@ fn ack(first: i64, last: i64, ty: AckType) -> AckBatch {
     }
 }
 
+fn read(from: i64, batches: &[(i64, i64)]) -> Read {
+    Read {
+        from,
+        to: batches.last().map_or(from - 1, |b| b.1),
+        batches: batches.to_vec(),
+    }
+}
+
 fn acquired(first: i64, last: i64, deliveries: u16) -> Acquired {
     Acquired {
         first,
@@ -25,7 +33,12 @@ fn acquired(first: i64, last: i64, deliveries: u16) -> Acquired {
 fn new_records_are_acquired_a_whole_batch_at_a_time() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 5;
-    let got = p.acquire("a", 0, &[(0, 3), (4, 9), (10, 12)], &mut budget, 1_000);
+    let got = p.acquire(
+        "a",
+        &read(0, &[(0, 3), (4, 9), (10, 12)]),
+        &mut budget,
+        1_000,
+    );
     // The budget of 5 ends inside the second batch, which is taken whole.
     assert_eq!(got, vec![acquired(0, 9, 1)]);
     assert_eq!(budget, 0);
@@ -37,9 +50,12 @@ fn new_records_are_acquired_a_whole_batch_at_a_time() {
 fn a_record_goes_to_one_member_at_a_time() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
     let mut budget = 100;
-    assert!(p.acquire("b", 0, &[(0, 9)], &mut budget, 1_000).is_empty());
+    assert!(
+        p.acquire("b", &read(0, &[(0, 9)]), &mut budget, 1_000)
+            .is_empty()
+    );
     // Another member cannot acknowledge them.
     assert_eq!(
         p.acknowledge("b", &[ack(0, 9, AckType::Accept)]),
@@ -51,7 +67,7 @@ fn a_record_goes_to_one_member_at_a_time() {
 fn accepted_records_move_the_start_and_leave_the_window() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
     p.acknowledge("a", &[ack(0, 4, AckType::Accept)]).unwrap();
     assert_eq!((p.start, p.end), (5, 10));
     p.acknowledge("a", &[ack(5, 9, AckType::Reject)]).unwrap();
@@ -67,7 +83,7 @@ fn released_records_are_delivered_again_until_the_limit_archives_them() {
     for delivery in 1..=3u16 {
         let mut budget = 100;
         let member = format!("m{delivery}");
-        let got = p.acquire(&member, 0, &[(0, 4)], &mut budget, 1_000);
+        let got = p.acquire(&member, &read(0, &[(0, 4)]), &mut budget, 1_000);
         assert_eq!(got, vec![acquired(0, 4, delivery)]);
         p.acknowledge(&member, &[ack(0, 4, AckType::Release)])
             .unwrap();
@@ -80,7 +96,7 @@ fn released_records_are_delivered_again_until_the_limit_archives_them() {
 fn per_offset_acknowledgements_split_a_batch() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 3)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 3)]), &mut budget, 1_000);
     let types = vec![
         AckType::Accept,
         AckType::Release,
@@ -99,7 +115,7 @@ fn per_offset_acknowledgements_split_a_batch() {
     assert_eq!(p.start, 1);
     assert_eq!(p.next_fetch_offset(), 1);
     let mut budget = 100;
-    let got = p.acquire("b", 1, &[(0, 3)], &mut budget, 1_000);
+    let got = p.acquire("b", &read(1, &[(0, 3)]), &mut budget, 1_000);
     assert_eq!(got, vec![acquired(1, 1, 2), acquired(3, 3, 2)]);
 }
 
@@ -107,7 +123,7 @@ fn per_offset_acknowledgements_split_a_batch() {
 fn acknowledgements_of_a_partition_apply_all_or_none() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
     let before = p.clone();
     // The second batch is past what was handed out.
     let refused = p.acknowledge(
@@ -129,7 +145,7 @@ fn acknowledgements_of_a_partition_apply_all_or_none() {
 fn an_expired_lock_gives_records_back() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
     assert!(!p.expire_locks(999));
     assert!(p.expire_locks(1_000));
     assert_eq!(
@@ -138,7 +154,7 @@ fn an_expired_lock_gives_records_back() {
     );
     let mut budget = 100;
     assert_eq!(
-        p.acquire("b", 0, &[(0, 9)], &mut budget, 2_000),
+        p.acquire("b", &read(0, &[(0, 9)]), &mut budget, 2_000),
         vec![acquired(0, 9, 2)]
     );
 }
@@ -147,8 +163,8 @@ fn an_expired_lock_gives_records_back() {
 fn a_member_gone_gives_back_only_its_own_records() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 4)], &mut budget, 1_000);
-    p.acquire("b", 5, &[(5, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 4)]), &mut budget, 1_000);
+    p.acquire("b", &read(5, &[(5, 9)]), &mut budget, 1_000);
     assert!(p.release_member("a"));
     assert_eq!(p.next_fetch_offset(), 0);
     assert_eq!(p.acknowledge("b", &[ack(5, 9, AckType::Accept)]), Ok(()));
@@ -162,7 +178,12 @@ fn the_window_stops_at_its_record_limit() {
     };
     let mut p = SharePartition::new(0, rules);
     let mut budget = 1_000;
-    let got = p.acquire("a", 0, &[(0, 5), (6, 11), (12, 20)], &mut budget, 1_000);
+    let got = p.acquire(
+        "a",
+        &read(0, &[(0, 5), (6, 11), (12, 20)]),
+        &mut budget,
+        1_000,
+    );
     // The second batch starts inside the limit and is taken whole; the third is not.
     assert_eq!(got, vec![acquired(0, 11, 1)]);
     assert!(!p.can_acquire());
@@ -175,7 +196,7 @@ fn offsets_the_log_no_longer_holds_are_archived() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
     // Offsets 3 to 6 were compacted away before the first read.
-    let got = p.acquire("a", 0, &[(0, 2), (7, 9)], &mut budget, 1_000);
+    let got = p.acquire("a", &read(0, &[(0, 2), (7, 9)]), &mut budget, 1_000);
     assert_eq!(got, vec![acquired(0, 2, 1), acquired(7, 9, 1)]);
     p.acknowledge(
         "a",
@@ -189,7 +210,7 @@ fn offsets_the_log_no_longer_holds_are_archived() {
 fn the_log_start_moving_on_ends_what_was_below_it() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire("a", 0, &[(0, 9)], &mut budget, 1_000);
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
     p.advance_to_log_start(5);
     assert_eq!((p.start, p.end), (5, 10));
     // Acknowledging records below the start is skipped; the rest still apply.
@@ -201,15 +222,29 @@ fn the_log_start_moving_on_ends_what_was_below_it() {
 fn spans_stay_merged_and_cover_the_window() {
     let mut p = SharePartition::new(0, RULES);
     let mut budget = 100;
-    p.acquire(
-        "a",
-        0,
-        &[(0, 0), (1, 1), (2, 2), (3, 3)],
-        &mut budget,
-        1_000,
-    );
+    let batches = [(0, 0), (1, 1), (2, 2), (3, 3)];
+    p.acquire("a", &read(0, &batches), &mut budget, 1_000);
     assert_eq!(p.spans().count(), 1, "one member, one lock: one span");
     p.acknowledge("a", &[ack(1, 1, AckType::Accept)]).unwrap();
     let spans: Vec<(i64, i64)> = p.spans().map(|(f, s)| (f, s.last)).collect();
     assert_eq!(spans, vec![(0, 0), (1, 1), (2, 3)]);
+}
+
+#[test]
+fn markers_after_the_last_record_are_passed_over() {
+    let mut p = SharePartition::new(0, RULES);
+    let mut budget = 100;
+    // Offsets 0-4 are records, 5 a transaction marker.
+    let read = Read {
+        from: 0,
+        to: 5,
+        batches: vec![(0, 4)],
+    };
+    assert_eq!(
+        p.acquire("a", &read, &mut budget, 1_000),
+        vec![acquired(0, 4, 1)]
+    );
+    assert_eq!(p.end, 6);
+    p.acknowledge("a", &[ack(0, 4, AckType::Accept)]).unwrap();
+    assert_eq!((p.start, p.end), (6, 6));
 }

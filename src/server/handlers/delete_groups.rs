@@ -1,6 +1,6 @@
 //! DeleteGroups (key 42): forgets groups' committed offsets, once no member is left.
 
-use crate::metadata::state::DeleteGroupOffsets;
+use crate::metadata::state::{DeleteGroupOffsets, ForgetShareState};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::DeleteGroupsRequest;
@@ -53,17 +53,30 @@ pub async fn handle(broker: &Broker, request: DeleteGroupsRequest) -> DeleteGrou
             ErrorCode::NonEmptyGroup
         } else {
             broker.groups.forget_emptied(&group);
-            match broker
+            let offsets = broker
                 .metadata
                 .write(DeleteGroupOffsets {
                     group: group.clone(),
                     partitions: None,
                 })
-                .await
-            {
-                Ok(true) => ErrorCode::None,
-                Ok(false) => ErrorCode::GroupIdNotFound,
-                Err(e) => failed_write(&e, Role::Coordinator),
+                .await;
+            // A share group's records go with it.
+            let shared = broker
+                .metadata
+                .write(ForgetShareState {
+                    group: group.clone(),
+                    topics: None,
+                })
+                .await;
+            match (offsets, shared) {
+                (Ok(had_offsets), Ok(share_partitions)) => {
+                    if had_offsets || share_partitions > 0 {
+                        ErrorCode::None
+                    } else {
+                        ErrorCode::GroupIdNotFound
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => failed_write(&e, Role::Coordinator),
             }
         };
         results.push(DeletableGroupResult {

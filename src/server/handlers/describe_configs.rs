@@ -1,6 +1,7 @@
 //! DescribeConfigs (key 32): a topic's configs (Kafka's, with defaults, sources and
 //! synonyms), or a broker's: floe's effective settings under Kafka's names, read-only.
 
+use crate::groups::group_config;
 use crate::metadata::state::PRODUCER_ID_EXPIRATION_MS;
 use crate::metadata::state::transactions::TRANSACTIONAL_ID_EXPIRATION_MS;
 use crate::protocol::ApiKey;
@@ -15,7 +16,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::handlers::configs::{
-    RESOURCE_BROKER, RESOURCE_TOPIC, all_or_refuse, refused_code,
+    RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, all_or_refuse, refused_code,
 };
 use crate::topic_config::catalog::{self, Kind, TOPIC_CONFIGS};
 use crate::topic_config::describe::{self, Entry, SOURCE_DEFAULT, SOURCE_STATIC_BROKER};
@@ -83,6 +84,7 @@ pub fn handle(broker: &Broker, request: DescribeConfigsRequest) -> DescribeConfi
             let entries = match r.resource_type {
                 RESOURCE_TOPIC => topic_entries(broker, &r.resource_name),
                 RESOURCE_BROKER => broker_entries(broker, &r.resource_name),
+                RESOURCE_GROUP => group_entries(broker, &r.resource_name),
                 other => Err((
                     ErrorCode::InvalidRequest,
                     Some(format!("Unsupported resource type {other}")),
@@ -168,6 +170,43 @@ fn topic_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Desc
         .ok_or((ErrorCode::UnknownTopicOrPartition, None))?;
     let entries = describe::topic_entries(&configs, &broker_topic_defaults(broker));
     Ok(entries.into_iter().map(|e| (e, false)).collect())
+}
+
+/// A group's configs (Kafka's group configs that floe honours), set or from the broker's
+/// settings; a group need not exist (as in Kafka).
+fn group_entries(broker: &Broker, group: &str) -> Result<Vec<(Entry, bool)>, DescribeError> {
+    /// Kafka's ConfigSource GROUP_CONFIG.
+    const SOURCE_GROUP: i8 = 8;
+    if group.is_empty() {
+        return Err((
+            ErrorCode::InvalidRequest,
+            Some("Default group resources are not allowed.".into()),
+        ));
+    }
+    let set = broker
+        .metadata
+        .read(|s| s.group_configs(group).cloned())
+        .unwrap_or_default();
+    let entries = group_config::NAMES
+        .iter()
+        .map(|name| {
+            let default = group_config::default_of(name, &broker.config.share).unwrap_or_default();
+            let (value, source) = match set.get(*name) {
+                Some(value) => (value.clone(), SOURCE_GROUP),
+                None => (default, describe::SOURCE_STATIC_BROKER),
+            };
+            let entry = Entry {
+                name: name.to_string(),
+                value,
+                source,
+                synonyms: Vec::new(),
+                config_type: group_config::config_type(name),
+                documentation: None,
+            };
+            (entry, false)
+        })
+        .collect();
+    Ok(entries)
 }
 
 /// This agent's settings under Kafka's broker config names, for `name` = this broker's id;

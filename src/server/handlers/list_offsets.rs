@@ -215,6 +215,25 @@ async fn lookup(
     })
 }
 
+/// The first offset whose record's time is at or after `target_ms` (a share group's
+/// `by_duration` reset), the high watermark when no record is that recent; `None` when the
+/// partition is unknown or its objects cannot be read.
+pub async fn first_offset_at_or_after(
+    broker: &Broker,
+    tp: &crate::ids::TopicPartition,
+    target_ms: i64,
+) -> Option<Offset> {
+    let (part, objects) = broker
+        .metadata
+        .read(|s| Some((s.partition(tp)?.clone(), s.objects().clone())))?;
+    let latest = part.high_watermark;
+    match lookup(broker, &objects, &part, latest, target_ms.max(0)).await {
+        Ok(Some((offset, _))) => Some(offset),
+        Ok(None) => Some(latest),
+        Err(_) => None,
+    }
+}
+
 /// The first record reaching `target` in `entries`: each entry's runs that reach it (a
 /// segment's chunks, through its footer), in offset order.
 async fn first_in_entries<'a>(

@@ -46,6 +46,10 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 #[cfg(test)]
 pub mod testing;
@@ -90,6 +94,9 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<describe_topic_partitions::DescribeTopicPartitions>(),
     Entry::of::<consumer_group_heartbeat::ConsumerGroupHeartbeat>(),
     Entry::of::<consumer_group_describe::ConsumerGroupDescribe>(),
+    Entry::of::<share_group_heartbeat::ShareGroupHeartbeat>(),
+    Entry::of::<share_fetch::ShareFetch>(),
+    Entry::of::<share_acknowledge::ShareAcknowledge>(),
     Entry::of::<add_partitions_to_txn::AddPartitionsToTxn>(),
     Entry::of::<add_offsets_to_txn::AddOffsetsToTxn>(),
     Entry::of::<end_txn::EndTxn>(),

@@ -1,5 +1,5 @@
-//! Groups' configs (GROUP config resources): set or removed together, forgotten with the
-//! group.
+//! Groups' configs (GROUP config resources): set or removed together. Kept when a group is
+//! deleted, as Kafka keeps them; removed with IncrementalAlterConfigs DELETE.
 
 use super::Apply;
 use crate::metadata::state::MetadataState;
@@ -10,7 +10,6 @@ noun! {
     /// What changes a group's configs.
     GroupConfigCommand => GroupConfigOutcome {
         AlterGroupConfigs => Result<(), GroupConfigError>,
-        ForgetGroupConfigs => (),
     }
 }
 
@@ -25,17 +24,5 @@ pub struct AlterGroupConfigs {
 impl Apply for AlterGroupConfigs {
     fn apply(self, state: &mut MetadataState) -> Result<(), GroupConfigError> {
         state.group_configs.alter(&self.group, self.changes)
-    }
-}
-
-/// Forgets a deleted group's configs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ForgetGroupConfigs {
-    pub group: String,
-}
-
-impl Apply for ForgetGroupConfigs {
-    fn apply(self, state: &mut MetadataState) {
-        state.group_configs.forget(&self.group)
     }
 }

@@ -7,7 +7,7 @@ use super::Apply;
 use crate::ids::TopicPartition;
 use crate::metadata::state::MetadataState;
 use crate::metadata::state::share::{
-    AckBatch, AckError, AckType, Acquired, LOCK_MS_MAX, ShareRules,
+    AckBatch, AckError, AckType, Acquired, LOCK_MS_MAX, Read, ShareRules,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -29,10 +29,8 @@ pub struct RoundPartition {
     pub topic_id: Uuid,
     pub partition: i32,
     pub acks: Vec<AckBatch>,
-    /// Where the read started (`None`: acknowledgements only).
-    pub read_from: Option<i64>,
-    /// The batches the read found, `(first offset, last offset)` in order.
-    pub batches: Vec<(i64, i64)>,
+    /// What a read of the log found to acquire from (`None`: acknowledgements only).
+    pub read: Option<Read>,
     /// Where the group starts reading this partition if it has not yet (the group's
     /// `share.auto.offset.reset` as the reading agent resolved it).
     pub start_if_new: i64,
@@ -104,7 +102,7 @@ impl Apply for ShareRound {
         }
         let mut budget = self.max_records;
         for (p, result) in self.partitions.iter().zip(results.iter_mut()) {
-            let Some(read_from) = p.read_from else {
+            let Some(read) = &p.read else {
                 continue;
             };
             if result.unknown || budget == 0 {
@@ -125,32 +123,27 @@ impl Apply for ShareRound {
             };
             share.expire_locks(now_ms);
             share.advance_to_log_start(log_start);
-            result.acquired = share.acquire(
-                &self.member,
-                read_from,
-                &p.batches,
-                &mut budget,
-                locked_until_ms,
-            );
+            result.acquired = share.acquire(&self.member, read, &mut budget, locked_until_ms);
         }
         results
     }
 }
 
-/// Gives back every record a member holds in its group's partitions (its share session
-/// closed, or it left the group): available again, or archived at the delivery limit.
-/// Returns the partitions where records became available.
+/// Gives back every record a member holds in the listed partitions of its group (its share
+/// session closed): available again, or archived at the delivery limit. Returns the
+/// partitions where records became available.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReleaseShareMember {
     pub group: String,
     pub member: String,
+    pub partitions: Vec<TopicPartition>,
 }
 
 impl Apply for ReleaseShareMember {
     fn apply(self, state: &mut MetadataState) -> Vec<TopicPartition> {
         state
             .share
-            .release_member(&self.group, &self.member)
+            .release_member(&self.group, &self.member, &self.partitions)
             .into_iter()
             .map(|(topic_id, partition)| TopicPartition {
                 topic_id,

@@ -1,0 +1,320 @@
+//! What ShareFetch and ShareAcknowledge share (KIP-932): a member's acknowledgements as the
+//! state takes them, reading a share group's partitions from the log, and the round that
+//! applies acknowledgements and acquires records in one replicated write
+//! (`state::ShareRound`).
+
+use crate::fetch::planner::{FetchPlan, plan_fetch};
+use crate::fetch::reader::{ReadBatch, read_batches};
+use crate::fetch::runs::{locate, runs_for_fetch};
+use crate::groups::group_config::{AutoOffsetReset, ShareGroupConfig};
+use crate::ids::{Offset, TopicPartition};
+use crate::metadata::state::share::{AckBatch, AckError, AckType, Read, ShareRules};
+use crate::metadata::state::{ReleaseShareMember, RoundPartition, RoundResult, ShareRound};
+use crate::protocol::ErrorCode;
+use crate::protocol::spliced::Records;
+use crate::server::broker::{Broker, LEADER_EPOCH};
+use crate::telemetry::ErrorChain;
+use bytes::Bytes;
+use std::collections::BTreeMap;
+
+/// Kafka's bound on share member ids (4.2: not empty, at most 36 characters).
+pub const MEMBER_ID_BYTES_MAX: usize = 36;
+
+/// A member's acknowledgements of one partition, as sent; checked when converted.
+pub struct WireAck {
+    pub first: i64,
+    pub last: i64,
+    pub types: Vec<i8>,
+}
+
+/// Converts a partition's acknowledgement batches, refusing unknown types (INVALID_REQUEST,
+/// as Kafka's `validateAcknowledgementBatches`; RENEW is a version 2 type, not served).
+pub fn ack_batches(batches: &[WireAck]) -> Result<Vec<AckBatch>, AckError> {
+    batches
+        .iter()
+        .map(|b| {
+            let types = b
+                .types
+                .iter()
+                .map(|t| AckType::from_code(*t))
+                .collect::<Option<Vec<_>>>()
+                .ok_or(AckError::InvalidRequest)?;
+            Ok(AckBatch {
+                first: b.first,
+                last: b.last,
+                types,
+            })
+        })
+        .collect()
+}
+
+pub fn ack_error_code(error: AckError) -> (ErrorCode, String) {
+    match error {
+        AckError::InvalidRecordState => (
+            ErrorCode::InvalidRecordState,
+            "records not acquired by this member (released, lock expired, or another's)".into(),
+        ),
+        AckError::InvalidRequest => (
+            ErrorCode::InvalidRequest,
+            "invalid acknowledgement batches".into(),
+        ),
+        AckError::UnknownPartition => (
+            ErrorCode::UnknownTopicOrPartition,
+            "the partition does not exist".into(),
+        ),
+    }
+}
+
+/// The group's settings for its reads, from its configs over the broker's.
+pub fn group_settings(broker: &Broker, group: &str) -> (ShareGroupConfig, ShareRules) {
+    let config = broker
+        .metadata
+        .read(|s| ShareGroupConfig::of(s.group_configs(group), &broker.config.share));
+    let rules = ShareRules {
+        delivery_count_limit: broker.config.share.delivery_count_limit,
+        record_locks_max: broker.config.share.partition_max_record_locks,
+    };
+    (config, rules)
+}
+
+/// One partition's read for a share group: what to offer the state, and the bytes to answer
+/// with once the state says what was acquired.
+pub struct PartitionRead {
+    pub read: Read,
+    pub start_if_new: i64,
+    bytes: Bytes,
+    batches: Vec<ReadBatch>,
+}
+
+impl PartitionRead {
+    /// The bytes the read holds (what it takes of the request's byte budget).
+    pub fn read_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the read found records to hand out (not only a start for a new group).
+    pub fn has_records(&self) -> bool {
+        !self.read.batches.is_empty()
+    }
+
+    /// The read's batches that hold acquired records, whole (the client keeps only the
+    /// acquired offsets, as Kafka's slicing at batch bounds expects).
+    pub fn records_for(&self, acquired: &[crate::metadata::state::share::Acquired]) -> Records {
+        let (Some(first), Some(last)) = (
+            acquired.iter().map(|a| a.first).min(),
+            acquired.iter().map(|a| a.last).max(),
+        ) else {
+            return Records::default();
+        };
+        let kept: Vec<&ReadBatch> = self
+            .batches
+            .iter()
+            .filter(|b| b.last >= first && b.first <= last)
+            .collect();
+        match (kept.first(), kept.last()) {
+            (Some(a), Some(b)) => Records::from(self.bytes.slice(a.bytes.start..b.bytes.end)),
+            _ => Records::default(),
+        }
+    }
+}
+
+/// Why a partition could not be read.
+pub enum ReadFailure {
+    UnknownTopicId,
+    Storage,
+}
+
+/// Reads a partition for a share group from where its next records to hand out begin, up to
+/// `budget` bytes (at least one batch). `None`: nothing to read now.
+pub async fn read_partition(
+    broker: &Broker,
+    group: &str,
+    tp: &TopicPartition,
+    config: &ShareGroupConfig,
+    budget: usize,
+) -> Result<Option<PartitionRead>, ReadFailure> {
+    let Some((log_start, high_watermark)) = broker.metadata.read(|s| {
+        s.partition(tp)
+            .map(|p| (p.log_start_offset.0, p.high_watermark.0))
+    }) else {
+        return Err(ReadFailure::UnknownTopicId);
+    };
+    let start_if_new = match config.auto_offset_reset {
+        AutoOffsetReset::Earliest => log_start,
+        AutoOffsetReset::Latest => high_watermark,
+        AutoOffsetReset::ByDuration(ms) => {
+            // By the state's time, as every agent reads it.
+            let target = broker.metadata.read(|s| s.now_ms()).saturating_sub(ms);
+            super::list_offsets::first_offset_at_or_after(broker, tp, target)
+                .await
+                .map_or(high_watermark, |o| o.0)
+        }
+    };
+    // Planned under the read lock: only the runs are copied.
+    let planned = broker.metadata.read(|s| {
+        let part = s.partition(tp)?;
+        let share = s.share().get(group, &tp.topic_id, tp.partition);
+        if share.is_some_and(|p| !p.can_acquire()) {
+            return Some(None);
+        }
+        let from = share
+            .map_or(start_if_new, |p| p.next_fetch_offset())
+            .max(part.log_start_offset.0);
+        let lso = s.last_stable_offset(tp).unwrap_or(part.high_watermark);
+        let stable = if config.read_committed {
+            lso
+        } else {
+            part.high_watermark
+        };
+        let aborted = config
+            .read_committed
+            .then(|| s.transactions().aborted_between(tp, Offset(from), stable))
+            .unwrap_or_default();
+        let entries = match plan_fetch(part, Offset(from), budget as u64, stable) {
+            FetchPlan::Read(entries) => entries
+                .iter()
+                .map(|e| locate(s.objects(), e))
+                .collect::<Option<Vec<_>>>()?,
+            // Nothing to read yet: a group that has not started on the partition starts
+            // now, where its reset says (Kafka initializes a share-partition at its first
+            // fetch), so records written from here on are its to read.
+            FetchPlan::Empty | FetchPlan::OutOfRange if share.is_none() => {
+                return Some(Some((from, stable, aborted, Vec::new())));
+            }
+            FetchPlan::Empty | FetchPlan::OutOfRange => return Some(None),
+        };
+        Some(Some((from, stable, aborted, entries)))
+    });
+    let Some(Some((from, stable, aborted, entries))) = planned else {
+        return match planned {
+            None => Err(ReadFailure::Storage),
+            Some(_) => Ok(None),
+        };
+    };
+    if entries.is_empty() {
+        return Ok(Some(PartitionRead {
+            read: Read {
+                from,
+                to: from - 1,
+                batches: Vec::new(),
+            },
+            start_if_new,
+            bytes: Bytes::new(),
+            batches: Vec::new(),
+        }));
+    }
+    let runs = runs_for_fetch(
+        &broker.segment_indexes,
+        &broker.read_cache,
+        &entries,
+        Offset(from),
+        budget as u64,
+    )
+    .await
+    .map_err(|e| {
+        tracing::warn!(error = %ErrorChain(&e), ?tp, "share fetch planning failed");
+        ReadFailure::Storage
+    })?;
+    let got = read_batches(
+        &broker.read_cache,
+        &runs,
+        Offset(from),
+        stable,
+        budget.max(1),
+        LEADER_EPOCH,
+    )
+    .await
+    .map_err(|e| {
+        tracing::warn!(error = %ErrorChain(&e), ?tp, "share fetch read failed");
+        ReadFailure::Storage
+    })?;
+    let Some(to) = got.batches.last().map(|b| b.last) else {
+        return Ok(None);
+    };
+    // The records to hand out: not control batches, not aborted transactions' batches when
+    // the group reads committed data only.
+    let is_aborted = |b: &ReadBatch| {
+        b.transactional
+            && aborted.iter().any(|a| {
+                a.producer_id.0 == b.producer_id
+                    && a.first_offset.0 <= b.first
+                    && b.first < a.last_offset.0
+            })
+    };
+    let handed_out = got
+        .batches
+        .iter()
+        .filter(|b| !b.control && !is_aborted(b))
+        .map(|b| (b.first, b.last))
+        .collect();
+    Ok(Some(PartitionRead {
+        read: Read {
+            from,
+            to,
+            batches: handed_out,
+        },
+        start_if_new,
+        bytes: got.bytes.to_bytes(),
+        batches: got.batches,
+    }))
+}
+
+/// Applies a member's acknowledgements and acquisitions in one write. `Err`: the write did
+/// not complete (the quorum is unavailable).
+pub async fn apply_round(
+    broker: &Broker,
+    group: &str,
+    member: &str,
+    partitions: Vec<RoundPartition>,
+    max_records: u32,
+    config: &ShareGroupConfig,
+    rules: ShareRules,
+) -> Result<Vec<RoundResult>, ()> {
+    if partitions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let round = ShareRound {
+        group: group.to_string(),
+        member: member.to_string(),
+        partitions,
+        max_records,
+        lock_ms: config.record_lock_duration_ms,
+        rules,
+    };
+    broker.metadata.write(round).await.map_err(|e| {
+        tracing::warn!(error = %ErrorChain(&e), group, "share round not written");
+    })
+}
+
+/// Gives back the records a member holds in a closed share session's partitions.
+pub async fn release_member(
+    broker: &Broker,
+    group: &str,
+    member: &str,
+    partitions: Vec<TopicPartition>,
+) {
+    if partitions.is_empty() {
+        return;
+    }
+    let command = ReleaseShareMember {
+        group: group.to_string(),
+        member: member.to_string(),
+        partitions,
+    };
+    if let Err(e) = broker.metadata.write(command).await {
+        tracing::warn!(error = %ErrorChain(&e), group, member, "share member's records not released");
+    }
+}
+
+/// A round's partitions for acknowledgements alone.
+pub fn ack_partitions(acks: BTreeMap<TopicPartition, Vec<AckBatch>>) -> Vec<RoundPartition> {
+    acks.into_iter()
+        .map(|(tp, acks)| RoundPartition {
+            topic_id: tp.topic_id,
+            partition: tp.partition,
+            acks,
+            read: None,
+            start_if_new: 0,
+        })
+        .collect()
+}
