@@ -122,10 +122,10 @@ fn share_consumers_lose_nothing_and_accept_nothing_twice_under_kills_and_pauses(
 
     // Faults: each node killed and restarted, then each paused past its lease (4 s).
     std::thread::sleep(Duration::from_secs(3));
-    for node in 0..nodes.len() {
-        nodes[node].kill();
+    for node in &mut nodes {
+        node.kill();
         std::thread::sleep(Duration::from_secs(3));
-        nodes[node].restart();
+        node.restart();
         std::thread::sleep(Duration::from_secs(4));
     }
     for node in &nodes {

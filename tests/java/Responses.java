@@ -571,6 +571,27 @@ final class Responses {
             }
             case LIST_CLIENT_METRICS_RESOURCES:
                 return new ListClientMetricsResourcesRequestData();
+            case SHARE_GROUP_HEARTBEAT:
+                return new ShareGroupHeartbeatRequestData().setGroupId("resp-share" + tag)
+                        .setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
+                        .setSubscribedTopicNames(List.of(TOPIC));
+            case SHARE_FETCH: {
+                // A new share session over the topic's partitions, answered at once.
+                List<ShareFetchRequestData.FetchPartition> partitions = new ArrayList<>();
+                for (int p = 0; p < 3; p++) {
+                    partitions.add(new ShareFetchRequestData.FetchPartition().setPartitionIndex(p)
+                            .setPartitionMaxBytes(1 << 20));
+                }
+                List<ShareFetchRequestData.FetchTopic> topics = List.of(
+                        new ShareFetchRequestData.FetchTopic().setTopicId(topicId).setPartitions(partitions));
+                return new ShareFetchRequestData().setGroupId("resp-share").setMemberId(Uuid.randomUuid().toString())
+                        .setShareSessionEpoch(0).setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20)
+                        .setTopics(topics);
+            }
+            case SHARE_ACKNOWLEDGE:
+                // No session: SHARE_SESSION_NOT_FOUND, in the answer's shape.
+                return new ShareAcknowledgeRequestData().setGroupId("resp-share")
+                        .setMemberId(Uuid.randomUuid().toString()).setShareSessionEpoch(3);
             case DESCRIBE_TOPIC_PARTITIONS:
                 return new DescribeTopicPartitionsRequestData().setResponsePartitionLimit(2000).setTopics(List.of(
                         new DescribeTopicPartitionsRequestData.TopicRequest().setName(TOPIC)));

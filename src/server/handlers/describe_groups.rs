@@ -60,8 +60,9 @@ pub fn handle(
                     ..Default::default()
                 };
             }
-            if broker.groups.is_consumer_group(id) {
-                // As Kafka: DescribeGroups describes classic groups; ConsumerGroupDescribe the rest.
+            if broker.groups.is_consumer_group(id) || broker.groups.is_share_group(id) {
+                // As Kafka: DescribeGroups describes classic groups; ConsumerGroupDescribe and
+                // ShareGroupDescribe the rest.
                 return DescribedGroup {
                     error_code: ErrorCode::GroupIdNotFound.code(),
                     // The message is on the wire from v6 only.

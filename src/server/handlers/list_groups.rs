@@ -118,6 +118,27 @@ fn coordinated_here(broker: &Broker) -> Vec<ListedGroup> {
             .map(str::to_string)
             .collect()
     });
+    // Share groups whose members all left keep their records' state: Empty, as Kafka lists
+    // them.
+    let shared: Vec<String> = broker.metadata.read(|state| {
+        state
+            .share()
+            .groups()
+            .into_iter()
+            .filter(|g| !listed.contains_key(g))
+            .filter(|g| placement::coordinator(&agents, g) == Some(me))
+            .collect()
+    });
+    for id in shared {
+        let group = ListedGroup {
+            protocol_type: "share".into(),
+            group_id: id.clone(),
+            group_state: "Empty".into(),
+            group_type: "share".into(),
+            ..Default::default()
+        };
+        listed.insert(id, group);
+    }
     for id in with_offsets {
         let group = ListedGroup {
             protocol_type: broker.groups.emptied_protocol_type(&id).unwrap_or_default(),

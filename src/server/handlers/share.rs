@@ -166,10 +166,11 @@ pub async fn read_partition(
         } else {
             part.high_watermark
         };
-        let aborted = config
-            .read_committed
-            .then(|| s.transactions().aborted_between(tp, Offset(from), stable))
-            .unwrap_or_default();
+        let aborted = if config.read_committed {
+            s.transactions().aborted_between(tp, Offset(from), stable)
+        } else {
+            Vec::new()
+        };
         let entries = match plan_fetch(part, Offset(from), budget as u64, stable) {
             FetchPlan::Read(entries) => entries
                 .iter()

@@ -471,3 +471,194 @@ async fn serve(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use crate::protocol::messages::share_acknowledge_request::{
+        AcknowledgePartition, AcknowledgeTopic, AcknowledgementBatch as AckWire,
+    };
+    use crate::protocol::messages::share_fetch_request::{FetchPartition, FetchTopic};
+    use crate::protocol::messages::{ProduceRequest, ShareAcknowledgeRequest};
+    use crate::protocol::record_batch::build_test_batch;
+    use crate::server::handlers::produce::Produce;
+    use crate::server::handlers::share_acknowledge::ShareAcknowledge;
+    use crate::server::handlers::testing::TestNode;
+
+    fn fetch(topic: uuid::Uuid, member: &str, epoch: i32) -> ShareFetchRequest {
+        ShareFetchRequest {
+            group_id: Some("queue".into()),
+            member_id: Some(member.into()),
+            share_session_epoch: epoch,
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            max_records: 500,
+            batch_size: 500,
+            topics: vec![FetchTopic {
+                topic_id: topic,
+                partitions: vec![FetchPartition {
+                    partition_index: 0,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn acknowledge(
+        topic: uuid::Uuid,
+        member: &str,
+        epoch: i32,
+        batches: &[(i64, i64, i8)],
+    ) -> ShareAcknowledgeRequest {
+        ShareAcknowledgeRequest {
+            group_id: Some("queue".into()),
+            member_id: Some(member.into()),
+            share_session_epoch: epoch,
+            topics: vec![AcknowledgeTopic {
+                topic_id: topic,
+                partitions: vec![AcknowledgePartition {
+                    partition_index: 0,
+                    acknowledgement_batches: batches
+                        .iter()
+                        .map(|&(first, last, ty)| AckWire {
+                            first_offset: first,
+                            last_offset: last,
+                            acknowledge_types: vec![ty],
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn acquired(response: &ShareFetchResponse) -> Vec<(i64, i64, i16)> {
+        response
+            .responses
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .flat_map(|p| &p.acquired_records)
+            .map(|a| (a.first_offset, a.last_offset, a.delivery_count))
+            .collect()
+    }
+
+    fn ack_codes(response: &crate::protocol::messages::ShareAcknowledgeResponse) -> Vec<i16> {
+        response
+            .responses
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .map(|p| p.error_code)
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn records_go_to_one_member_and_come_back_when_released() {
+        let node = TestNode::start().await;
+        let topic = node.create_topic("queue", 1).await;
+        // The group starts at the end (share.auto.offset.reset=latest): its first fetch
+        // starts it there, before anything is written.
+        let first = node.call::<ShareFetch>(&fetch(topic, "a", 0), 1).await;
+        assert_eq!(first.error_code, 0, "{first:?}");
+        assert!(acquired(&first).is_empty());
+        let produce = ProduceRequest {
+            acks: -1,
+            timeout_ms: 10_000,
+            topic_data: vec![TopicProduceData {
+                name: "queue".into(),
+                partition_data: vec![PartitionProduceData {
+                    index: 0,
+                    records: Some(build_test_batch(-1, -1, -1, 10, 10).into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let produced = node.call::<Produce>(&produce, 9).await;
+        assert_eq!(produced.responses[0].partition_responses[0].error_code, 0);
+
+        let got = node.call::<ShareFetch>(&fetch(topic, "a", 1), 1).await;
+        assert_eq!(acquired(&got), vec![(0, 9, 1)], "{got:?}");
+        assert!(
+            got.responses[0].partitions[0]
+                .records
+                .as_ref()
+                .is_some_and(|r| !r.is_empty())
+        );
+        // Another member gets nothing while "a" holds them.
+        let other = node.call::<ShareFetch>(&fetch(topic, "b", 0), 1).await;
+        assert!(acquired(&other).is_empty(), "{other:?}");
+
+        // "a" releases 0-4 and accepts 5-9; "b" then gets 0-4, delivered a second time.
+        let acked = node
+            .call::<ShareAcknowledge>(&acknowledge(topic, "a", 2, &[(0, 4, 2), (5, 9, 1)]), 1)
+            .await;
+        assert_eq!(ack_codes(&acked), vec![0], "{acked:?}");
+        let again = node.call::<ShareFetch>(&fetch(topic, "b", 1), 1).await;
+        assert_eq!(acquired(&again), vec![(0, 4, 2)], "{again:?}");
+        // "a" no longer holds them.
+        let stale = node
+            .call::<ShareAcknowledge>(&acknowledge(topic, "a", 3, &[(0, 4, 1)]), 1)
+            .await;
+        assert_eq!(
+            ack_codes(&stale),
+            vec![ErrorCode::InvalidRecordState.code()]
+        );
+        // "b" closes its session without acknowledging: the records go back.
+        let closed = node
+            .call::<ShareAcknowledge>(&acknowledge(topic, "b", -1, &[]), 1)
+            .await;
+        assert_eq!(closed.error_code, 0, "{closed:?}");
+        let third = node.call::<ShareFetch>(&fetch(topic, "c", 0), 1).await;
+        assert_eq!(acquired(&third), vec![(0, 4, 3)], "{third:?}");
+        node.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn session_epochs_follow_kafkas_rules() {
+        let node = TestNode::start().await;
+        let topic = node.create_topic("sessions", 1).await;
+        let code = |r: ShareFetchResponse| ErrorCode::from_code(r.error_code);
+        // No session yet.
+        let r = node.call::<ShareFetch>(&fetch(topic, "m", 1), 1).await;
+        assert_eq!(code(r), Some(ErrorCode::ShareSessionNotFound));
+        let r = node.call::<ShareFetch>(&fetch(topic, "m", 0), 1).await;
+        assert_eq!(code(r), Some(ErrorCode::None));
+        // The next request must carry 1.
+        let r = node.call::<ShareFetch>(&fetch(topic, "m", 3), 1).await;
+        assert_eq!(code(r), Some(ErrorCode::InvalidShareSessionEpoch));
+        // Acknowledgements cannot open a session.
+        let ack = node
+            .call::<ShareAcknowledge>(&acknowledge(topic, "m", 0, &[]), 1)
+            .await;
+        assert_eq!(
+            ErrorCode::from_code(ack.error_code),
+            Some(ErrorCode::InvalidShareSessionEpoch)
+        );
+        // Nor carry acknowledgements on the opening fetch.
+        let mut opening = fetch(topic, "n", 0);
+        opening.topics[0].partitions[0].acknowledgement_batches = vec![
+            crate::protocol::messages::share_fetch_request::AcknowledgementBatch {
+                first_offset: 0,
+                last_offset: 0,
+                acknowledge_types: vec![1],
+                ..Default::default()
+            },
+        ];
+        let r = node.call::<ShareFetch>(&opening, 1).await;
+        assert_eq!(code(r), Some(ErrorCode::InvalidRequest));
+        // A member id Kafka refuses.
+        let r = node
+            .call::<ShareFetch>(&fetch(topic, &"x".repeat(37), 0), 1)
+            .await;
+        assert_eq!(code(r), Some(ErrorCode::InvalidRequest));
+        node.stop().await;
+    }
+}
