@@ -721,6 +721,60 @@ fn probes(key: ApiKey, version: i16, known: &Known) -> Vec<RequestBody> {
                 },
             )]
         }
+        // A share group member joining; its first fetch, opening a session over the topic;
+        // its acknowledgements of the topic's first record.
+        ApiKey::ShareGroupHeartbeat => {
+            vec![RequestBody::ShareGroupHeartbeat(
+                ShareGroupHeartbeatRequest {
+                    group_id: GROUP.into(),
+                    member_id: MEMBER.into(),
+                    member_epoch: 0,
+                    subscribed_topic_names: Some(vec![TOPIC.into()]),
+                    ..Default::default()
+                },
+            )]
+        }
+        ApiKey::ShareFetch => vec![RequestBody::ShareFetch(ShareFetchRequest {
+            group_id: Some(GROUP.into()),
+            member_id: Some(MEMBER.into()),
+            share_session_epoch: 0,
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            max_records: 500,
+            batch_size: 500,
+            topics: vec![share_fetch_request::FetchTopic {
+                topic_id,
+                partitions: vec![share_fetch_request::FetchPartition {
+                    partition_index: 0,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        })],
+        ApiKey::ShareAcknowledge => vec![RequestBody::ShareAcknowledge(ShareAcknowledgeRequest {
+            group_id: Some(GROUP.into()),
+            member_id: Some(MEMBER.into()),
+            share_session_epoch: 1,
+            topics: vec![share_acknowledge_request::AcknowledgeTopic {
+                topic_id,
+                partitions: vec![share_acknowledge_request::AcknowledgePartition {
+                    partition_index: 0,
+                    acknowledgement_batches: vec![
+                        share_acknowledge_request::AcknowledgementBatch {
+                            first_offset: 0,
+                            last_offset: 0,
+                            acknowledge_types: vec![1],
+                            ..Default::default()
+                        },
+                    ],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        })],
         ApiKey::ConsumerGroupDescribe => {
             vec![RequestBody::ConsumerGroupDescribe(
                 ConsumerGroupDescribeRequest {
@@ -1268,6 +1322,23 @@ fn judge(key: ApiKey, version: i16, probe: &RequestBody, answer: &ResponseBody) 
             is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
             holds(r.assignment.is_none(), || {
                 "an assignment was returned".into()
+            })
+        }
+        // Kafka checks READ on the group before anything else: the whole request is refused.
+        (Q::ShareGroupHeartbeat(_), A::ShareGroupHeartbeat(r)) => {
+            is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
+            holds(r.assignment.is_none(), || {
+                "an assignment was returned".into()
+            })
+        }
+        (Q::ShareFetch(_), A::ShareFetch(r)) => {
+            is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
+            holds(r.responses.is_empty(), || "records were returned".into())
+        }
+        (Q::ShareAcknowledge(_), A::ShareAcknowledge(r)) => {
+            is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
+            holds(r.responses.is_empty(), || {
+                "acknowledgements were answered".into()
             })
         }
         (Q::ConsumerGroupDescribe(_), A::ConsumerGroupDescribe(r)) => {
