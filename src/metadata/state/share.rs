@@ -401,7 +401,12 @@ impl SharePartition {
 
     /// Archives the available offsets in `[from, to]` that no batch holds.
     fn archive_passed_over(&mut self, from: i64, read_last: i64, batches: &[(i64, i64)]) {
-        let holds = |offset: i64| batches.iter().any(|(f, l)| (*f..=*l).contains(&offset));
+        // Batches are in offset order: the one that may hold `offset` is the last starting at
+        // or before it.
+        let holds = |offset: i64| {
+            let at = batches.partition_point(|(first, _)| *first <= offset);
+            at > 0 && batches[at - 1].1 >= offset
+        };
         let available: Vec<(i64, i64)> = self
             .spans
             .range(..=read_last)

@@ -132,7 +132,9 @@ pub async fn read_partition(
     tp: &TopicPartition,
     config: &ShareGroupConfig,
     budget: usize,
+    max_records: u32,
 ) -> Result<Option<PartitionRead>, ReadFailure> {
+    let window_max = broker.config.share.partition_max_record_locks;
     let Some((log_start, high_watermark)) = broker.metadata.read(|s| {
         s.partition(tp)
             .map(|p| (p.log_start_offset.0, p.high_watermark.0))
@@ -242,12 +244,16 @@ pub async fn read_partition(
                     && b.first < a.last_offset.0
             })
     };
-    let handed_out = got
+    let handed_out: Vec<(i64, i64)> = got
         .batches
         .iter()
         .filter(|b| !b.control && !is_aborted(b))
         .map(|b| (b.first, b.last))
         .collect();
+    // What the state is offered stops where the member could take no more (its records
+    // budget) or the group's window could not widen: a read of many small batches does not
+    // become a large replicated command.
+    let (handed_out, to) = offered(handed_out, to, from, max_records, window_max);
     Ok(Some(PartitionRead {
         read: Read {
             from,
@@ -258,6 +264,29 @@ pub async fn read_partition(
         bytes: got.bytes.to_bytes(),
         batches: got.batches,
     }))
+}
+
+/// The batches of a read worth offering the state: up to the one that reaches `max_records`
+/// records, and none starting `window_max` records past `from`; the read's end moves back
+/// with them.
+fn offered(
+    batches: Vec<(i64, i64)>,
+    to: i64,
+    from: i64,
+    max_records: u32,
+    window_max: u32,
+) -> (Vec<(i64, i64)>, i64) {
+    let mut kept = Vec::new();
+    let mut records = 0i64;
+    for (first, last) in batches {
+        if records >= i64::from(max_records) || first - from >= i64::from(window_max) {
+            let end = kept.last().map_or(from - 1, |(_, l): &(i64, i64)| *l);
+            return (kept, end);
+        }
+        records += last - first.max(from) + 1;
+        kept.push((first, last));
+    }
+    (kept, to)
 }
 
 /// Applies a member's acknowledgements and acquisitions in one write. `Err`: the write did
@@ -318,4 +347,34 @@ pub fn ack_partitions(acks: BTreeMap<TopicPartition, Vec<AckBatch>>) -> Vec<Roun
             start_if_new: 0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offered;
+
+    #[test]
+    fn a_read_is_offered_up_to_the_records_a_member_may_take() {
+        let batches = vec![(0, 9), (10, 19), (20, 29), (30, 39)];
+        // 15 records: the second batch reaches them and is offered whole.
+        assert_eq!(
+            offered(batches.clone(), 41, 0, 15, 2_000),
+            (vec![(0, 9), (10, 19)], 19)
+        );
+        // Everything fits: the read's own end (a marker after the last batch) stays.
+        assert_eq!(
+            offered(batches.clone(), 41, 0, 500, 2_000),
+            (batches.clone(), 41)
+        );
+        // The window stops at 20 records past the start of the read.
+        assert_eq!(
+            offered(batches.clone(), 41, 0, 500, 20),
+            (vec![(0, 9), (10, 19)], 19)
+        );
+        // A read starting inside a batch counts from where it starts.
+        assert_eq!(
+            offered(batches, 41, 5, 6, 2_000),
+            (vec![(0, 9), (10, 19)], 19)
+        );
+    }
 }

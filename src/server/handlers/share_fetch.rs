@@ -303,7 +303,8 @@ async fn serve(
                 if left == 0 && !offered.is_empty() {
                     break;
                 }
-                match read_partition(broker, &group, tp, &config, left).await {
+                let max_records = request.max_records.max(0) as u32;
+                match read_partition(broker, &group, tp, &config, left, max_records).await {
                     Ok(Some(read)) => {
                         left = left.saturating_sub(read.read_bytes());
                         offered.push((*tp, read));
