@@ -125,6 +125,7 @@ impl ShareGroup {
                 );
             }
             self.epoch += 1;
+            self.resolved_at = None;
             return Ok(ShareReply {
                 member_epoch: LEAVE_EPOCH,
                 heartbeat_interval_ms: 0,
@@ -199,6 +200,10 @@ impl ShareGroup {
         }
         member.session_deadline_ms = now_ms + settings.session_timeout_ms;
         self.members.insert(member.id.clone(), member);
+        if changed {
+            // The subscriptions changed: resolve them again, whatever the topics did.
+            self.resolved_at = None;
+        }
         if self.topics_moved(topics) || changed {
             self.epoch += 1;
         }
@@ -225,7 +230,7 @@ impl ShareGroup {
     /// Whether the subscribed topics (which exist, and their partition counts) changed since
     /// the epoch last moved; re-resolved only when the topics did.
     fn topics_moved(&mut self, topics: &dyn TopicImage) -> bool {
-        if self.resolved_at == Some(topics.version()) && !self.subscribed_topics.is_empty() {
+        if self.resolved_at == Some(topics.version()) {
             return false;
         }
         self.resolved_at = Some(topics.version());
@@ -252,6 +257,7 @@ impl ShareGroup {
         }
         if !expired.is_empty() {
             self.epoch += 1;
+            self.resolved_at = None;
         }
         expired
     }
@@ -418,6 +424,33 @@ mod tests {
             LEAVE_EPOCH
         );
         assert!(group.is_empty());
+    }
+
+    #[test]
+    fn a_changed_subscription_is_assigned_at_once() {
+        let (t1, t2) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let topics = Topics(vec![("t1".into(), t1, 1), ("t2".into(), t2, 1)]);
+        let mut group = ShareGroup::new("g");
+        let first = vec!["t1".to_string()];
+        let joined = group
+            .heartbeat(&join("a", &first), &topics, &SETTINGS, 0)
+            .unwrap();
+        assert_eq!(
+            joined.assignment.unwrap().keys().collect::<Vec<_>>(),
+            vec![&t1]
+        );
+        let second = vec!["t2".to_string()];
+        let beat = ShareHeartbeat {
+            member_id: "a",
+            member_epoch: joined.member_epoch,
+            subscribed_topic_names: Some(&second),
+            ..Default::default()
+        };
+        let moved = group.heartbeat(&beat, &topics, &SETTINGS, 0).unwrap();
+        assert_eq!(
+            moved.assignment.unwrap().keys().collect::<Vec<_>>(),
+            vec![&t2]
+        );
     }
 
     #[test]
