@@ -96,7 +96,7 @@ export FLOE_NODE_MODULES=$HOME/.cache/floe-node/node_modules
 stage "release build"
 cargo build -q --release --bin floe
 # Real-time fault runs: minutes each and the likeliest to meet a timing bug, so last.
-fault_runs=(chaos clock_skew share_groups)
+fault_runs=(chaos clock_skew)
 integration=()
 for file in tests/*.rs; do
   name=$(basename "$file" .rs)
