@@ -11,7 +11,9 @@ use crate::ids::{Offset, TopicPartition};
 use crate::metadata::state::share::{AckBatch, AckError, AckType, Read, ShareRules};
 use crate::metadata::state::{ReleaseShareMember, RoundPartition, RoundResult, ShareRound};
 use crate::protocol::ErrorCode;
+use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::spliced::Records;
+use crate::server::authorize::{Acl, Authorized, Gate};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::telemetry::ErrorChain;
 use bytes::Bytes;
@@ -20,32 +22,43 @@ use std::collections::BTreeMap;
 /// Kafka's bound on share member ids (4.2: not empty, at most 36 characters).
 pub const MEMBER_ID_BYTES_MAX: usize = 36;
 
-/// A member's acknowledgements of one partition, as sent; checked when converted.
-pub struct WireAck {
-    pub first: i64,
-    pub last: i64,
-    pub types: Vec<i8>,
+/// ShareFetch's and ShareAcknowledge's authorization: READ on the group first, else the whole
+/// request is refused (Kafka's order); topics are checked per partition by the handlers, since
+/// a session's partitions outlive the request naming them.
+pub fn authorize_group<Q: ErrorResponse>(
+    gate: &Gate<'_>,
+    group: Option<&str>,
+    request: &Q,
+    version: i16,
+) -> Authorized<Q::Response> {
+    Authorized::run_or_refuse(
+        gate.allowed(Acl::GROUP_READ, group.unwrap_or_default()),
+        request,
+        version,
+        ErrorCode::GroupAuthorizationFailed,
+    )
 }
 
-/// Converts a partition's acknowledgement batches, refusing unknown types (INVALID_REQUEST,
-/// as Kafka's `validateAcknowledgementBatches`; RENEW is a version 2 type, not served).
-pub fn ack_batches(batches: &[WireAck]) -> Result<Vec<AckBatch>, AckError> {
-    batches
-        .iter()
-        .map(|b| {
-            let types = b
-                .types
-                .iter()
-                .map(|t| AckType::from_code(*t))
-                .collect::<Option<Vec<_>>>()
-                .ok_or(AckError::InvalidRequest)?;
-            Ok(AckBatch {
-                first: b.first,
-                last: b.last,
-                types,
-            })
-        })
-        .collect()
+/// A request's acknowledgements by partition; `Err` refuses all of a partition's.
+pub type Acks = BTreeMap<TopicPartition, Result<Vec<AckBatch>, AckError>>;
+
+/// Adds a partition's acknowledgement batches, `(first, last, types)` as sent, to `acks` (a
+/// partition may be named more than once). An unknown type refuses the partition's
+/// acknowledgements with INVALID_REQUEST, as Kafka's `validateAcknowledgementBatches` does
+/// (RENEW is a version 2 type, not served).
+pub fn add_acks<'a>(
+    acks: &mut Acks,
+    tp: TopicPartition,
+    batches: impl Iterator<Item = (i64, i64, &'a [i8])>,
+) {
+    let slot = acks.entry(tp).or_insert(Ok(Vec::new()));
+    for (first, last, types) in batches {
+        let Ok(all) = slot else { return };
+        match types.iter().map(|t| AckType::from_code(*t)).collect() {
+            Some(types) => all.push(AckBatch { first, last, types }),
+            None => *slot = Err(AckError::InvalidRequest),
+        }
+    }
 }
 
 pub fn ack_error_code(error: AckError) -> (ErrorCode, String) {

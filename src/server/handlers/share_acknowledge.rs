@@ -3,11 +3,10 @@
 //! records it still holds. Version 1.
 
 use super::share::{
-    MEMBER_ID_BYTES_MAX, WireAck, ack_batches, ack_error_code, ack_partitions, apply_round,
-    group_settings, release_member,
+    Acks, MEMBER_ID_BYTES_MAX, ack_error_code, ack_partitions, add_acks, apply_round,
+    authorize_group, group_settings, release_member,
 };
 use crate::ids::TopicPartition;
-use crate::metadata::state::share::{AckBatch, AckError};
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ShareAcknowledgeRequest;
@@ -39,13 +38,7 @@ impl Api for ShareAcknowledge {
         request: &mut ShareAcknowledgeRequest,
         version: i16,
     ) -> Authorized<ShareAcknowledgeResponse> {
-        let group = request.group_id.as_deref().unwrap_or_default();
-        Authorized::run_or_refuse(
-            gate.allowed(Acl::GROUP_READ, group),
-            request,
-            version,
-            ErrorCode::GroupAuthorizationFailed,
-        )
+        authorize_group(gate, request.group_id.as_deref(), request, version)
     }
 
     async fn handle(
@@ -83,7 +76,7 @@ pub async fn handle(
         Ok(context) => context,
         Err(code) => return refuse(code, format!("share session of member {member}: {code:?}")),
     };
-    let mut acks: BTreeMap<TopicPartition, Result<Vec<AckBatch>, AckError>> = BTreeMap::new();
+    let mut acks: Acks = BTreeMap::new();
     let mut refused: BTreeMap<TopicPartition, ErrorCode> = BTreeMap::new();
     for topic in &request.topics {
         let name = broker
@@ -105,21 +98,12 @@ pub async fn handle(
                 }
                 Some(_) => {}
             }
-            let wire: Vec<WireAck> = p
-                .acknowledgement_batches
-                .iter()
-                .map(|b| WireAck {
-                    first: b.first_offset,
-                    last: b.last_offset,
-                    types: b.acknowledge_types.clone(),
-                })
-                .collect();
-            let converted = ack_batches(&wire);
-            match (acks.entry(tp).or_insert(Ok(Vec::new())), converted) {
-                (Ok(all), Ok(more)) => all.extend(more),
-                (slot, Err(e)) => *slot = Err(e),
-                (Err(_), _) => {}
-            }
+            let batches = p.acknowledgement_batches.iter();
+            add_acks(
+                &mut acks,
+                tp,
+                batches.map(|b| (b.first_offset, b.last_offset, &b.acknowledge_types[..])),
+            );
         }
     }
     let mut answers: BTreeMap<TopicPartition, (ErrorCode, Option<String>)> = BTreeMap::new();

@@ -9,12 +9,12 @@
 //! given back (released, or their locks expired), listening on the partitions' signals.
 
 use super::share::{
-    MEMBER_ID_BYTES_MAX, PartitionRead, ReadFailure, WireAck, ack_batches, ack_error_code,
-    group_settings, read_partition, release_member,
+    Acks, MEMBER_ID_BYTES_MAX, PartitionRead, ReadFailure, ack_error_code, add_acks,
+    authorize_group, group_settings, read_partition, release_member,
 };
 use crate::ids::TopicPartition;
 use crate::metadata::state::RoundPartition;
-use crate::metadata::state::share::{AckBatch, AckError};
+use crate::metadata::state::share::AckError;
 use crate::protocol::ApiKey;
 use crate::protocol::ErrorCode;
 use crate::protocol::messages::ShareFetchRequest;
@@ -56,13 +56,7 @@ impl Api for ShareFetch {
         request: &mut ShareFetchRequest,
         version: i16,
     ) -> Authorized<ShareFetchResponse> {
-        let group = request.group_id.as_deref().unwrap_or_default();
-        Authorized::run_or_refuse(
-            gate.allowed(Acl::GROUP_READ, group),
-            request,
-            version,
-            ErrorCode::GroupAuthorizationFailed,
-        )
+        authorize_group(gate, request.group_id.as_deref(), request, version)
     }
 
     async fn handle(ctx: Ctx<'_>, request: ShareFetchRequest) -> Reply<ShareFetchResponse> {
@@ -91,7 +85,7 @@ struct Prepared {
     group: String,
     member: String,
     /// The acknowledgements, by partition (checked: `Err` answers the partition).
-    acks: BTreeMap<TopicPartition, Result<Vec<AckBatch>, AckError>>,
+    acks: Acks,
     /// The session's partitions to read (none when the session closed).
     reads: Vec<TopicPartition>,
     /// Partitions answered with an error instead (unknown topic id, not authorized).
@@ -114,7 +108,7 @@ fn prepare(
     // The same topic may appear more than once (librdkafka lists added partitions and
     // acknowledged ones apart): merged here.
     let mut add = Vec::new();
-    let mut acks: BTreeMap<TopicPartition, Result<Vec<AckBatch>, AckError>> = BTreeMap::new();
+    let mut acks: Acks = BTreeMap::new();
     for topic in &request.topics {
         for p in &topic.partitions {
             let tp = TopicPartition {
@@ -127,21 +121,12 @@ fn prepare(
             if p.acknowledgement_batches.is_empty() {
                 continue;
             }
-            let wire: Vec<WireAck> = p
-                .acknowledgement_batches
-                .iter()
-                .map(|b| WireAck {
-                    first: b.first_offset,
-                    last: b.last_offset,
-                    types: b.acknowledge_types.clone(),
-                })
-                .collect();
-            let converted = ack_batches(&wire);
-            match (acks.entry(tp).or_insert(Ok(Vec::new())), converted) {
-                (Ok(all), Ok(more)) => all.extend(more),
-                (slot, Err(e)) => *slot = Err(e),
-                (Err(_), _) => {}
-            }
+            let batches = p.acknowledgement_batches.iter();
+            add_acks(
+                &mut acks,
+                tp,
+                batches.map(|b| (b.first_offset, b.last_offset, &b.acknowledge_types[..])),
+            );
         }
     }
     if request.share_session_epoch == INITIAL_EPOCH && !acks.is_empty() {
