@@ -141,6 +141,17 @@ struct Groups {
 }
 
 impl Groups {
+    /// A new group refused because this agent coordinates `limits::GROUPS_MAX` already.
+    fn full() -> GroupError {
+        GroupError {
+            code: ErrorCode::CoordinatorNotAvailable,
+            message: format!(
+                "this agent coordinates its maximum of {} groups",
+                super::limits::GROUPS_MAX
+            ),
+        }
+    }
+
     /// Whether a new group would exceed `limits::GROUPS_MAX`.
     fn is_full(&self) -> bool {
         self.classic.len() + self.consumer.len() + self.share.len() >= super::limits::GROUPS_MAX
@@ -499,13 +510,7 @@ impl Coordinator {
             });
         }
         if !groups.consumer.contains_key(&request.group_id) && groups.is_full() {
-            return Err(GroupError {
-                code: ErrorCode::CoordinatorNotAvailable,
-                message: format!(
-                    "this agent coordinates its maximum of {} groups",
-                    super::limits::GROUPS_MAX
-                ),
-            });
+            return Err(Groups::full());
         }
         let group = groups
             .consumer
@@ -558,13 +563,7 @@ impl Coordinator {
                 });
             }
             if groups.is_full() {
-                return Err(GroupError {
-                    code: ErrorCode::CoordinatorNotAvailable,
-                    message: format!(
-                        "this agent coordinates its maximum of {} groups",
-                        super::limits::GROUPS_MAX
-                    ),
-                });
+                return Err(Groups::full());
             }
         }
         let group = groups
