@@ -49,16 +49,6 @@ impl RecordState {
     pub fn is_terminal(self) -> bool {
         matches!(self, RecordState::Acknowledged | RecordState::Archived)
     }
-
-    /// Kafka's delivery state id (DescribeShareGroupOffsets and the persister use it).
-    pub fn id(self) -> i8 {
-        match self {
-            RecordState::Available => 0,
-            RecordState::Acquired => 1,
-            RecordState::Acknowledged => 2,
-            RecordState::Archived => 4,
-        }
-    }
 }
 
 /// How a member acknowledges records (ShareFetch and ShareAcknowledge `AcknowledgeTypes`).
@@ -212,15 +202,6 @@ impl SharePartition {
 
     fn window(&self) -> i64 {
         self.end - self.start
-    }
-
-    /// Records between `start` and `end` that are done with (for lag).
-    pub fn terminal_records(&self) -> i64 {
-        self.spans
-            .iter()
-            .filter(|(_, s)| s.state.is_terminal())
-            .map(|(first, s)| s.last - first + 1)
-            .sum()
     }
 
     /// Makes `offset` (inside the window) the first offset of a span.
@@ -652,15 +633,6 @@ impl SharePartitions {
         let partition = self.by_key.get_mut(&key)?;
         partition.rules = rules.bounded();
         Some(partition)
-    }
-
-    /// Sets (or resets) a partition's start, forgetting what was in flight.
-    pub(super) fn reset(&mut self, key: ShareKey, start: i64, rules: ShareRules) -> bool {
-        if !self.by_key.contains_key(&key) && self.by_key.len() >= SHARE_PARTITIONS_MAX {
-            return false;
-        }
-        self.by_key.insert(key, SharePartition::new(start, rules));
-        true
     }
 
     /// Forgets a group's state: all of it, or of the listed topics.

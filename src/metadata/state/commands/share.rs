@@ -1,5 +1,5 @@
 //! Share groups' records (KIP-932): a round of acknowledgements and acquisitions for one
-//! member, a member's records given back, a group's start offsets set or forgotten. The rules
+//! member, a member's records given back, a group's state forgotten. The rules
 //! of one share-partition are in `state/share.rs`; these compose them with the topics (which
 //! partitions exist, where their logs start) and the state's clock (when locks end).
 
@@ -17,7 +17,6 @@ noun! {
     ShareCommand => ShareOutcome {
         ShareRound => Vec<RoundResult>,
         ReleaseShareMember => Vec<TopicPartition>,
-        SetShareStart => Vec<bool>,
         ForgetShareState => usize,
     }
 }
@@ -148,38 +147,6 @@ impl Apply for ReleaseShareMember {
             .map(|(topic_id, partition)| TopicPartition {
                 topic_id,
                 partition,
-            })
-            .collect()
-    }
-}
-
-/// Sets where a group starts reading partitions (AlterShareGroupOffsets), forgetting what it
-/// had in flight there; one answer per partition: whether the partition exists and the state
-/// had room.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetShareStart {
-    pub group: String,
-    pub starts: Vec<(Uuid, i32, i64)>,
-    pub rules: ShareRules,
-}
-
-impl Apply for SetShareStart {
-    fn apply(self, state: &mut MetadataState) -> Vec<bool> {
-        self.starts
-            .into_iter()
-            .map(|(topic_id, partition, start)| {
-                let tp = TopicPartition {
-                    topic_id,
-                    partition,
-                };
-                let Some(log) = state.topics.partition(&tp) else {
-                    return false;
-                };
-                // Within the log, as Kafka's ListOffsets-resolved starts are.
-                let start = start.clamp(log.log_start_offset.0, log.high_watermark.0);
-                state
-                    .share
-                    .reset((self.group.clone(), topic_id, partition), start, self.rules)
             })
             .collect()
     }
