@@ -46,8 +46,13 @@ start_floe() { # name, extra flags...
   port=$(free_port)
   # Jobs look at their partitions every 2 s (10 s by default): 0077 waits a fixed 20 s for
   # compaction after its last produce, and a cleaning pass comes at the next round.
+  # Retention never runs during the suite: 0052 stamps its CreateTime records in January 1970
+  # (it adds 24 hours in milliseconds to a time in seconds), older than any retention.ms, so a
+  # retention pass (every 5 minutes, as Kafka checks) between its produce and its consume
+  # takes them; Kafka would too.
   "$floe" serve --data-dir "$work/$name-data" --kafka-addr "127.0.0.1:$port" --admin-addr off \
-    --default-partitions 4 --compaction-interval 2s ${FLOE_RDK_SERVE_ARGS:-} "$@" >"$work/$name.log" 2>&1 &
+    --default-partitions 4 --compaction-interval 2s --collection-interval 24h \
+    ${FLOE_RDK_SERVE_ARGS:-} "$@" >"$work/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
