@@ -4,7 +4,9 @@
 //! restarted and paused past their lease, and a producer writes on. Every client prints what
 //! it did (`tests/clients/share_chaos.py`); the test judges the whole history:
 //!
-//! - every acknowledged record is delivered and accepted (its acceptance committed);
+//! - every acknowledged record is delivered and accepted (its acceptance committed, as the
+//!   client's acknowledgement commit callback reports each batch: `commit_sync`'s answer is one
+//!   per partition and can hide a batch that failed);
 //! - no record is accepted twice, and none is delivered again after its acceptance was
 //!   committed (a later delivery would carry a higher delivery count);
 //! - a record's deliveries count up by one from 1, whichever consumers got them.
@@ -15,7 +17,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use support::haproxy::behind_haproxy;
@@ -144,6 +146,13 @@ fn share_consumers_lose_nothing_and_accept_nothing_twice_under_kills_and_pauses(
         .map(|(i, c)| lines(c, &format!("consumer {i}")))
         .collect();
 
+    // Each consumer's history beside the nodes' logs (kept with FLOE_TEST_KEEP).
+    for (i, history) in histories.iter().enumerate() {
+        let lines: Vec<String> = history.iter().map(|l| l.to_string()).collect();
+        let path = dir.path().join(format!("consumer-{i}.jsonl"));
+        std::fs::write(path, lines.join("\n")).expect("history file");
+    }
+
     // Judge.
     let mut acked: BTreeMap<(i64, i64), i64> = BTreeMap::new();
     for line in &produced {
@@ -160,10 +169,18 @@ fn share_consumers_lose_nothing_and_accept_nothing_twice_under_kills_and_pauses(
     );
     let mut records: BTreeMap<(i64, i64), Record> = BTreeMap::new();
     let mut errors = 0;
-    let mut failed_commits = 0;
+    let mut failed_acks = 0;
+    let mut misreported = 0;
     for (consumer, history) in histories.iter().enumerate() {
         // This consumer's latest delivery count of each record (what its commit accepts).
         let mut latest: BTreeMap<(i64, i64), i64> = BTreeMap::new();
+        // Records commit_sync answered as committed, and those whose batch failed.
+        let (mut reported, mut failed) = (BTreeSet::new(), BTreeSet::new());
+        let offsets = |line: &serde_json::Value| -> Vec<(i64, i64)> {
+            let partition = line[0].as_i64().unwrap();
+            let offsets = line[1].as_array().unwrap().iter();
+            offsets.map(|o| (partition, o.as_i64().unwrap())).collect()
+        };
         for line in history {
             if let Some(d) = line.get("delivered") {
                 let key = (d[0].as_i64().unwrap(), d[1].as_i64().unwrap());
@@ -175,22 +192,29 @@ fn share_consumers_lose_nothing_and_accept_nothing_twice_under_kills_and_pauses(
                     .deliveries
                     .push((consumer, count));
             } else if let Some(c) = line.get("commit") {
-                let partition = c[0].as_i64().unwrap();
-                let ok = c[2].as_bool().unwrap();
-                for offset in c[1].as_array().unwrap() {
-                    let key = (partition, offset.as_i64().unwrap());
-                    let count = latest.get(&key).copied().unwrap_or(-1);
-                    let record = records.entry(key).or_default();
+                if c[2].as_bool().unwrap() {
+                    reported.extend(offsets(c));
+                }
+            } else if let Some(a) = line.get("acks") {
+                let ok = a[2].as_bool().unwrap();
+                for key in offsets(a) {
                     if ok {
-                        record.accepted.push((consumer, count));
+                        let count = latest.get(&key).copied().unwrap_or(-1);
+                        records
+                            .entry(key)
+                            .or_default()
+                            .accepted
+                            .push((consumer, count));
                     } else {
-                        failed_commits += 1;
+                        failed_acks += 1;
+                        failed.insert(key);
                     }
                 }
             } else if line.get("error").is_some() {
                 errors += 1;
             }
         }
+        misreported += failed.intersection(&reported).count();
     }
     let mut anomalies = Vec::new();
     for (key, number) in &acked {
@@ -234,7 +258,8 @@ fn share_consumers_lose_nothing_and_accept_nothing_twice_under_kills_and_pauses(
     }
     eprintln!(
         "{} records acknowledged to the producer, {} delivered, {redelivered} redeliveries, \
-         {failed_commits} records in failed commits, {errors} client errors",
+         {failed_acks} records in failed acknowledgement batches ({misreported} of them \
+         answered as committed by commit_sync), {errors} client errors",
         acked.len(),
         records.len()
     );

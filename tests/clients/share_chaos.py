@@ -10,8 +10,16 @@ what they did as JSON lines for the test to judge.
   share_chaos.py consume BOOTSTRAP TOPIC GROUP NAME STOP_FILE
       a share group member with explicit acknowledgements: accepts every record it gets and
       commits after each poll; prints {"delivered": [partition, offset, delivery_count]} per
-      record and {"commit": [partition, [offsets], ok]} per partition of each commit. Runs
-      until STOP_FILE exists and nothing arrived for IDLE seconds.
+      record, {"commit": [partition, [offsets], ok]} per partition of each commit as
+      commit_sync answers it, and {"acks": [partition, [offsets], ok, error]} per batch of
+      acknowledgements as the acknowledgement commit callback reports it. Runs until
+      STOP_FILE exists and nothing arrived for IDLE seconds.
+
+      The callback is what says which records were accepted: commit_sync answers once per
+      partition, and when a partition's acknowledgements went out in several batches (records
+      fetched from two leaders in one poll: those from the old leader are refused by the
+      client itself, NOT_LEADER_OR_FOLLOWER), one batch's success overwrites another's
+      failure in that answer.
 """
 
 import json
@@ -32,6 +40,7 @@ IDLE = 12.0
 
 
 def out(record):
+    record["t"] = round(time.time(), 3)  # wall time, to line consumers' histories up by hand
     print(json.dumps(record), flush=True)
 
 
@@ -86,6 +95,13 @@ def consume(bootstrap, topic, group, name, stop_file):
             "socket.timeout.ms": 10000,
         }
     )
+
+    def committed(offsets, exception):
+        for tp, acked in offsets.items():
+            error = None if exception is None else str(exception)
+            out({"acks": [tp.partition, sorted(acked), exception is None, error]})
+
+    consumer.set_acknowledgement_commit_callback(committed)
     consumer.subscribe([topic])
     last_record = time.monotonic()
     while True:

@@ -200,6 +200,16 @@ impl SharePartition {
                 .any(|s| s.state == RecordState::Available)
     }
 
+    /// How many records past the start are done with (acknowledged or archived): what a
+    /// group's lag leaves out (Kafka's delivery-complete count, KIP-1226).
+    pub fn done_in_window(&self) -> i64 {
+        self.spans
+            .iter()
+            .filter(|(_, s)| s.state.is_terminal())
+            .map(|(first, s)| s.last - first + 1)
+            .sum()
+    }
+
     fn window(&self) -> i64 {
         self.end - self.start
     }
@@ -415,8 +425,10 @@ impl SharePartition {
         }
     }
 
-    /// Applies a member's acknowledgements, all or none. Offsets below the start are done
-    /// with already and skipped, as Kafka skips them.
+    /// Applies a member's acknowledgements, all or none. A batch wholly below the start is
+    /// refused: its records were done with before it came (another member finished them once
+    /// this member's lock ended), and answering it as applied would tell two members their
+    /// acceptance counted. The part of a batch below the start is skipped, as Kafka skips it.
     pub fn acknowledge(&mut self, member: &str, batches: &[AckBatch]) -> Result<(), AckError> {
         let rules = self.rules;
         let mut next = self.clone();
@@ -432,7 +444,8 @@ impl SharePartition {
             }
             previous_last = batch.last;
             if batch.last < next.start {
-                continue;
+                // Kafka: "Batch record not found".
+                return Err(AckError::InvalidRecordState);
             }
             if batch.last >= next.end {
                 return Err(AckError::InvalidRequest);
@@ -633,6 +646,15 @@ impl SharePartitions {
         let partition = self.by_key.get_mut(&key)?;
         partition.rules = rules.bounded();
         Some(partition)
+    }
+
+    /// The partition's state made anew at `start`; false when the state is full.
+    pub(super) fn start_again(&mut self, key: ShareKey, start: i64, rules: ShareRules) -> bool {
+        if !self.by_key.contains_key(&key) && self.by_key.len() >= SHARE_PARTITIONS_MAX {
+            return false;
+        }
+        self.by_key.insert(key, SharePartition::new(start, rules));
+        true
     }
 
     /// Forgets a group's state: all of it, or of the listed topics.

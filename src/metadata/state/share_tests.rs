@@ -73,8 +73,33 @@ fn accepted_records_move_the_start_and_leave_the_window() {
     p.acknowledge("a", &[ack(5, 9, AckType::Reject)]).unwrap();
     assert_eq!((p.start, p.end), (10, 10));
     assert_eq!(p.spans().count(), 0);
-    // Already done with: acknowledging again below the start is skipped.
-    assert_eq!(p.acknowledge("a", &[ack(0, 9, AckType::Accept)]), Ok(()));
+    // Already done with: acknowledging again below the start is refused, as Kafka refuses
+    // a batch it no longer holds.
+    assert_eq!(
+        p.acknowledge("a", &[ack(0, 9, AckType::Accept)]),
+        Err(AckError::InvalidRecordState)
+    );
+}
+
+#[test]
+fn a_late_acknowledgement_after_another_member_finished_the_records_is_refused() {
+    let mut p = SharePartition::new(0, RULES);
+    let mut budget = 100;
+    p.acquire("a", &read(0, &[(0, 9)]), &mut budget, 1_000);
+    // a's lock ends; b takes the records (second delivery) and accepts them.
+    p.expire_locks(1_000);
+    let mut budget = 100;
+    assert_eq!(
+        p.acquire("b", &read(0, &[(0, 9)]), &mut budget, 2_000),
+        vec![acquired(0, 9, 2)]
+    );
+    p.acknowledge("b", &[ack(0, 9, AckType::Accept)]).unwrap();
+    assert_eq!((p.start, p.end), (10, 10));
+    // a's acceptance of its first delivery comes late: not a's any more, refused.
+    assert_eq!(
+        p.acknowledge("a", &[ack(0, 9, AckType::Accept)]),
+        Err(AckError::InvalidRecordState)
+    );
 }
 
 #[test]
