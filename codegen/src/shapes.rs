@@ -209,6 +209,18 @@ pub const SHAPES: &[Shape] = &[
     },
     Shape {
         distinct: None,
+        api: "ShareGroupDescribe",
+        top: &[],
+        items: &[echo!("GroupIds" => "Groups" { copy: &[("GroupId", "")] })],
+    },
+    Shape {
+        distinct: None,
+        api: "DescribeShareGroupOffsets",
+        top: &[],
+        items: &[echo!("Groups" => "Groups" { copy: &[("GroupId", "GroupId")] })],
+    },
+    Shape {
+        distinct: None,
         api: "DescribeTransactions",
         top: &[],
         items: &[echo!("TransactionalIds" => "TransactionStates" {

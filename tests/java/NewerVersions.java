@@ -73,8 +73,9 @@ final class NewerVersions {
                     List.of(top("duration_filter", "transactional_id_pattern", Type.COMPACT_NULLABLE_STRING, null)),
                     List.of()))),
             // Share groups (KIP-932): version 1, the first stable one (Kafka 4.1), keeps the
-            // early-access version 0's layout of these two.
+            // early-access version 0's layout of these three.
             Map.entry(ApiKeys.SHARE_GROUP_HEARTBEAT, Map.of((short) 1, new Newer((short) 0, List.of(), List.of()))),
+            Map.entry(ApiKeys.SHARE_GROUP_DESCRIBE, Map.of((short) 1, new Newer((short) 0, List.of(), List.of()))),
             Map.entry(ApiKeys.SHARE_ACKNOWLEDGE, Map.of((short) 1, new Newer((short) 0, List.of(), List.of()))),
             // Version 1 adds MaxRecords and BatchSize, drops each partition's PartitionMaxBytes,
             // and answers AcquisitionLockTimeoutMs.

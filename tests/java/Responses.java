@@ -575,6 +575,11 @@ final class Responses {
                 return new ShareGroupHeartbeatRequestData().setGroupId("resp-share" + tag)
                         .setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
                         .setSubscribedTopicNames(List.of(TOPIC));
+            case SHARE_GROUP_DESCRIBE:
+                // The group the heartbeat above made (a member, its assignment), and one that
+                // does not exist.
+                return new ShareGroupDescribeRequestData().setGroupIds(List.of("resp-share" + tag, "resp-missing"))
+                        .setIncludeAuthorizedOperations(true);
             case SHARE_FETCH: {
                 // A new share session over the topic's partitions, answered at once.
                 List<ShareFetchRequestData.FetchPartition> partitions = new ArrayList<>();

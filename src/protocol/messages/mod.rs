@@ -431,6 +431,7 @@ macro_rules! with_error_responses {
             DescribeLogDirsRequest,
             DescribeProducersRequest,
             DescribeQuorumRequest,
+            DescribeShareGroupOffsetsRequest,
             DescribeTopicPartitionsRequest,
             DescribeTransactionsRequest,
             DescribeUserScramCredentialsRequest,
@@ -465,6 +466,7 @@ macro_rules! with_error_responses {
             SaslHandshakeRequest,
             ShareAcknowledgeRequest,
             ShareFetchRequest,
+            ShareGroupDescribeRequest,
             ShareGroupHeartbeatRequest,
             StreamsGroupHeartbeatRequest,
             SyncGroupRequest,
@@ -498,6 +500,7 @@ macro_rules! with_item_errors {
             DescribeConfigsRequest,
             DescribeGroupsRequest,
             DescribeProducersRequest,
+            DescribeShareGroupOffsetsRequest,
             DescribeTopicPartitionsRequest,
             DescribeTransactionsRequest,
             DescribeUserScramCredentialsRequest,
@@ -510,6 +513,7 @@ macro_rules! with_item_errors {
             OffsetFetchRequest,
             OffsetForLeaderEpochRequest,
             ProduceRequest,
+            ShareGroupDescribeRequest,
             TxnOffsetCommitRequest
         );
     };

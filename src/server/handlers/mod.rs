@@ -5,6 +5,7 @@ pub mod acls;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod configs;
@@ -16,6 +17,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_cluster;
@@ -24,6 +26,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
+pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -49,6 +52,7 @@ pub mod sasl_handshake;
 pub mod share;
 pub mod share_acknowledge;
 pub mod share_fetch;
+pub mod share_group_describe;
 pub mod share_group_heartbeat;
 pub mod sync_group;
 #[cfg(test)]
@@ -95,8 +99,12 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<consumer_group_heartbeat::ConsumerGroupHeartbeat>(),
     Entry::of::<consumer_group_describe::ConsumerGroupDescribe>(),
     Entry::of::<share_group_heartbeat::ShareGroupHeartbeat>(),
+    Entry::of::<share_group_describe::ShareGroupDescribe>(),
     Entry::of::<share_fetch::ShareFetch>(),
     Entry::of::<share_acknowledge::ShareAcknowledge>(),
+    Entry::of::<describe_share_group_offsets::DescribeShareGroupOffsets>(),
+    Entry::of::<alter_share_group_offsets::AlterShareGroupOffsets>(),
+    Entry::of::<delete_share_group_offsets::DeleteShareGroupOffsets>(),
     Entry::of::<add_partitions_to_txn::AddPartitionsToTxn>(),
     Entry::of::<add_offsets_to_txn::AddOffsetsToTxn>(),
     Entry::of::<end_txn::EndTxn>(),

@@ -39,6 +39,34 @@ pub fn authorize_group<Q: ErrorResponse>(
     )
 }
 
+/// Whether a share group's offsets may be altered or deleted (Kafka's
+/// `validateOffsetsAlterable`): its id names no group of another kind and it has no members.
+/// `Ok(false)`: no share group of that id exists (neither members nor records' state).
+pub fn offsets_alterable(broker: &Broker, group: &str) -> Result<bool, (ErrorCode, String)> {
+    if group.is_empty() {
+        return Err((ErrorCode::InvalidGroupId, "the group id is empty".into()));
+    }
+    if !broker.coordinates(group) {
+        return Err((
+            ErrorCode::NotCoordinator,
+            format!("this agent does not coordinate group {group}"),
+        ));
+    }
+    if broker.groups.is_consumer_group(group) || broker.groups.is_classic_group(group) {
+        return Err((
+            ErrorCode::GroupIdNotFound,
+            format!("Group {group} is not a share group."),
+        ));
+    }
+    if broker.groups.has_members(group) {
+        return Err((ErrorCode::NonEmptyGroup, "The group is not empty.".into()));
+    }
+    let has_records = broker
+        .metadata
+        .read(|s| s.share().of_group(group).next().is_some());
+    Ok(has_records || broker.groups.is_share_group(group))
+}
+
 /// A request's acknowledgements by partition; `Err` refuses all of a partition's.
 pub type Acks = BTreeMap<TopicPartition, Result<Vec<AckBatch>, AckError>>;
 
@@ -324,9 +352,34 @@ pub async fn apply_round(
         lock_ms: config.record_lock_duration_ms,
         rules,
     };
-    broker.metadata.write(round).await.map_err(|e| {
+    // What each partition asked, for the debug log of the round (`floe::server::handlers::share`).
+    let asked: Vec<String> = if tracing::enabled!(tracing::Level::DEBUG) {
+        round
+            .partitions
+            .iter()
+            .map(|p| {
+                let acks: Vec<(i64, i64)> = p.acks.iter().map(|a| (a.first, a.last)).collect();
+                let read = p.read.as_ref().map(|r| (r.from, r.to));
+                format!("partition {} acks {acks:?} read {read:?}", p.partition)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let results = broker.metadata.write(round).await.map_err(|e| {
         tracing::warn!(error = %ErrorChain(&e), group, "share round not written");
-    })
+    })?;
+    for (asked, result) in asked.iter().zip(&results) {
+        tracing::debug!(
+            group,
+            member,
+            asked,
+            acked = ?result.acked,
+            acquired = ?result.acquired,
+            "share round"
+        );
+    }
+    Ok(results)
 }
 
 /// Gives back the records a member holds in a closed share session's partitions.

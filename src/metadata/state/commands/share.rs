@@ -1,5 +1,6 @@
 //! Share groups' records (KIP-932): a round of acknowledgements and acquisitions for one
-//! member, a member's records given back, a group's state forgotten. The rules
+//! member, a member's records given back, a group's state forgotten or started again at
+//! given offsets. The rules
 //! of one share-partition are in `state/share.rs`; these compose them with the topics (which
 //! partitions exist, where their logs start) and the state's clock (when locks end).
 
@@ -18,6 +19,7 @@ noun! {
         ShareRound => Vec<RoundResult>,
         ReleaseShareMember => Vec<TopicPartition>,
         ForgetShareState => usize,
+        SetShareStarts => Vec<Result<(), ShareStartError>>,
     }
 }
 
@@ -163,5 +165,44 @@ pub struct ForgetShareState {
 impl Apply for ForgetShareState {
     fn apply(self, state: &mut MetadataState) -> usize {
         state.share.forget(&self.group, self.topics.as_deref())
+    }
+}
+
+/// Starts a group's reading of partitions again at the given offsets (AlterShareGroupOffsets):
+/// what the group held of them, in flight or done with, is forgotten, as Kafka's share
+/// coordinator writes a fresh state. The offsets are not checked against the log, as Kafka
+/// does not: a start below the log's is moved up at the next read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetShareStarts {
+    pub group: String,
+    pub starts: Vec<(TopicPartition, i64)>,
+    pub rules: ShareRules,
+}
+
+/// Why a partition's start was not set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ShareStartError {
+    /// The topic or partition does not exist (any more).
+    UnknownPartition,
+    /// The state holds as many share-partitions as it may.
+    Full,
+}
+
+impl Apply for SetShareStarts {
+    fn apply(self, state: &mut MetadataState) -> Vec<Result<(), ShareStartError>> {
+        self.starts
+            .iter()
+            .map(|(tp, start)| {
+                if state.topics.partition(tp).is_none() {
+                    return Err(ShareStartError::UnknownPartition);
+                }
+                let key = (self.group.clone(), tp.topic_id, tp.partition);
+                state
+                    .share
+                    .start_again(key, (*start).max(0), self.rules)
+                    .then_some(())
+                    .ok_or(ShareStartError::Full)
+            })
+            .collect()
     }
 }
