@@ -783,6 +783,73 @@ fn probes(key: ApiKey, version: i16, known: &Known) -> Vec<RequestBody> {
                 },
             )]
         }
+        ApiKey::ShareGroupDescribe => {
+            vec![RequestBody::ShareGroupDescribe(ShareGroupDescribeRequest {
+                group_ids: vec![GROUP.into()],
+                include_authorized_operations: true,
+                ..Default::default()
+            })]
+        }
+        // The group's offsets of the topic, then of everything it read.
+        ApiKey::DescribeShareGroupOffsets => [
+            Some(vec![
+                describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestTopic {
+                    topic_name: TOPIC.into(),
+                    partitions: vec![0],
+                    ..Default::default()
+                },
+            ]),
+            None,
+        ]
+        .into_iter()
+        .map(|topics| {
+            RequestBody::DescribeShareGroupOffsets(DescribeShareGroupOffsetsRequest {
+                groups: vec![
+                    describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup {
+                        group_id: GROUP.into(),
+                        topics,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            })
+        })
+        .collect(),
+        ApiKey::AlterShareGroupOffsets => {
+            vec![RequestBody::AlterShareGroupOffsets(
+                AlterShareGroupOffsetsRequest {
+                    group_id: GROUP.into(),
+                    topics: vec![
+                        alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic {
+                            topic_name: TOPIC.into(),
+                            partitions: vec![
+                                alter_share_group_offsets_request::AlterShareGroupOffsetsRequestPartition {
+                                    partition_index: 0,
+                                    start_offset: 0,
+                                    ..Default::default()
+                                },
+                            ],
+                            ..Default::default()
+                        },
+                    ],
+                    ..Default::default()
+                },
+            )]
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            vec![RequestBody::DeleteShareGroupOffsets(
+                DeleteShareGroupOffsetsRequest {
+                    group_id: GROUP.into(),
+                    topics: vec![
+                        delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic {
+                            topic_name: TOPIC.into(),
+                            ..Default::default()
+                        },
+                    ],
+                    ..Default::default()
+                },
+            )]
+        }
         ApiKey::AddPartitionsToTxn => {
             let topics = vec![add_partitions_to_txn_request::AddPartitionsToTxnTopic {
                 name: TOPIC.into(),
@@ -1340,6 +1407,36 @@ fn judge(key: ApiKey, version: i16, probe: &RequestBody, answer: &ResponseBody) 
             holds(r.responses.is_empty(), || {
                 "acknowledgements were answered".into()
             })
+        }
+        // Kafka checks DESCRIBE group by group: each is refused, nothing of it shown.
+        (Q::ShareGroupDescribe(_), A::ShareGroupDescribe(r)) => {
+            each(
+                "each group",
+                r.groups.iter().map(|g| g.error_code),
+                GROUP_AUTHORIZATION_FAILED,
+            )?;
+            holds(r.groups.iter().all(|g| g.members.is_empty()), || {
+                "members were revealed".into()
+            })
+        }
+        (Q::DescribeShareGroupOffsets(_), A::DescribeShareGroupOffsets(r)) => {
+            each(
+                "each group",
+                r.groups.iter().map(|g| g.error_code),
+                GROUP_AUTHORIZATION_FAILED,
+            )?;
+            holds(r.groups.iter().all(|g| g.topics.is_empty()), || {
+                "offsets were revealed".into()
+            })
+        }
+        // READ (Alter) or DELETE (Delete) on the group first: the whole request is refused.
+        (Q::AlterShareGroupOffsets(_), A::AlterShareGroupOffsets(r)) => {
+            is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
+            holds(r.responses.is_empty(), || "partitions were answered".into())
+        }
+        (Q::DeleteShareGroupOffsets(_), A::DeleteShareGroupOffsets(r)) => {
+            is("the error", r.error_code, GROUP_AUTHORIZATION_FAILED)?;
+            holds(r.responses.is_empty(), || "topics were answered".into())
         }
         (Q::ConsumerGroupDescribe(_), A::ConsumerGroupDescribe(r)) => {
             each(
