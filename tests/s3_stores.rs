@@ -1,4 +1,6 @@
-//! floe on real S3 servers over HTTP: SeaweedFS (a MinIO stand-in) and moto.
+//! floe on real S3 servers over HTTP: SeaweedFS (a MinIO stand-in), moto and LocalStack (run
+//! as a process: `localstack/run.sh`). Each behaviour that depends on the store runs on
+//! LocalStack as well as on the server it was first written for.
 
 // These tests drive real processes over real sockets, in real time: the clock and
 // randomness seams of the library do not apply to them.
@@ -14,7 +16,7 @@ use support::{Floe, temp_dir};
 const PARTITIONS: i32 = 200;
 
 /// Counts the objects floe wrote, with the S3 ListObjectsV2 API (SeaweedFS allows anonymous
-/// listing when it runs without an identity configuration).
+/// listing when it runs without an identity configuration; LocalStack checks no signature).
 fn count_objects(server: &S3Server, bucket: &str) -> usize {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
@@ -61,6 +63,21 @@ fn url_encode(text: &str) -> String {
 fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
     let dir = temp_dir();
     let server = S3Server::seaweedfs(&dir.path().join("seaweedfs"));
+    puts_follow_time_and_bytes_not_partitions_and_survive_restart(&dir, &server);
+}
+
+#[test]
+fn localstack_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
+    let dir = temp_dir();
+    let server = S3Server::localstack(&dir.path().join("localstack"));
+    puts_follow_time_and_bytes_not_partitions_and_survive_restart(&dir, &server);
+}
+
+fn puts_follow_time_and_bytes_not_partitions_and_survive_restart(
+    dir: &tempfile::TempDir,
+    server: &S3Server,
+) {
+    let name = server.name;
     let flush_interval = Duration::from_millis(100);
     let mut flags = server.floe_flags("floe-e2e");
     flags.extend([
@@ -78,22 +95,22 @@ fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
     flush(&p);
     let elapsed = started.elapsed();
     assert!(
-        acks.errors.lock().unwrap().is_empty(),
+        acks.errors.lock().expect("errors").is_empty(),
         "{:?}",
-        acks.errors.lock().unwrap()
+        acks.errors.lock().expect("errors")
     );
-    let acked = acks.by_partition.lock().unwrap().clone();
+    let acked = acks.by_partition.lock().expect("acks").clone();
     assert_eq!(acked.len(), PARTITIONS as usize);
     assert_eq!(acked.values().map(Vec::len).sum::<usize>(), 100_000);
 
-    let objects = count_objects(&server, "floe-e2e");
+    let objects = count_objects(server, "floe-e2e");
     let bytes: u64 = 100_000 * 40;
     // Each object is sealed by its flush interval or by size, whichever comes first.
     let bound = (elapsed.as_secs_f64() / flush_interval.as_secs_f64()).ceil() as usize
         + (bytes / (8 << 20)) as usize
         + 2;
     println!(
-        "seaweedfs: 100000 records over {PARTITIONS} partitions in {elapsed:?}: {} objects (bound {bound})",
+        "{name}: 100000 records over {PARTITIONS} partitions in {elapsed:?}: {} objects (bound {bound})",
         objects
     );
     assert!(objects > 0);
@@ -114,17 +131,28 @@ fn seaweedfs_puts_follow_time_and_bytes_not_partitions_and_survive_restart() {
     let mut floe = Floe::start(&data, &flags);
     assert_read_back(&floe.bootstrap(), "wide", &acked);
     floe.stop();
-    println!("seaweedfs writer: {writes:#?}");
-    println!(
-        "seaweedfs reader after restart: {:#?}",
-        floe.request_summary()
-    );
+    println!("{name} writer: {writes:#?}");
+    println!("{name} reader after restart: {:#?}", floe.request_summary());
 }
 
 #[test]
 fn every_acked_record_survives_ten_percent_injected_faults_on_moto() {
     let dir = temp_dir();
     let server = S3Server::moto(&dir.path().join("moto"));
+    every_acked_record_survives_ten_percent_injected_faults(&dir, &server);
+}
+
+#[test]
+fn every_acked_record_survives_ten_percent_injected_faults_on_localstack() {
+    let dir = temp_dir();
+    let server = S3Server::localstack(&dir.path().join("localstack"));
+    every_acked_record_survives_ten_percent_injected_faults(&dir, &server);
+}
+
+fn every_acked_record_survives_ten_percent_injected_faults(
+    dir: &tempfile::TempDir,
+    server: &S3Server,
+) {
     let mut flags = server.floe_flags("floe-faults");
     flags.extend([
         "--flush-interval".into(),
@@ -142,11 +170,11 @@ fn every_acked_record_survives_ten_percent_injected_faults_on_moto() {
     flush(&p);
     // librdkafka retries retriable errors itself; anything it reports was not retriable.
     assert!(
-        acks.errors.lock().unwrap().is_empty(),
+        acks.errors.lock().expect("errors").is_empty(),
         "{:?}",
-        acks.errors.lock().unwrap()
+        acks.errors.lock().expect("errors")
     );
-    let acked = acks.by_partition.lock().unwrap().clone();
+    let acked = acks.by_partition.lock().expect("acks").clone();
     assert_eq!(acked.values().map(Vec::len).sum::<usize>(), 20_000);
     assert_read_back(&floe.bootstrap(), "faulty", &acked);
     let log = floe.log();
@@ -198,6 +226,20 @@ fn an_unreachable_store_fails_start_up_with_a_clear_message() {
 fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults() {
     let dir = temp_dir();
     let server = S3Server::seaweedfs(&dir.path().join("seaweedfs"));
+    compaction_and_collection_shrink_the_bucket_under_injected_faults(&dir, &server);
+}
+
+#[test]
+fn localstack_compaction_and_collection_shrink_the_bucket_under_injected_faults() {
+    let dir = temp_dir();
+    let server = S3Server::localstack(&dir.path().join("localstack"));
+    compaction_and_collection_shrink_the_bucket_under_injected_faults(&dir, &server);
+}
+
+fn compaction_and_collection_shrink_the_bucket_under_injected_faults(
+    dir: &tempfile::TempDir,
+    server: &S3Server,
+) {
     let mut flags = server.floe_flags("floe-jobs");
     flags.extend(
         [
@@ -233,7 +275,7 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
                 .extend(records.iter().cloned());
         }
     }
-    let written = count_objects(&server, "floe-jobs");
+    let written = count_objects(server, "floe-jobs");
     assert!(written >= 10, "{written} objects");
     let deadline = Instant::now() + Duration::from_secs(120);
     let storage = loop {
@@ -253,7 +295,7 @@ fn seaweedfs_compaction_and_collection_shrink_the_bucket_under_injected_faults()
     };
     // The bucket holds the segments and nothing else (S3's own listing says so).
     let live = storage["objects_live"].as_u64().expect("live") as usize;
-    assert_eq!(count_objects(&server, "floe-jobs"), live);
+    assert_eq!(count_objects(server, "floe-jobs"), live);
     // A binary counter of segments: a few per partition at most.
     assert!(live <= 8 * 4, "{live} objects for 8 partitions");
     assert_read_back(&floe.bootstrap(), "jobs", &acked);

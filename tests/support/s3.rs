@@ -1,4 +1,5 @@
-//! Real S3 servers as child processes on loopback: SeaweedFS (`weed mini`) and moto.
+//! Real S3 servers as child processes on loopback: SeaweedFS (`weed mini`), moto and
+//! LocalStack.
 #![allow(dead_code)]
 
 use std::net::{SocketAddr, TcpStream};
@@ -120,6 +121,45 @@ impl S3Server {
         server
     }
 
+    /// LocalStack's S3 as a process (`localstack/run.sh`, which the README test command runs
+    /// once with `--install-only`), in its own files under `dir`.
+    pub fn localstack(dir: &Path) -> S3Server {
+        std::fs::create_dir_all(dir).expect("localstack dir");
+        let p = port();
+        let log_path = dir.join("localstack.log");
+        let log = std::fs::File::create(&log_path).expect("log");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/localstack/run.sh");
+        let child = Command::new(script)
+            .env("LOCALSTACK_PORT", p.to_string())
+            .env("LOCALSTACK_ROOT", dir.join("root"))
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("localstack/run.sh");
+        let addr: SocketAddr = format!("127.0.0.1:{p}").parse().expect("addr");
+        let server = S3Server {
+            child,
+            endpoint: format!("http://{addr}"),
+            name: "localstack",
+        };
+        wait_for(addr, "LocalStack", &log_path);
+        // It listens a moment before its S3 is loaded: "Ready." says it is.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !std::fs::read_to_string(&log_path)
+            .unwrap_or_default()
+            .contains("Ready.")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "LocalStack did not say Ready.; its log:\n{}",
+                std::fs::read_to_string(&log_path).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
     /// The `floe serve` flags that point at this server's `bucket`.
     pub fn floe_flags(&self, bucket: &str) -> Vec<String> {
         let mut flags = Self::floe_flags_without_endpoint(bucket);
@@ -141,7 +181,19 @@ impl S3Server {
 }
 
 impl Drop for S3Server {
+    /// SIGTERM first (LocalStack cleans its files up on it), SIGKILL if the server has not
+    /// exited after five seconds (LocalStack's hypercorn sometimes hangs on SIGTERM).
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
