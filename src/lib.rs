@@ -19,6 +19,7 @@ pub mod pack;
 pub mod placement;
 pub mod produce;
 pub mod protocol;
+pub mod quotas;
 pub mod random;
 pub mod read_cache;
 pub mod security;

@@ -963,6 +963,29 @@ fn probes(key: ApiKey, version: i16, known: &Known) -> Vec<RequestBody> {
         }
         // One user, and every user (an empty list; null is Kafka's too, but its own refusal
         // of a null list fails, so it is no oracle there).
+        // Every quota; a user's producer quota set.
+        ApiKey::DescribeClientQuotas => vec![RequestBody::DescribeClientQuotas(
+            DescribeClientQuotasRequest::default(),
+        )],
+        ApiKey::AlterClientQuotas => {
+            vec![RequestBody::AlterClientQuotas(AlterClientQuotasRequest {
+                entries: vec![alter_client_quotas_request::EntryData {
+                    entity: vec![alter_client_quotas_request::EntityData {
+                        entity_type: "user".into(),
+                        entity_name: Some("someone".into()),
+                        ..Default::default()
+                    }],
+                    ops: vec![alter_client_quotas_request::OpData {
+                        key: "producer_byte_rate".into(),
+                        value: 1024.0,
+                        remove: false,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })]
+        }
         ApiKey::DescribeUserScramCredentials => [
             vec![describe_user_scram_credentials_request::UserName {
                 name: "ANONYMOUS".into(),
@@ -1543,6 +1566,18 @@ fn judge(key: ApiKey, version: i16, probe: &RequestBody, answer: &ResponseBody) 
                 || "ACLs were revealed".into(),
             )
         }
+        // DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster, else nothing is shown or changed.
+        (Q::DescribeClientQuotas(_), A::DescribeClientQuotas(r)) => {
+            is("the error", r.error_code, CLUSTER_AUTHORIZATION_FAILED)?;
+            holds(r.entries.as_ref().is_none_or(Vec::is_empty), || {
+                "quotas were revealed".into()
+            })
+        }
+        (Q::AlterClientQuotas(_), A::AlterClientQuotas(r)) => each(
+            "each entry",
+            r.entries.iter().map(|e| e.error_code),
+            CLUSTER_AUTHORIZATION_FAILED,
+        ),
         (Q::DescribeUserScramCredentials(_), A::DescribeUserScramCredentials(r)) => {
             is(
                 "the top-level error",

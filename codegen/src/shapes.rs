@@ -209,6 +209,17 @@ pub const SHAPES: &[Shape] = &[
     },
     Shape {
         distinct: None,
+        api: "AlterClientQuotas",
+        top: &[],
+        items: &[echo!("Entries" => "Entries" {
+            children: &[echo!("Entity" => "Entity" {
+                copy: &[("EntityType", "EntityType"), ("EntityName", "EntityName")],
+                error: None,
+            })],
+        })],
+    },
+    Shape {
+        distinct: None,
         api: "ShareGroupDescribe",
         top: &[],
         items: &[echo!("GroupIds" => "Groups" { copy: &[("GroupId", "")] })],

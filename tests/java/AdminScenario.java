@@ -262,7 +262,68 @@ final class AdminScenario {
             Check.that(quorum.voters().stream().anyMatch(v -> v.replicaId() == quorum.leaderId()
                     && v.logEndOffset() >= quorum.highWatermark()), "the leader among the voters: " + quorum);
         });
+        quotas();
         admin.close(Duration.ofSeconds(5));
+    }
+
+    /** Client quotas as Kafka's kafka-client-quotas tool sets and reads them. */
+    private void quotas() throws Exception {
+        String user = prefix + "-user";
+        String client = prefix + "-client";
+        org.apache.kafka.common.quota.ClientQuotaEntity userClient = new org.apache.kafka.common.quota.ClientQuotaEntity(
+                Map.of(org.apache.kafka.common.quota.ClientQuotaEntity.USER, user,
+                        org.apache.kafka.common.quota.ClientQuotaEntity.CLIENT_ID, client));
+        Map<String, String> defaultUserMap = new HashMap<>();
+        defaultUserMap.put(org.apache.kafka.common.quota.ClientQuotaEntity.USER, null);
+        org.apache.kafka.common.quota.ClientQuotaEntity defaultUser = new org.apache.kafka.common.quota.ClientQuotaEntity(defaultUserMap);
+        Check.run("alterClientQuotas: validateOnly writes nothing; bad values are refused", () -> {
+            get(admin.alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(userClient, List.of(
+                    new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0)))),
+                    new AlterClientQuotasOptions().validateOnly(true)).all());
+            Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> none = get(admin.describeClientQuotas(
+                    org.apache.kafka.common.quota.ClientQuotaFilter.containsOnly(List.of(
+                            org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity("user", user)))).entities());
+            Check.that(none.isEmpty(), "validateOnly wrote " + none);
+            try {
+                get(admin.alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(userClient, List.of(
+                        new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", 10.5))))).all());
+                Check.that(false, "a fractional byte rate was accepted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                Check.that(e.getCause() instanceof org.apache.kafka.common.errors.InvalidRequestException, "got " + e.getCause());
+            }
+        });
+        Check.run("alterClientQuotas, then describeClientQuotas by entity, default and type", () -> {
+            get(admin.alterClientQuotas(List.of(
+                    new org.apache.kafka.common.quota.ClientQuotaAlteration(userClient, List.of(
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0),
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("request_percentage", 12.5))),
+                    new org.apache.kafka.common.quota.ClientQuotaAlteration(defaultUser, List.of(
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("consumer_byte_rate", 2097152.0))))).all());
+            Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> exact = get(admin.describeClientQuotas(
+                    org.apache.kafka.common.quota.ClientQuotaFilter.containsOnly(List.of(
+                            org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity("user", user),
+                            org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity("client-id", client)))).entities());
+            Check.eq(Map.of(userClient, Map.of("producer_byte_rate", 1048576.0, "request_percentage", 12.5)), exact, "by entity");
+            Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> defaults = get(admin.describeClientQuotas(
+                    org.apache.kafka.common.quota.ClientQuotaFilter.containsOnly(List.of(
+                            org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofDefaultEntity("user")))).entities());
+            Check.eq(Map.of(defaultUser, Map.of("consumer_byte_rate", 2097152.0)), defaults, "the default user");
+            Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> users = get(admin.describeClientQuotas(
+                    org.apache.kafka.common.quota.ClientQuotaFilter.contains(List.of(
+                            org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntityType("user")))).entities());
+            Check.that(users.containsKey(userClient) && users.containsKey(defaultUser), "any user: " + users);
+        });
+        Check.run("alterClientQuotas removes quotas; an entity without any is gone", () -> {
+            get(admin.alterClientQuotas(List.of(
+                    new org.apache.kafka.common.quota.ClientQuotaAlteration(userClient, List.of(
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", null),
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("request_percentage", null))),
+                    new org.apache.kafka.common.quota.ClientQuotaAlteration(defaultUser, List.of(
+                            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("consumer_byte_rate", null))))).all());
+            Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> left = get(admin.describeClientQuotas(
+                    org.apache.kafka.common.quota.ClientQuotaFilter.all()).entities());
+            Check.that(!left.containsKey(userClient) && !left.containsKey(defaultUser), "still there: " + left);
+        });
     }
 
     private void consumerGroups() throws Exception {

@@ -528,7 +528,8 @@ final class Responses {
             }
             case DESCRIBE_CLIENT_QUOTAS:
                 return new DescribeClientQuotasRequestData().setComponents(List.of(
-                        new DescribeClientQuotasRequestData.ComponentData().setEntityType("client-id").setMatchType((byte) 2)));
+                        new DescribeClientQuotasRequestData.ComponentData().setEntityType("client-id").setMatchType((byte) 2)
+                                .setMatch(null)));
             case ALTER_CLIENT_QUOTAS:
                 return new AlterClientQuotasRequestData().setEntries(List.of(new AlterClientQuotasRequestData.EntryData()
                         .setEntity(List.of(new AlterClientQuotasRequestData.EntityData().setEntityType("client-id").setEntityName("resp-client")))

@@ -303,6 +303,7 @@ mod snapshot_layout {
     use super::super::types::{LogId, NodeId};
     use crate::ids::{ObjectKey, Offset, ProducerEpoch, ProducerId, TopicPartition};
     use crate::metadata::MetadataState;
+    use crate::metadata::state::client_quotas::{EntityType, QuotaEntity, QuotaValue};
     use crate::metadata::state::security::{Endpoint, ScramChange};
     use crate::metadata::state::{
         AcquireLease, Agent, AgentEndpoints, AgentHeartbeat, AgentOutcome, AlterScramCredentials,
@@ -313,7 +314,9 @@ mod snapshot_layout {
     use crate::metadata::state::{
         AddPartitionsToTxn, EndTxn, InitTransactionalProducer, TransactionOutcome,
     };
-    use crate::metadata::state::{CommitObject, CreatePartitions, CreateTopic, DeleteTopic};
+    use crate::metadata::state::{
+        AlterClientQuotas, CommitObject, CreatePartitions, CreateTopic, DeleteTopic,
+    };
     use crate::security::acl::{
         AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern,
         ResourceType,
@@ -510,6 +513,16 @@ mod snapshot_layout {
                 }],
             }
             .into(),
+            AlterClientQuotas {
+                entries: vec![(
+                    QuotaEntity(vec![
+                        (EntityType::User, Some("alice".into())),
+                        (EntityType::ClientId, None),
+                    ]),
+                    vec![("producer_byte_rate".into(), Some(QuotaValue(1_048_576.0)))],
+                )],
+            }
+            .into(),
         ]
     }
 
@@ -544,6 +557,7 @@ mod snapshot_layout {
             agents,
             state.cluster_id().map(str::to_string),
             state.applied(),
+            state.client_quotas().clone(),
         );
         let orders = state.topic("orders").map(|t| t.id).unwrap_or_default();
         // A retried object commit gets its first outcome; a retried batch its first offset;

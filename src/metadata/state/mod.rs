@@ -27,6 +27,7 @@
 //! `noun!`. Nothing here changes unless the noun is new.
 
 mod agents;
+pub mod client_quotas;
 mod commands;
 mod group_configs;
 mod groups;
@@ -80,6 +81,7 @@ pub enum Command {
     Security(SecurityCommand),
     Share(ShareCommand),
     GroupConfig(GroupConfigCommand),
+    ClientQuota(ClientQuotaCommand),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +98,7 @@ pub enum Outcome {
     Security(SecurityOutcome),
     Share(ShareOutcome),
     GroupConfig(GroupConfigOutcome),
+    ClientQuota(ClientQuotaOutcome),
 }
 
 /// A noun's commands and outcomes as variants of the log's `Command` and `Outcome`.
@@ -137,6 +140,7 @@ in_log! {
     Security: SecurityCommand => SecurityOutcome,
     Share: ShareCommand => ShareOutcome,
     GroupConfig: GroupConfigCommand => GroupConfigOutcome,
+    ClientQuota: ClientQuotaCommand => ClientQuotaOutcome,
 }
 
 /// A command as its sender sees it: written to the log as a `Command`, answered with its own
@@ -182,6 +186,7 @@ impl MetadataState {
             Command::Security(c) => Outcome::Security(c.apply(self)),
             Command::Share(c) => Outcome::Share(c.apply(self)),
             Command::GroupConfig(c) => Outcome::GroupConfig(c.apply(self)),
+            Command::ClientQuota(c) => Outcome::ClientQuota(c.apply(self)),
         }
     }
 

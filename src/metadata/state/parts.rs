@@ -2,6 +2,7 @@
 //! `producers`, ...) keeps its own rules; the commands (`commands/`) compose them.
 
 use super::agents::Registry;
+use super::client_quotas::ClientQuotas;
 use super::group_configs::GroupConfigs;
 use super::groups::GroupOffsets;
 use super::jobs::Leases;
@@ -37,6 +38,8 @@ pub struct MetadataState {
     /// Share groups' records (KIP-932).
     pub(super) share: SharePartitions,
     pub(super) group_configs: GroupConfigs,
+    /// Client quotas (Kafka's `ClientQuotaRecord`s).
+    pub(super) client_quotas: ClientQuotas,
 }
 
 /// The limits `apply` checks commands against.

@@ -134,6 +134,10 @@ impl MetadataState {
     /// The limits handlers check requests against: those in force, or the defaults before
     /// the `SetLimits` entry is applied (a request refused there never reaches the log).
     /// A group's configs (GROUP config resources), by name.
+    pub fn client_quotas(&self) -> &super::client_quotas::ClientQuotas {
+        &self.client_quotas
+    }
+
     pub fn group_configs(&self, group: &str) -> Option<&imbl::OrdMap<String, String>> {
         self.group_configs.of(group)
     }

@@ -14,6 +14,9 @@
 //! jobs            Leases
 //! transactions    Transactions
 //! security        SecurityState
+//! share           SharePartitions
+//! group_configs   GroupConfigs
+//! client_quotas   ClientQuotas
 //! ```
 //!
 //! - A part added later is a new section: absent from older snapshots, it starts empty.
@@ -45,6 +48,7 @@ const SECTIONS: &[&str] = &[
     "security",
     "share",
     "group_configs",
+    "client_quotas",
 ];
 
 impl Serialize for MetadataState {
@@ -66,6 +70,7 @@ impl Serialize for MetadataState {
             security,
             share,
             group_configs,
+            client_quotas,
         } = self;
         let mut map = serializer.serialize_map(Some(SECTIONS.len()))?;
         map.serialize_entry("clock", &(applied, now_ms, producers_checked_ms))?;
@@ -81,6 +86,7 @@ impl Serialize for MetadataState {
         map.serialize_entry("security", security)?;
         map.serialize_entry("share", share)?;
         map.serialize_entry("group_configs", group_configs)?;
+        map.serialize_entry("client_quotas", client_quotas)?;
         map.end()
     }
 }
@@ -128,6 +134,7 @@ impl<'de> Visitor<'de> for Sections {
                 "security" => state.security = map.next_value()?,
                 "share" => state.share = map.next_value()?,
                 "group_configs" => state.group_configs = map.next_value()?,
+                "client_quotas" => state.client_quotas = map.next_value()?,
                 other => return Err(de::Error::unknown_field(other, SECTIONS)),
             }
         }

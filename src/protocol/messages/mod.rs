@@ -400,6 +400,7 @@ macro_rules! with_error_responses {
             AddPartitionsToTxnRequest,
             AddRaftVoterRequest,
             AllocateProducerIdsRequest,
+            AlterClientQuotasRequest,
             AlterConfigsRequest,
             AlterPartitionReassignmentsRequest,
             AlterPartitionRequest,
@@ -487,6 +488,7 @@ macro_rules! with_item_errors {
     ($callback:ident) => {
         $callback!(
             AddPartitionsToTxnRequest,
+            AlterClientQuotasRequest,
             AlterConfigsRequest,
             AlterUserScramCredentialsRequest,
             ConsumerGroupDescribeRequest,

@@ -4,6 +4,7 @@
 pub mod acls;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
@@ -20,6 +21,7 @@ pub mod delete_records;
 pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -116,6 +118,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<describe_acls::DescribeAcls>(),
     Entry::of::<create_acls::CreateAcls>(),
     Entry::of::<delete_acls::DeleteAcls>(),
+    Entry::of::<describe_client_quotas::DescribeClientQuotas>(),
+    Entry::of::<alter_client_quotas::AlterClientQuotas>(),
     Entry::of::<describe_user_scram_credentials::DescribeUserScramCredentials>(),
     Entry::of::<alter_user_scram_credentials::AlterUserScramCredentials>(),
 ];

@@ -5,6 +5,7 @@
 #[macro_use]
 mod request;
 mod agent;
+mod client_quota;
 mod clock;
 mod cluster;
 mod group_config;
@@ -18,6 +19,7 @@ mod topic;
 mod transaction;
 
 pub use agent::*;
+pub use client_quota::*;
 pub use clock::*;
 pub use cluster::*;
 pub use group_config::*;
