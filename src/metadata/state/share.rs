@@ -618,6 +618,11 @@ impl SharePartitions {
             .take_while(move |((g, _, _), _)| g == group)
     }
 
+    /// Whether the group has share-partition state.
+    pub fn has_group(&self, group: &str) -> bool {
+        self.of_group(group).next().is_some()
+    }
+
     /// The groups with share-partition state.
     pub fn groups(&self) -> Vec<String> {
         let mut groups: Vec<String> = self.by_key.keys().map(|(g, _, _)| g.clone()).collect();

@@ -9,6 +9,7 @@
 //! unknown topic, a partition the group never read) has start offset -1 and no error, which
 //! Kafka calls absence of data. Neither the group's existence nor its kind is checked.
 
+use super::share::group_refusal;
 use crate::ids::TopicPartition;
 use crate::metadata::state::MetadataState;
 use crate::protocol::ApiKey;
@@ -81,18 +82,9 @@ fn describe(broker: &Broker, gate: &Gate<'_>, request: &RequestGroup) -> Group {
         error_message: Some(message),
         ..Default::default()
     };
-    if id.is_empty() {
-        return error(ErrorCode::InvalidGroupId, "the group id is empty".into());
-    }
-    if !gate.allowed(Acl::GROUP_DESCRIBE, id) {
-        let code = ErrorCode::GroupAuthorizationFailed;
-        return error(code, format!("not authorized to describe group {id}"));
-    }
-    if !broker.coordinates(id) {
-        return error(
-            ErrorCode::NotCoordinator,
-            format!("this agent does not coordinate group {id}"),
-        );
+    if let Some((code, message)) = group_refusal(broker, id, gate.allowed(Acl::GROUP_DESCRIBE, id))
+    {
+        return error(code, message);
     }
     let topics = broker.metadata.read(|s| match &request.topics {
         None => all_partitions(s, gate, id),

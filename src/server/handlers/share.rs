@@ -43,15 +43,7 @@ pub fn authorize_group<Q: ErrorResponse>(
 /// `validateOffsetsAlterable`): its id names no group of another kind and it has no members.
 /// `Ok(false)`: no share group of that id exists (neither members nor records' state).
 pub fn offsets_alterable(broker: &Broker, group: &str) -> Result<bool, (ErrorCode, String)> {
-    if group.is_empty() {
-        return Err((ErrorCode::InvalidGroupId, "the group id is empty".into()));
-    }
-    if !broker.coordinates(group) {
-        return Err((
-            ErrorCode::NotCoordinator,
-            format!("this agent does not coordinate group {group}"),
-        ));
-    }
+    group_refusal(broker, group, true).map_or(Ok(()), Err)?;
     if broker.groups.is_consumer_group(group) || broker.groups.is_classic_group(group) {
         return Err((
             ErrorCode::GroupIdNotFound,
@@ -61,10 +53,26 @@ pub fn offsets_alterable(broker: &Broker, group: &str) -> Result<bool, (ErrorCod
     if broker.groups.has_members(group) {
         return Err((ErrorCode::NonEmptyGroup, "The group is not empty.".into()));
     }
-    let has_records = broker
-        .metadata
-        .read(|s| s.share().of_group(group).next().is_some());
+    let has_records = broker.metadata.read(|s| s.share().has_group(group));
     Ok(has_records || broker.groups.is_share_group(group))
+}
+
+/// Why a request about a share group is refused before anything is looked up, in Kafka's
+/// order: an empty id, then the caller not `allowed` to describe it, then a group this agent
+/// does not coordinate.
+pub fn group_refusal(broker: &Broker, group: &str, allowed: bool) -> Option<(ErrorCode, String)> {
+    if group.is_empty() {
+        return Some((ErrorCode::InvalidGroupId, "the group id is empty".into()));
+    }
+    if !allowed {
+        let code = ErrorCode::GroupAuthorizationFailed;
+        return Some((code, format!("not authorized to describe group {group}")));
+    }
+    if !broker.coordinates(group) {
+        let message = format!("this agent does not coordinate group {group}");
+        return Some((ErrorCode::NotCoordinator, message));
+    }
+    None
 }
 
 /// A request's acknowledgements by partition; `Err` refuses all of a partition's.

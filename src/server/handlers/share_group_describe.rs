@@ -6,6 +6,7 @@
 //! the client may not describe is answered TOPIC_AUTHORIZATION_FAILED without its members.
 //! A share group whose members all left is Empty while its records' state lasts.
 
+use super::share::group_refusal;
 use crate::groups::assignor::Partitions;
 use crate::groups::consumer::TopicImage;
 use crate::protocol::ApiKey;
@@ -77,27 +78,15 @@ fn describe(broker: &Broker, gate: &Gate<'_>, id: &str, with_operations: bool) -
         error_message: Some(message),
         ..Default::default()
     };
-    if id.is_empty() {
-        return error(ErrorCode::InvalidGroupId, "the group id is empty".into());
-    }
-    if !gate.allowed(Acl::GROUP_DESCRIBE, id) {
-        let code = ErrorCode::GroupAuthorizationFailed;
-        return error(code, format!("not authorized to describe group {id}"));
-    }
-    if !broker.coordinates(id) {
-        return error(
-            ErrorCode::NotCoordinator,
-            format!("this agent does not coordinate group {id}"),
-        );
+    if let Some((code, message)) = group_refusal(broker, id, gate.allowed(Acl::GROUP_DESCRIBE, id))
+    {
+        return error(code, message);
     }
     let live = broker.groups.share_group(id);
     let other_kind = broker.groups.is_consumer_group(id) || broker.groups.is_classic_group(id);
-    let (has_records, has_offsets) = broker.metadata.read(|s| {
-        (
-            s.share().of_group(id).next().is_some(),
-            s.groups().any(|g| g == id),
-        )
-    });
+    let (has_records, has_offsets) = broker
+        .metadata
+        .read(|s| (s.share().has_group(id), s.groups().any(|g| g == id)));
     if live.is_none() && (other_kind || (has_offsets && !has_records)) {
         let code = ErrorCode::GroupIdNotFound;
         return error(code, format!("Group {id} is not a share group."));
