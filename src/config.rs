@@ -48,6 +48,9 @@ pub struct Config {
     /// A connection with no request for this long is closed (Kafka's
     /// `connections.max.idle.ms`).
     pub connection_idle_timeout: Duration,
+    /// How long a refused login waits for its answer (Kafka's
+    /// `connection.failed.authentication.delay.ms`): guessing passwords costs time.
+    pub failed_authentication_delay: Duration,
     /// The read path's tiers.
     pub read: ReadConfig,
     /// This node's place in the metadata quorum (its id is also its Kafka broker id).
@@ -339,6 +342,7 @@ impl Config {
             connections_max: 10_000,
             connections_per_ip_max: 10_000,
             connection_idle_timeout: Duration::from_secs(600),
+            failed_authentication_delay: Duration::from_millis(100),
             read: ReadConfig::default(),
             lifecycle: LifecycleConfig::default(),
             transaction_max_timeout_ms:

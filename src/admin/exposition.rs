@@ -137,6 +137,7 @@ pub fn render(broker: &Broker) -> String {
         load(&m.refused_connections),
     );
 
+    quotas(&mut e, broker);
     security(&mut e, broker);
 
     let ops = broker.store.metrics().snapshot();
@@ -726,5 +727,45 @@ fn security(e: &mut Exposition, broker: &Broker) {
         "floe_authorization_denied_total",
         "Operations the ACL authorizer denied.",
         load(&m.authorization_denied),
+    );
+}
+
+/// Client quotas on this agent, by quota type: a bounded label set (per-account usage would
+/// grow with the clients).
+fn quotas(e: &mut Exposition, broker: &Broker) {
+    use crate::quotas::meter::QuotaKind;
+    let meter = &broker.quota_meter;
+    type Pick = fn(&crate::quotas::meter::KindTotals) -> u64;
+    let counters: [(&str, &str, Pick); 2] = [
+        (
+            "floe_quota_throttled_requests_total",
+            "Requests answered with a throttle time (the client over its quota), by quota.",
+            |t| t.throttled.load(Ordering::Relaxed),
+        ),
+        (
+            "floe_quota_throttle_time_ms_total",
+            "Throttle times answered, summed in milliseconds, by quota.",
+            |t| t.throttle_ms.load(Ordering::Relaxed),
+        ),
+    ];
+    for (name, help, pick) in counters {
+        e.header(name, "counter", help);
+        for kind in QuotaKind::ALL {
+            e.sample(
+                name,
+                &[("quota", kind.name())],
+                pick(meter.totals(kind)) as f64,
+            );
+        }
+    }
+    e.gauge(
+        "floe_quota_accounts",
+        "Accounts (users, client ids) whose usage this agent meters against a quota.",
+        meter.accounts() as f64,
+    );
+    e.counter(
+        "floe_quota_unmetered_total",
+        "Accounts left unmetered because the most this agent meters at once were metered.",
+        meter.unmetered.load(Ordering::Relaxed) as f64,
     );
 }

@@ -183,6 +183,10 @@ struct ListenerArgs {
     /// A connection without a request for this long is closed (Kafka's connections.max.idle.ms).
     #[arg(long, env = "FLOE_CONNECTIONS_MAX_IDLE", default_value_t = span(defaults().connection_idle_timeout))]
     connections_max_idle: Span,
+    /// How long a refused login waits for its answer before its connection closes (Kafka's
+    /// connection.failed.authentication.delay.ms).
+    #[arg(long, env = "FLOE_FAILED_AUTHENTICATION_DELAY", default_value_t = span(defaults().failed_authentication_delay))]
+    failed_authentication_delay: Span,
 }
 
 impl ListenerArgs {
@@ -208,6 +212,7 @@ impl ListenerArgs {
         config.connections_max = self.connections_max;
         config.connections_per_ip_max = self.connections_per_ip_max;
         config.connection_idle_timeout = self.connections_max_idle.into();
+        config.failed_authentication_delay = self.failed_authentication_delay.into();
         Ok(())
     }
 }

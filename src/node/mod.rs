@@ -358,6 +358,7 @@ fn build_broker(
         drain,
         renewal_sent_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         share_sessions: Default::default(),
+        quota_meter: Default::default(),
         config,
         metadata,
         pipeline,

@@ -74,6 +74,9 @@ pub struct RequestFrame {
     pub api_key: ApiKey,
     pub header: RequestHeader,
     pub body: Bytes,
+    /// The request's size in bytes, header and body (without the size prefix): what Kafka's
+    /// produce quota counts.
+    pub size: usize,
 }
 
 impl RequestFrame {
@@ -104,12 +107,14 @@ pub fn parse_request(frame: Bytes) -> Result<RequestFrame, RequestError> {
         });
     };
     let header_version = key.request_header_version(api_version);
+    let size = frame.len();
     let mut body = frame;
     let header = RequestHeader::decode(&mut body, header_version).map_err(RequestError::Header)?;
     Ok(RequestFrame {
         api_key: key,
         header,
         body,
+        size,
     })
 }
 
@@ -118,13 +123,25 @@ fn header_error(kind: wire::WireError, field: &'static str) -> RequestError {
 }
 
 /// A response frame as the parts it is sent in: the encoded response, with the long record
-/// parts it carries spliced in between (see `spliced`), in order.
+/// parts it carries spliced in between (see `spliced`), in order; and the throttle time it
+/// answers, for which its connection reads nothing more once it is sent (Kafka's channel
+/// muting, KIP-219: a client over its quota is held whether or not it pauses itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     parts: Vec<Bytes>,
+    throttle: std::time::Duration,
 }
 
 impl Frame {
+    /// The frame, holding its connection for `throttle` once sent.
+    pub fn throttled(self, throttle: std::time::Duration) -> Frame {
+        Frame { throttle, ..self }
+    }
+
+    pub fn throttle(&self) -> std::time::Duration {
+        self.throttle
+    }
+
     pub fn parts(&self) -> &[Bytes] {
         &self.parts
     }
@@ -151,7 +168,10 @@ impl From<Bytes> for Frame {
         } else {
             vec![frame]
         };
-        Frame { parts }
+        Frame {
+            parts,
+            throttle: Default::default(),
+        }
     }
 }
 
@@ -186,7 +206,10 @@ pub fn encode_response(
     }
     parts.push(encoded);
     parts.retain(|part| !part.is_empty());
-    Ok(Frame { parts })
+    Ok(Frame {
+        parts,
+        throttle: Default::default(),
+    })
 }
 
 /// Encodes a request frame (clients and tests).

@@ -1,10 +1,14 @@
 //! Client quotas as Kafka defines them (KIP-13, KIP-124, KIP-546, KIP-599, KIP-612): which
-//! quota entities and keys exist, how AlterClientQuotas entries are checked (`alter`), and how
-//! DescribeClientQuotas filters match entities (`filter`). Pure; the quotas themselves live in
-//! the replicated state (`metadata::state::client_quotas`).
+//! quota entities and keys exist, how AlterClientQuotas entries are checked (`alter`), how
+//! DescribeClientQuotas filters match entities (`filter`), which quota binds a client
+//! (`resolve`), how usage is measured (`rate`) and metered per account (`meter`). The quotas
+//! themselves live in the replicated state (`metadata::state::client_quotas`).
 
 pub mod alter;
 pub mod filter;
+pub mod meter;
+pub mod rate;
+pub mod resolve;
 
 /// Kafka's quota keys: the byte rates and request share of users and client ids, and the
 /// connection rate of ips.

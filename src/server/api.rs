@@ -78,6 +78,36 @@ pub struct Ctx<'a> {
     pub version: i16,
     /// When the request was taken (its latency is measured from here).
     pub started: Instant,
+    /// The request's size in bytes (header and body).
+    pub request_bytes: usize,
+    /// The throttle time the handler answers, if a quota holds the client.
+    pub throttle: Throttle,
+}
+
+/// The throttle time a handler answers in its response's `throttle_time_ms` (a client over a
+/// quota), which its connection is then held to: the handler sets it, and serving reads it
+/// once the response is ready.
+#[derive(Debug, Clone, Default)]
+pub struct Throttle(Arc<std::sync::atomic::AtomicU64>);
+
+impl Throttle {
+    /// Answers at least `ms`.
+    pub fn at_least(&self, ms: u64) {
+        self.0.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn ms(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The field's value (Kafka's int32 milliseconds).
+    pub fn field(&self) -> i32 {
+        i32::try_from(self.ms()).unwrap_or(i32::MAX)
+    }
+
+    fn duration(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.ms())
+    }
 }
 
 /// A handler's answer.
@@ -195,30 +225,36 @@ async fn serve<A: Api>(
     } else {
         Default::default()
     };
+    let throttle = Throttle::default();
     let ctx = Ctx {
         broker,
         client,
         version,
         started,
+        request_bytes: frame.size,
+        throttle: throttle.clone(),
     };
     match A::handle(ctx, request).await {
         Reply::Now(mut response) => {
             refused.restore(&gate, &mut response);
-            Ok(ready(encode(response)?))
+            Ok(ready(encode(response)?.throttled(throttle.duration())))
         }
         Reply::Later(pending) => {
             let broker = Arc::clone(broker);
             let caller = caller.clone();
             Ok(Box::pin(async move {
                 let Some(mut response) = pending.await else {
-                    return Ok(None);
+                    // No answer is due (acks=0), but a client over its quota is held all the
+                    // same.
+                    let held = Frame::from(bytes::Bytes::new()).throttled(throttle.duration());
+                    return Ok((throttle.ms() > 0).then_some(held));
                 };
                 let client = Client {
                     id: None,
                     ..caller.client(origin)
                 };
                 refused.restore(&Gate::new(&broker, &client, A::NEEDS), &mut response);
-                Ok(Some(encode(response)?))
+                Ok(Some(encode(response)?.throttled(throttle.duration())))
             }))
         }
     }

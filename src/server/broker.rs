@@ -53,6 +53,8 @@ pub struct Broker {
     pub groups: crate::groups::Coordinator,
     /// Share consumers' sessions on this agent (KIP-932).
     pub share_sessions: crate::server::share_sessions::ShareSessions,
+    /// What each account has used on this agent against its client quotas.
+    pub quota_meter: crate::quotas::meter::Meter,
     /// Raised when the agent starts leaving the cluster (`drain`).
     pub drain: crate::drain_signal::DrainSignal,
     /// When this agent sent the last renewal of its registration that the quorum applied

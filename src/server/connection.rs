@@ -52,9 +52,6 @@ enum RequestFailed {
     },
 }
 
-/// How long a refused SASL login waits for its answer.
-const FAILED_LOGIN_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// How long a client may take to send a frame once its size is announced.
 const FRAME_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -92,11 +89,15 @@ pub async fn serve_connection<S>(
     let mut last_active = broker.clock.now();
     // When the frame holding `reserved` announced itself.
     let mut reserved_at = last_active;
+    // Until when the client is held for a quota (the throttle time of a response sent): no
+    // request is read or started meanwhile.
+    let mut muted_until = None;
     loop {
+        let muted = muted_until.is_some();
         // The next frame's permits are not available: stop reading until some are released.
         let mut waiting_for_budget = false;
         // Start every whole frame that the in-flight limit and the request budget allow.
-        while in_flight.len() < in_flight_max {
+        while !muted && in_flight.len() < in_flight_max {
             if reserved.is_none() {
                 let size = match declared_frame_size(&buf, frame_bytes_max) {
                     Ok(Some(size)) => size,
@@ -164,7 +165,7 @@ pub async fn serve_connection<S>(
             }
             return;
         }
-        let may_read = reading && !waiting_for_budget && in_flight.len() < in_flight_max;
+        let may_read = reading && !muted && !waiting_for_budget && in_flight.len() < in_flight_max;
         let idle_deadline = last_active + idle_max;
         let frame_deadline = reserved_at + FRAME_READ_TIMEOUT;
         tokio::select! {
@@ -187,6 +188,10 @@ pub async fn serve_connection<S>(
                             tracing::debug!(%peer, error = %e, "connection write failed");
                             return;
                         }
+                        if !frame.throttle().is_zero() {
+                            let until = broker.clock.now() + frame.throttle();
+                            muted_until = muted_until.max(Some(until));
+                        }
                     }
                     Ok(None) => {}
                     Err(failed @ RequestFailed::Sasl { .. }) => {
@@ -202,15 +207,22 @@ pub async fn serve_connection<S>(
                     }
                 }
             },
+            // The quota's hold is over.
+            _ = broker.clock.sleep_until(muted_until.unwrap_or(idle_deadline)), if muted => {
+                muted_until = None;
+                // Time spent held does not count against the client's deadlines.
+                last_active = broker.clock.now();
+                reserved_at = last_active;
+            }
             // A frame announced but not sent holds its share of the request budget: it has a
             // deadline, or a few slow clients could hold all of it.
-            _ = broker.clock.sleep_until(frame_deadline), if reserved.is_some() => {
+            _ = broker.clock.sleep_until(frame_deadline), if reserved.is_some() && !muted => {
                 tracing::warn!(%peer, "closing connection: a frame was not sent in time");
                 broker.metrics.closed_for_bad_input.fetch_add(1, Ordering::Relaxed);
                 return;
             }
             // Kafka's connections.max.idle.ms: nothing read and nothing in flight.
-            _ = broker.clock.sleep_until(idle_deadline), if in_flight.is_empty() => {
+            _ = broker.clock.sleep_until(idle_deadline), if in_flight.is_empty() && !muted => {
                 tracing::debug!(%peer, "closing an idle connection");
                 broker.metrics.closed_idle.fetch_add(1, Ordering::Relaxed);
                 return;
@@ -307,7 +319,10 @@ async fn start(
                     // A refused login is answered after a pause (Kafka's
                     // connection.failed.authentication.delay.ms): guessing costs time.
                     if close {
-                        broker.clock.sleep(FAILED_LOGIN_DELAY).await;
+                        broker
+                            .clock
+                            .sleep(broker.config.failed_authentication_delay)
+                            .await;
                     }
                     Ok(Some(response))
                 }),

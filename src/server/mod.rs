@@ -22,6 +22,7 @@ pub mod router;
 pub mod sasl_exchange;
 pub mod share_sessions;
 pub mod siblings;
+pub mod throttling;
 
 use crate::security::listeners::SecurityProtocol;
 use crate::security::metrics::SecurityMetrics;

@@ -88,8 +88,22 @@ impl ClientQuotas {
         self.by_entity.iter()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_entity.is_empty()
+    }
+
     pub fn of(&self, entity: &QuotaEntity) -> Option<&OrdMap<String, QuotaValue>> {
         self.by_entity.get(entity)
+    }
+
+    /// Sets quotas outside the replicated state's commands, for tests of what reads them.
+    #[cfg(test)]
+    pub fn alter_for_test(
+        &mut self,
+        entity: &QuotaEntity,
+        changes: &[(String, Option<QuotaValue>)],
+    ) {
+        self.alter(entity, changes).expect("within bounds");
     }
 
     /// Sets (`Some`) or removes (`None`) each quota of an entity, all or none; an entity

@@ -257,6 +257,7 @@ fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<(Entry, bool)>, Des
         ("max.connections", config.connections_max.to_string(), Kind::Int, "Connections this agent accepts (--connections-max)."),
         ("max.connections.per.ip", config.connections_per_ip_max.to_string(), Kind::Int, "Connections this agent accepts from one address (--connections-per-ip-max)."),
         ("connections.max.idle.ms", ms(config.connection_idle_timeout), Kind::Long, "A connection idle this long is closed."),
+        ("connection.failed.authentication.delay.ms", ms(config.failed_authentication_delay), Kind::Int, "How long a refused login waits for its answer before its connection closes (--failed-authentication-delay)."),
         ("group.initial.rebalance.delay.ms", ms(config.group_initial_rebalance_delay), Kind::Int, "How long a new classic group waits for more members before its first rebalance."),
         ("group.consumer.heartbeat.interval.ms", ms(config.group_consumer_heartbeat_interval), Kind::Int, "The heartbeat interval given to consumer-protocol (KIP-848) members."),
         ("group.consumer.session.timeout.ms", ms(config.group_consumer_session_timeout), Kind::Int, "A consumer-protocol member silent this long leaves its group."),

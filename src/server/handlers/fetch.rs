@@ -29,10 +29,12 @@ use crate::protocol::messages::fetch_request::FetchTopic;
 use crate::protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
+use crate::quotas::meter::{QuotaKind, Who};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, LEADER_EPOCH};
 use crate::server::fresh_copy::{LocalCopy, catch_up};
+use crate::server::throttling;
 use crate::telemetry::BrokerMetrics;
 use crate::telemetry::ErrorChain;
 use std::sync::Arc;
@@ -71,15 +73,42 @@ impl Api for Fetch {
     }
 
     /// Fetches may long-poll, so they run concurrently with later requests.
-    async fn handle(ctx: Ctx<'_>, request: FetchRequest) -> Reply<FetchResponse> {
+    ///
+    /// Under a `consumer_byte_rate` quota (as Kafka): a fetch asks for no more than the
+    /// quota allows at once, what it returns counts against the quota, and a fetch that puts
+    /// the client over it is answered empty with the throttle time (and not counted), so the
+    /// records are read again once the client's hold is over.
+    async fn handle(ctx: Ctx<'_>, mut request: FetchRequest) -> Reply<FetchResponse> {
         let broker = Arc::clone(ctx.broker);
         let (version, started) = (ctx.version, ctx.started);
+        let who = throttling::who(&ctx);
+        if let Some(most) = throttling::most_at_once(&broker, QuotaKind::Fetch, who) {
+            let most = most.min(i32::MAX as f64) as i32;
+            request.max_bytes = request.max_bytes.min(most);
+            request.min_bytes = request.min_bytes.min(request.max_bytes);
+        }
+        let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
+        let throttle = ctx.throttle.clone();
         Reply::Later(Box::pin(async move {
-            let response = handle(&broker, request, version).await;
+            let mut response = handle(&broker, request, version).await;
             broker
                 .metrics
                 .fetch_latency
                 .observe(started.elapsed().as_secs_f64());
+            let who = Who {
+                user: &user,
+                client_id: &client_id,
+            };
+            let bytes = records_bytes(&response) as f64;
+            let held = throttling::record(&broker, QuotaKind::Fetch, who, bytes);
+            if held > 0 {
+                throttling::unrecord(&broker, QuotaKind::Fetch, who, bytes);
+                throttle.at_least(held);
+                response = FetchResponse {
+                    throttle_time_ms: throttle.field(),
+                    ..Default::default()
+                };
+            }
             Some(response)
         }))
     }
@@ -168,6 +197,18 @@ fn beyond_high_watermark(broker: &Broker, request: &FetchRequest, version: i16) 
 
 /// Whether a partition's answer is an error or a redirect (KIP-392), which Kafka sends at
 /// once rather than after `max_wait_ms`.
+/// The record bytes a response returns: what the fetch quota counts (Kafka counts the whole
+/// response; the rest is a few dozen bytes a partition).
+fn records_bytes(response: &FetchResponse) -> usize {
+    response
+        .responses
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter_map(|p| p.records.as_ref())
+        .map(|r| r.len())
+        .sum()
+}
+
 fn has_news(response: &FetchResponse) -> bool {
     response
         .responses

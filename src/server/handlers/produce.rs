@@ -20,10 +20,12 @@ use crate::protocol::messages::produce_response::{
 };
 use crate::protocol::record_batch::Batches;
 use crate::protocol::spliced::Records;
+use crate::quotas::meter::{QuotaKind, Who};
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes;
+use crate::server::throttling;
 use crate::telemetry::BrokerMetrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -72,16 +74,33 @@ impl Api for Produce {
     }
 
     /// Batches are queued in request order; the wait for their commits runs concurrently.
+    /// The request's size counts against the client's `producer_byte_rate` (Kafka counts it
+    /// whether or not its batches are accepted); a client over it is answered with the
+    /// throttle time and held for it.
     async fn handle(ctx: Ctx<'_>, request: ProduceRequest) -> Reply<ProduceResponse> {
         let enqueued = enqueue(ctx.broker, request, ctx.version).await;
         let broker = Arc::clone(ctx.broker);
         let started = ctx.started;
+        let bytes = ctx.request_bytes as f64;
+        let who = throttling::who(&ctx);
+        let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
+        let throttle = ctx.throttle.clone();
         Reply::Later(Box::pin(async move {
-            let response = complete(&broker, enqueued).await;
+            let mut response = complete(&broker, enqueued).await;
             broker
                 .metrics
                 .produce_latency
                 .observe(started.elapsed().as_secs_f64());
+            // Counted when answered, as Kafka counts it: the hold then starts from the time
+            // the rate was measured at.
+            let who = Who {
+                user: &user,
+                client_id: &client_id,
+            };
+            throttle.at_least(throttling::record(&broker, QuotaKind::Produce, who, bytes));
+            if let Some(response) = &mut response {
+                response.throttle_time_ms = throttle.field();
+            }
             response
         }))
     }

@@ -1,0 +1,144 @@
+//! Which quota binds a client, and whose usage it is counted against (Kafka's
+//! `DefaultQuotaCallback`).
+//!
+//! For one quota key, the first entity in this order that sets it wins:
+//!
+//! ```text
+//! 1. user + client id      5. default user + default client id
+//! 2. user + default client 6. default user
+//! 3. user                  7. client id
+//! 4. default user + client id    8. default client id
+//! ```
+//!
+//! Usage is counted per *account*: the user and/or client id the winning entity is made of,
+//! with a default standing for each name it covers. So a default user quota of 1 MB/s gives
+//! every user 1 MB/s of their own, and a quota on user `alice` is shared by all her clients.
+
+use crate::metadata::state::client_quotas::{ClientQuotas, EntityType, QuotaEntity};
+
+/// Whose usage one quota is counted against: a user's name and/or a client id (empty when the
+/// binding entity has no such part), as Kafka's quota metric tags are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Account {
+    pub user: String,
+    pub client_id: String,
+}
+
+/// The quota `key` that binds `user` (a principal's name, without `User:`) using `client_id`,
+/// and the account its usage counts against; `None` when no entity sets the key.
+pub fn binding(
+    quotas: &ClientQuotas,
+    key: &str,
+    user: &str,
+    client_id: &str,
+) -> Option<(Account, f64)> {
+    // The common case, on every produce and fetch: no quotas at all.
+    if quotas.is_empty() {
+        return None;
+    }
+    let both = |u: Option<&str>, c: Option<&str>| {
+        QuotaEntity(vec![
+            (EntityType::User, u.map(str::to_string)),
+            (EntityType::ClientId, c.map(str::to_string)),
+        ])
+    };
+    let user_only = |u: Option<&str>| QuotaEntity(vec![(EntityType::User, u.map(str::to_string))]);
+    let client_only =
+        |c: Option<&str>| QuotaEntity(vec![(EntityType::ClientId, c.map(str::to_string))]);
+    let account = |u: &str, c: &str| Account {
+        user: u.to_string(),
+        client_id: c.to_string(),
+    };
+    let levels = [
+        (both(Some(user), Some(client_id)), account(user, client_id)),
+        (both(Some(user), None), account(user, client_id)),
+        (user_only(Some(user)), account(user, "")),
+        (both(None, Some(client_id)), account(user, client_id)),
+        (both(None, None), account(user, client_id)),
+        (user_only(None), account(user, "")),
+        (client_only(Some(client_id)), account("", client_id)),
+        (client_only(None), account("", client_id)),
+    ];
+    levels.into_iter().find_map(|(entity, account)| {
+        let value = quotas.of(&entity)?.get(key)?;
+        Some((account, value.0))
+    })
+}
+
+/// The user name a quota entity names for a principal (`User:alice` → `alice`).
+pub fn user_name(principal: &str) -> &str {
+    principal.strip_prefix("User:").unwrap_or(principal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::state::client_quotas::QuotaValue;
+    use crate::quotas::PRODUCER_BYTE_RATE;
+
+    fn set(quotas: &mut ClientQuotas, parts: &[(EntityType, Option<&str>)], value: f64) {
+        let entity = QuotaEntity(
+            parts
+                .iter()
+                .map(|(t, n)| (*t, n.map(String::from)))
+                .collect(),
+        );
+        let change = [(PRODUCER_BYTE_RATE.to_string(), Some(QuotaValue(value)))];
+        quotas.alter_for_test(&entity, &change);
+    }
+
+    fn bound(quotas: &ClientQuotas, user: &str, client: &str) -> Option<(String, String, f64)> {
+        binding(quotas, PRODUCER_BYTE_RATE, user, client).map(|(a, v)| (a.user, a.client_id, v))
+    }
+
+    #[test]
+    fn the_most_specific_entity_wins_in_kafkas_order() {
+        use EntityType::{ClientId, User};
+        let mut quotas = ClientQuotas::default();
+        assert_eq!(bound(&quotas, "alice", "app"), None);
+        type Parts<'a> = &'a [(EntityType, Option<&'a str>)];
+        let steps: [(Parts, f64, (&str, &str)); 8] = [
+            (&[(ClientId, None)], 8.0, ("", "app")),
+            (&[(ClientId, Some("app"))], 7.0, ("", "app")),
+            (&[(User, None)], 6.0, ("alice", "")),
+            (&[(User, None), (ClientId, None)], 5.0, ("alice", "app")),
+            (
+                &[(User, None), (ClientId, Some("app"))],
+                4.0,
+                ("alice", "app"),
+            ),
+            (&[(User, Some("alice"))], 3.0, ("alice", "")),
+            (
+                &[(User, Some("alice")), (ClientId, None)],
+                2.0,
+                ("alice", "app"),
+            ),
+            (
+                &[(User, Some("alice")), (ClientId, Some("app"))],
+                1.0,
+                ("alice", "app"),
+            ),
+        ];
+        // Each level, set in turn from the least specific, takes over from the one before.
+        for (parts, value, (user, client)) in steps {
+            set(&mut quotas, parts, value);
+            let expected = Some((user.to_string(), client.to_string(), value));
+            assert_eq!(bound(&quotas, "alice", "app"), expected, "{parts:?}");
+        }
+        // Another user of the same client id falls to the default user + client id level.
+        assert_eq!(
+            bound(&quotas, "bob", "app"),
+            Some(("bob".into(), "app".into(), 4.0))
+        );
+    }
+
+    #[test]
+    fn a_quota_on_another_key_does_not_bind() {
+        let mut quotas = ClientQuotas::default();
+        let entity = QuotaEntity(vec![(EntityType::User, Some("alice".into()))]);
+        let change = [("consumer_byte_rate".to_string(), Some(QuotaValue(5.0)))];
+        quotas.alter_for_test(&entity, &change);
+        assert_eq!(bound(&quotas, "alice", "app"), None);
+        assert_eq!(user_name("User:alice"), "alice");
+    }
+}

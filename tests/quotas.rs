@@ -1,0 +1,307 @@
+//! Client quotas enforced as Kafka enforces them: a producer held to its `producer_byte_rate`
+//! by the throttle times it is answered (librdkafka pauses for them), a raw client that
+//! ignores them held all the same by its connection being muted, and a consumer held to its
+//! `consumer_byte_rate`.
+//!
+//! What Kafka's rate allows is checked, from a client's first send: the rate is taken over
+//! the last eleven one-second windows (never fewer than ten), so a client sending as fast as
+//! it can first sends up to ten seconds' quota at once, and is then held in bursts, not
+//! evenly: its usage leaves the window a sample at a time, and it may send again each time
+//! one does. Over a span of T seconds it moves its quota times T, less up to one window, more
+//! up to two (the first burst, and where the span falls among the bursts).
+
+// These tests drive real processes over real sockets, in real time: the clock and
+// randomness seams of the library do not apply to them.
+#![allow(clippy::disallowed_methods)]
+
+mod support;
+
+use floe::protocol::messages::*;
+use floe::protocol::record_batch::build_test_batch;
+use rdkafka::ClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext, ThreadedProducer};
+use rdkafka::statistics::Statistics;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use support::{Floe, kafka_call, temp_dir};
+
+/// Sets `key` to `value` on the entity of `parts` (`(type, name)`, `None`: the default).
+fn set_quota(bootstrap: &str, parts: &[(&str, Option<&str>)], key: &str, value: f64) {
+    let request = RequestBody::AlterClientQuotas(AlterClientQuotasRequest {
+        entries: vec![alter_client_quotas_request::EntryData {
+            entity: parts
+                .iter()
+                .map(|(t, n)| alter_client_quotas_request::EntityData {
+                    entity_type: t.to_string(),
+                    entity_name: n.map(String::from),
+                    ..Default::default()
+                })
+                .collect(),
+            ops: vec![alter_client_quotas_request::OpData {
+                key: key.into(),
+                value,
+                remove: false,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let ResponseBody::AlterClientQuotas(response) = kafka_call(bootstrap, 1, request) else {
+        panic!("not an AlterClientQuotas response");
+    };
+    assert!(
+        response.entries.iter().all(|e| e.error_code == 0),
+        "{response:?}"
+    );
+}
+
+fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
+    let request = RequestBody::CreateTopics(CreateTopicsRequest {
+        topics: vec![create_topics_request::CreatableTopic {
+            name: name.into(),
+            num_partitions: partitions,
+            replication_factor: 1,
+            ..Default::default()
+        }],
+        timeout_ms: 10_000,
+        ..Default::default()
+    });
+    let ResponseBody::CreateTopics(response) = kafka_call(bootstrap, 7, request) else {
+        panic!("not a CreateTopics response");
+    };
+    assert_eq!(response.topics[0].error_code, 0, "{response:?}");
+}
+
+/// What the producer's deliveries and statistics showed.
+#[derive(Default, Clone)]
+struct Seen {
+    delivered_bytes: Arc<AtomicU64>,
+    failed: Arc<AtomicU64>,
+    /// The largest throttle time librdkafka reported from any broker.
+    throttle_max_ms: Arc<AtomicI64>,
+}
+
+impl ClientContext for Seen {
+    fn stats(&self, statistics: Statistics) {
+        for broker in statistics.brokers.values() {
+            if let Some(throttle) = &broker.throttle {
+                self.throttle_max_ms
+                    .fetch_max(throttle.max, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl ProducerContext for Seen {
+    type DeliveryOpaque = ();
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(message) => {
+                let size = rdkafka::Message::payload(message).map_or(0, <[u8]>::len);
+                self.delivered_bytes
+                    .fetch_add(size as u64, Ordering::Relaxed);
+            }
+            Err(_) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The quota the tests hold clients to: 1 MiB/s.
+const QUOTA: f64 = 1_048_576.0;
+/// The span Kafka's rate is measured over, at most.
+const WINDOW: f64 = 11.0;
+
+/// Checks that `bytes` moved over `seconds` from the first send are what `quota` allows:
+/// less up to one window, more up to two windows and one request of `request_bytes`.
+fn assert_held(bytes: f64, seconds: f64, quota: f64, request_bytes: f64) {
+    let (low, high) = (
+        quota * (seconds - WINDOW),
+        quota * (seconds + 2.0 * WINDOW) + request_bytes,
+    );
+    println!(
+        "{bytes:.0} bytes in {seconds:.1} s: {:.3} of the quota ({low:.0}..={high:.0} allowed)",
+        bytes / (quota * seconds)
+    );
+    assert!(
+        (low..=high).contains(&bytes),
+        "{bytes:.0} bytes in {seconds:.1} s against a quota of {quota} B/s"
+    );
+}
+
+#[test]
+fn a_producer_is_held_to_its_byte_rate_and_told_its_throttle_times() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    create_topic(&bootstrap, "quota-produce", 4);
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("held"))],
+        "producer_byte_rate",
+        QUOTA,
+    );
+
+    let seen = Seen::default();
+    let producer: ThreadedProducer<Seen> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("client.id", "held")
+        .set("linger.ms", "5")
+        .set("batch.size", "65536")
+        .set("message.timeout.ms", "300000")
+        .set("queue.buffering.max.kbytes", "4096")
+        .set("statistics.interval.ms", "1000")
+        .create_with_context(seen.clone())
+        .expect("producer");
+    let value = vec![b'q'; 1024];
+    let run = Duration::from_secs(75);
+    let started = Instant::now();
+    let mut i = 0u64;
+    // As fast as the producer's queue takes records.
+    while started.elapsed() < run {
+        let record = BaseRecord::to("quota-produce")
+            .key("k")
+            .payload(&value)
+            .partition((i % 4) as i32);
+        match producer.send(record) {
+            Ok(()) => i += 1,
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    let delivered = seen.delivered_bytes.load(Ordering::Relaxed) as f64;
+    let seconds = started.elapsed().as_secs_f64();
+    // Before the producer is dropped: dropping it fails what it still holds.
+    assert_eq!(seen.failed.load(Ordering::Relaxed), 0, "failed deliveries");
+    drop(producer);
+    // Kafka counts whole requests, a little more than the records' values.
+    assert_held(delivered, seconds, QUOTA, 65_536.0);
+    assert!(
+        seen.throttle_max_ms.load(Ordering::Relaxed) > 0,
+        "librdkafka saw no throttle time"
+    );
+    let throttled = support::metric(
+        floe.admin,
+        "floe_quota_throttled_requests_total{quota=\"produce\"}",
+    );
+    assert!(
+        throttled.unwrap_or(0.0) > 0.0,
+        "no throttled request counted"
+    );
+}
+
+#[test]
+fn a_client_that_ignores_throttle_times_is_held_by_muting() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    create_topic(&bootstrap, "quota-raw", 1);
+    // A quarter of the quota of the other tests: this client sends one request at a time,
+    // and must be able to send faster than its quota when it is not held.
+    let quota = QUOTA / 4.0;
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("raw"))],
+        "producer_byte_rate",
+        quota,
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (sent, seconds, throttled, size) = runtime.block_on(async {
+        let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "raw")
+            .await
+            .expect("connect");
+        // 64 KiB batches, each sent as soon as the last is answered.
+        let batch = build_test_batch(-1, -1, -1, 64, 1000);
+        let size = batch.len() as f64;
+        let started = Instant::now();
+        let (mut sent, mut throttled) = (0.0, 0u64);
+        while started.elapsed() < Duration::from_secs(45) {
+            let request = RequestBody::Produce(ProduceRequest {
+                acks: -1,
+                timeout_ms: 30_000,
+                topic_data: vec![produce_request::TopicProduceData {
+                    name: "quota-raw".into(),
+                    partition_data: vec![produce_request::PartitionProduceData {
+                        index: 0,
+                        records: Some(batch.clone().into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            });
+            let response = floe::client::call(&mut tx, &mut rx, 9, request)
+                .await
+                .expect("produce");
+            let ResponseBody::Produce(response) = response else {
+                panic!("not a Produce response");
+            };
+            let partition = &response.responses[0].partition_responses[0];
+            assert_eq!(partition.error_code, 0, "{response:?}");
+            if response.throttle_time_ms > 0 {
+                throttled += 1;
+            }
+            sent += size;
+        }
+        (sent, started.elapsed().as_secs_f64(), throttled, size)
+    });
+    assert!(throttled > 0, "no response carried a throttle time");
+    assert_held(sent, seconds, quota, size);
+}
+
+#[test]
+fn a_consumer_is_held_to_its_byte_rate() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    create_topic(&bootstrap, "quota-fetch", 1);
+    // 60 MiB to read, far more than the test reads at its quota.
+    let producer: ThreadedProducer<rdkafka::producer::DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("linger.ms", "20")
+        .set("batch.size", "1000000")
+        .create()
+        .expect("producer");
+    let value = vec![b'f'; 1024];
+    for _ in 0..60 * 1024 {
+        let mut record = BaseRecord::<(), _>::to("quota-fetch")
+            .payload(&value)
+            .partition(0);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((_, r)) => {
+                    record = r;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+    rdkafka::producer::Producer::flush(&producer, Duration::from_secs(60)).expect("flush");
+    set_quota(&bootstrap, &[("user", None)], "consumer_byte_rate", QUOTA);
+
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("group.id", "quota-readers")
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    consumer.subscribe(&["quota-fetch"]).expect("subscribe");
+    let mut started = None;
+    let mut read = 0.0;
+    while started.is_none_or(|at: Instant| at.elapsed() < Duration::from_secs(45)) {
+        if let Some(message) = consumer.poll(Duration::from_millis(100)) {
+            let message = message.expect("consume");
+            started.get_or_insert_with(Instant::now);
+            read += rdkafka::Message::payload(&message).map_or(0, <[u8]>::len) as f64;
+        }
+    }
+    let seconds = started.expect("read").elapsed().as_secs_f64();
+    // librdkafka fetches at most 1 MiB a partition at a time.
+    assert_held(read, seconds, QUOTA, 1_048_576.0);
+}
