@@ -46,6 +46,13 @@ enum CommandLine {
         #[command(subcommand)]
         command: cli::group::GroupCommand,
     },
+    /// Describe and alter client quotas (users, client ids, ips, their defaults).
+    Quota {
+        #[command(flatten)]
+        admin: cli::AdminArgs,
+        #[command(subcommand)]
+        command: cli::quota::QuotaCommand,
+    },
     /// The cluster's brokers and its metadata quorum.
     Cluster {
         #[command(flatten)]
@@ -75,6 +82,7 @@ fn main() -> anyhow::Result<()> {
         CommandLine::Bench(args) => bench(*args),
         CommandLine::Topic { admin, command } => cli::run_admin(admin, cli::Admin::Topic(command)),
         CommandLine::Group { admin, command } => cli::run_admin(admin, cli::Admin::Group(command)),
+        CommandLine::Quota { admin, command } => cli::run_admin(admin, cli::Admin::Quota(command)),
         CommandLine::Cluster { admin, command } => {
             cli::run_admin(admin, cli::Admin::Cluster(command))
         }

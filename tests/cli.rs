@@ -1,4 +1,4 @@
-//! The admin command line (`floe topic|group|cluster`) against a running broker: every
+//! The admin command line (`floe topic|group|quota|cluster`) against a running broker: every
 //! subcommand, in JSON so the answers can be checked, and a group offset reset that a
 //! consumer then follows.
 
@@ -255,4 +255,91 @@ fn every_admin_subcommand_against_a_running_broker() {
     ok(&floe, &["topic", "delete", TOPIC]);
     let gone = floe_cli(&floe, &["topic", "describe", TOPIC]).expect_err("a deleted topic");
     assert!(gone.contains("UnknownTopicOrPartition"), "{gone}");
+}
+
+#[test]
+fn quota_subcommands_set_describe_and_remove_quotas() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    ok(
+        &floe,
+        &[
+            "quota",
+            "alter",
+            "--user",
+            "alice",
+            "--client-id-default",
+            "--add",
+            "producer_byte_rate=1048576",
+            "--add",
+            "consumer_byte_rate=2097152",
+        ],
+    );
+    ok(
+        &floe,
+        &[
+            "quota",
+            "alter",
+            "--ip-default",
+            "--add",
+            "connection_creation_rate=50",
+        ],
+    );
+    let alice = ok(&floe, &["quota", "describe", "--user", "alice"]);
+    let mut rows: Vec<(String, String, f64)> = alice
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["entity"].as_str().expect("entity").to_string(),
+                r["key"].as_str().expect("key").to_string(),
+                r["value"].as_f64().expect("value"),
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.1.cmp(&b.1));
+    let entity = "user=alice,client-id=<default>".to_string();
+    assert_eq!(
+        rows,
+        vec![
+            (entity.clone(), "consumer_byte_rate".into(), 2_097_152.0),
+            (entity, "producer_byte_rate".into(), 1_048_576.0),
+        ]
+    );
+    // Kafka's checks reach the command line as errors.
+    let refused = floe_cli(
+        &floe,
+        &[
+            "quota",
+            "alter",
+            "--user",
+            "alice",
+            "--add",
+            "producer_byte_rate=1.5",
+        ],
+    )
+    .expect_err("a fractional byte rate");
+    assert!(
+        refused.contains("InvalidRequest") && refused.contains("fractional"),
+        "{refused}"
+    );
+    ok(
+        &floe,
+        &[
+            "quota",
+            "alter",
+            "--user",
+            "alice",
+            "--client-id-default",
+            "--delete",
+            "producer_byte_rate",
+            "--delete",
+            "consumer_byte_rate",
+        ],
+    );
+    let all = ok(&floe, &["quota", "describe"]);
+    let all = all.as_array().expect("rows");
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["entity"], "ip=<default>");
 }

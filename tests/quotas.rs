@@ -118,11 +118,12 @@ const QUOTA: f64 = 1_048_576.0;
 const WINDOW: f64 = 11.0;
 
 /// Checks that `bytes` moved over `seconds` from the first send are what `quota` allows:
-/// less up to one window, more up to two windows and one request of `request_bytes`.
-fn assert_held(bytes: f64, seconds: f64, quota: f64, request_bytes: f64) {
+/// less up to one window, more up to two windows and one request of `request_bytes`, and
+/// the fraction `over` more.
+fn assert_held(bytes: f64, seconds: f64, quota: f64, over: f64, request_bytes: f64) {
     let (low, high) = (
         quota * (seconds - WINDOW),
-        quota * (seconds + 2.0 * WINDOW) + request_bytes,
+        (1.0 + over) * quota * (seconds + 2.0 * WINDOW) + request_bytes,
     );
     println!(
         "{bytes:.0} bytes in {seconds:.1} s: {:.3} of the quota ({low:.0}..={high:.0} allowed)",
@@ -179,7 +180,7 @@ fn a_producer_is_held_to_its_byte_rate_and_told_its_throttle_times() {
     assert_eq!(seen.failed.load(Ordering::Relaxed), 0, "failed deliveries");
     drop(producer);
     // Kafka counts whole requests, a little more than the records' values.
-    assert_held(delivered, seconds, QUOTA, 65_536.0);
+    assert_held(delivered, seconds, QUOTA, 0.0, 65_536.0);
     assert!(
         seen.throttle_max_ms.load(Ordering::Relaxed) > 0,
         "librdkafka saw no throttle time"
@@ -210,47 +211,102 @@ fn a_client_that_ignores_throttle_times_is_held_by_muting() {
         quota,
     );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (sent, seconds, throttled, size) = runtime.block_on(async {
-        let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "raw")
-            .await
-            .expect("connect");
-        // 64 KiB batches, each sent as soon as the last is answered.
-        let batch = build_test_batch(-1, -1, -1, 64, 1000);
-        let size = batch.len() as f64;
-        let started = Instant::now();
-        let (mut sent, mut throttled) = (0.0, 0u64);
-        while started.elapsed() < Duration::from_secs(45) {
-            let request = RequestBody::Produce(ProduceRequest {
-                acks: -1,
-                timeout_ms: 30_000,
-                topic_data: vec![produce_request::TopicProduceData {
-                    name: "quota-raw".into(),
-                    partition_data: vec![produce_request::PartitionProduceData {
-                        index: 0,
-                        records: Some(batch.clone().into()),
-                        ..Default::default()
-                    }],
+    let started = Instant::now();
+    let raw = runtime.block_on(produce_raw(bootstrap.clone(), "quota-raw", RAW_RUN));
+    let seconds = started.elapsed().as_secs_f64();
+    let (sent, throttled, size) = (raw.sent, raw.throttled, raw.request_bytes);
+    assert!(throttled > 0, "no response carried a throttle time");
+    assert_held(sent, seconds, quota, 0.0, size);
+}
+
+/// How long the raw clients send.
+const RAW_RUN: Duration = Duration::from_secs(45);
+
+/// What a raw client sent.
+struct Raw {
+    sent: f64,
+    /// Responses that carried a throttle time.
+    throttled: u64,
+    request_bytes: f64,
+}
+
+/// Produces 64 KiB batches to partition 0 of `topic` as client `raw` for `run`, each sent as
+/// soon as the last is answered, whatever throttle time it carried.
+async fn produce_raw(bootstrap: String, topic: &'static str, run: Duration) -> Raw {
+    let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "raw")
+        .await
+        .expect("connect");
+    let batch = build_test_batch(-1, -1, -1, 64, 1000);
+    let mut raw = Raw {
+        sent: 0.0,
+        throttled: 0,
+        request_bytes: batch.len() as f64,
+    };
+    let started = Instant::now();
+    while started.elapsed() < run {
+        let request = RequestBody::Produce(ProduceRequest {
+            acks: -1,
+            timeout_ms: 30_000,
+            topic_data: vec![produce_request::TopicProduceData {
+                name: topic.into(),
+                partition_data: vec![produce_request::PartitionProduceData {
+                    index: 0,
+                    records: Some(batch.clone().into()),
                     ..Default::default()
                 }],
                 ..Default::default()
-            });
-            let response = floe::client::call(&mut tx, &mut rx, 9, request)
-                .await
-                .expect("produce");
-            let ResponseBody::Produce(response) = response else {
-                panic!("not a Produce response");
-            };
-            let partition = &response.responses[0].partition_responses[0];
-            assert_eq!(partition.error_code, 0, "{response:?}");
-            if response.throttle_time_ms > 0 {
-                throttled += 1;
-            }
-            sent += size;
+            }],
+            ..Default::default()
+        });
+        let response = floe::client::call(&mut tx, &mut rx, 9, request)
+            .await
+            .expect("produce");
+        let ResponseBody::Produce(response) = response else {
+            panic!("not a Produce response");
+        };
+        let partition = &response.responses[0].partition_responses[0];
+        assert_eq!(partition.error_code, 0, "{response:?}");
+        if response.throttle_time_ms > 0 {
+            raw.throttled += 1;
         }
-        (sent, started.elapsed().as_secs_f64(), throttled, size)
-    });
-    assert!(throttled > 0, "no response carried a throttle time");
-    assert_held(sent, seconds, quota, size);
+        raw.sent += raw.request_bytes;
+    }
+    raw
+}
+
+#[test]
+fn a_quota_holds_across_the_agents_behind_a_load_balancer() {
+    let dir = temp_dir();
+    let (_nodes, balancer, _haproxy) =
+        support::haproxy::behind_haproxy(dir.path(), 1, &[], |_, balancer| {
+            vec!["--advertised-addr".into(), balancer.to_string()]
+        });
+    let bootstrap = balancer.to_string();
+    create_topic(&bootstrap, "quota-shared", 1);
+    let quota = QUOTA / 4.0;
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("raw"))],
+        "producer_byte_rate",
+        quota,
+    );
+    // Four connections of one client id, spread over the three agents in round robin: each
+    // agent alone would give the connections it serves the whole quota.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let started = Instant::now();
+    let raws = runtime.block_on(futures::future::join_all(
+        (0..4).map(|_| produce_raw(bootstrap.clone(), "quota-shared", RAW_RUN)),
+    ));
+    let seconds = started.elapsed().as_secs_f64();
+    let sent: f64 = raws.iter().map(|r| r.sent).sum();
+    assert!(
+        raws.iter().all(|r| r.throttled > 0),
+        "a client was never throttled"
+    );
+    // Each agent learns the others' usage up to 200 ms late: what the other connections send
+    // meanwhile comes on top (measured about a tenth of the quota), allowed up to a tenth
+    // more than one agent's bound. Without sharing, each agent would allow the whole quota.
+    assert_held(sent, seconds, quota, 0.1, 4.0 * raws[0].request_bytes);
 }
 
 #[test]
@@ -303,5 +359,109 @@ fn a_consumer_is_held_to_its_byte_rate() {
     }
     let seconds = started.expect("read").elapsed().as_secs_f64();
     // librdkafka fetches at most 1 MiB a partition at a time.
-    assert_held(read, seconds, QUOTA, 1_048_576.0);
+    assert_held(read, seconds, QUOTA, 0.0, 1_048_576.0);
+}
+
+#[test]
+fn topic_changes_are_held_to_the_controller_mutation_rate() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    // One partition a second: a burst of eleven.
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("mutator"))],
+        "controller_mutation_rate",
+        1.0,
+    );
+    let create = |name: &str, partitions: i32, version: i16| {
+        let request = RequestBody::CreateTopics(CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: name.into(),
+                num_partitions: partitions,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 10_000,
+            ..Default::default()
+        });
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        let response = runtime.block_on(async {
+            let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "mutator")
+                .await
+                .expect("connect");
+            floe::client::call(&mut tx, &mut rx, version, request)
+                .await
+                .expect("call")
+        });
+        let ResponseBody::CreateTopics(response) = response else {
+            panic!("not a CreateTopics response");
+        };
+        response
+    };
+    // Twenty partitions go ahead, leaving nine owed: the client is not held yet (strict).
+    let first = create("mutation-a", 20, 7);
+    assert_eq!(first.topics[0].error_code, 0, "{first:?}");
+    assert_eq!(first.throttle_time_ms, 0);
+    // While they are owed, a strict request is refused with the time left to wait.
+    let refused = create("mutation-b", 1, 7);
+    assert_eq!(refused.topics[0].error_code, 89, "{refused:?}");
+    assert_eq!(
+        refused.topics[0].error_message.as_deref(),
+        Some("The throttling quota has been exceeded.")
+    );
+    assert!(
+        (1..=9_000).contains(&refused.throttle_time_ms),
+        "{refused:?}"
+    );
+    // A version before strictness (CreateTopics v5) goes ahead, held.
+    let permissive = create("mutation-c", 1, 5);
+    assert_eq!(permissive.topics[0].error_code, 0, "{permissive:?}");
+    assert!(permissive.throttle_time_ms > 0, "{permissive:?}");
+    // Another client is not held.
+    let other = {
+        let request = RequestBody::CreateTopics(CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: "mutation-d".into(),
+                num_partitions: 30,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 10_000,
+            ..Default::default()
+        });
+        let ResponseBody::CreateTopics(response) = kafka_call(&bootstrap, 7, request) else {
+            panic!("not a CreateTopics response");
+        };
+        response
+    };
+    assert_eq!(other.topics[0].error_code, 0, "{other:?}");
+}
+
+#[test]
+fn connections_beyond_an_ips_creation_rate_are_closed_unserved() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    // One connection a second from any ip (the least Kafka takes: the key is an integer):
+    // measured over ten seconds at least, the first ten are served at once, and no more
+    // until eleven seconds have passed; the two after them are each held a second (Kafka's
+    // bounded throttle) and closed unserved.
+    set_quota(&bootstrap, &[("ip", None)], "connection_creation_rate", 1.0);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (served, closed) = runtime.block_on(async {
+        let (mut served, mut closed) = (0, 0);
+        for _ in 0..12 {
+            let (mut tx, mut rx) = floe::client::connect(&bootstrap).await.expect("connect");
+            let request = RequestBody::ApiVersions(ApiVersionsRequest::default());
+            match floe::client::call(&mut tx, &mut rx, 3, request).await {
+                Ok(_) => served += 1,
+                Err(_) => closed += 1,
+            }
+        }
+        (served, closed)
+    });
+    assert_eq!((served, closed), (10, 2));
+    let refused = support::metric(floe.admin, "floe_connections_refused_total");
+    assert_eq!(refused, Some(2.0));
 }

@@ -133,7 +133,7 @@ pub fn render(broker: &Broker) -> String {
     );
     e.counter(
         "floe_connections_refused_total",
-        "Connections closed at accept: too many from one address.",
+        "Connections closed at accept: too many from one address, or opened faster than its connection_creation_rate quota.",
         load(&m.refused_connections),
     );
 

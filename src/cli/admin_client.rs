@@ -41,6 +41,8 @@ const DELETE_GROUPS: i16 = 2;
 const OFFSET_FETCH: i16 = 7;
 const OFFSET_COMMIT: i16 = 8;
 const DESCRIBE_CLUSTER: i16 = 1;
+const DESCRIBE_CLIENT_QUOTAS: i16 = 1;
+const ALTER_CLIENT_QUOTAS: i16 = 1;
 
 /// Kafka's config resource type of a topic.
 pub const TOPIC_RESOURCE: i8 = 2;
@@ -533,6 +535,100 @@ impl AdminClient {
                 Ok(r)
             }
             other => bail!("unexpected answer to DescribeCluster: {other:?}"),
+        }
+    }
+
+    /// The client quotas of the entities that have every part of `parts` (`(type, name)`,
+    /// `None`: the type's default), and only those parts when `strict`; every entity when
+    /// `parts` is empty.
+    pub async fn describe_client_quotas(
+        &self,
+        parts: &[(String, Option<String>)],
+        strict: bool,
+    ) -> anyhow::Result<Vec<describe_client_quotas_response::EntryData>> {
+        let request = DescribeClientQuotasRequest {
+            components: parts
+                .iter()
+                .map(
+                    |(entity_type, name)| describe_client_quotas_request::ComponentData {
+                        entity_type: entity_type.clone(),
+                        // Kafka's match types: 0 a name, 1 the default.
+                        match_type: if name.is_some() { 0 } else { 1 },
+                        r#match: name.clone(),
+                        ..Default::default()
+                    },
+                )
+                .collect(),
+            strict,
+            ..Default::default()
+        };
+        match self
+            .call(
+                DESCRIBE_CLIENT_QUOTAS,
+                RequestBody::DescribeClientQuotas(request),
+            )
+            .await?
+        {
+            ResponseBody::DescribeClientQuotas(r) => {
+                check(
+                    r.error_code,
+                    r.error_message.as_deref(),
+                    "DescribeClientQuotas",
+                )?;
+                Ok(r.entries.unwrap_or_default())
+            }
+            other => bail!("unexpected answer to DescribeClientQuotas: {other:?}"),
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) quotas of one entity.
+    pub async fn alter_client_quotas(
+        &self,
+        parts: &[(String, Option<String>)],
+        changes: &[(String, Option<f64>)],
+    ) -> anyhow::Result<()> {
+        let request = AlterClientQuotasRequest {
+            entries: vec![alter_client_quotas_request::EntryData {
+                entity: parts
+                    .iter()
+                    .map(
+                        |(entity_type, name)| alter_client_quotas_request::EntityData {
+                            entity_type: entity_type.clone(),
+                            entity_name: name.clone(),
+                            ..Default::default()
+                        },
+                    )
+                    .collect(),
+                ops: changes
+                    .iter()
+                    .map(|(key, value)| alter_client_quotas_request::OpData {
+                        key: key.clone(),
+                        value: value.unwrap_or(0.0),
+                        remove: value.is_none(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        match self
+            .call(ALTER_CLIENT_QUOTAS, RequestBody::AlterClientQuotas(request))
+            .await?
+        {
+            ResponseBody::AlterClientQuotas(r) => {
+                let entry = r
+                    .entries
+                    .into_iter()
+                    .next()
+                    .context("AlterClientQuotas answered no entity")?;
+                check(
+                    entry.error_code,
+                    entry.error_message.as_deref(),
+                    "AlterClientQuotas",
+                )
+            }
+            other => bail!("unexpected answer to AlterClientQuotas: {other:?}"),
         }
     }
 }

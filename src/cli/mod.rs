@@ -1,10 +1,12 @@
 //! The `floe` command line: one file per subcommand (`serve.rs`: the broker's flags), and what the admin
-//! subcommands (`topic`, `group`, `cluster`) share: where the cluster is and how to print.
+//! subcommands (`topic`, `group`, `quota`, `cluster`) share: where the cluster is and how to
+//! print.
 
 pub mod admin_client;
 pub mod bench;
 pub mod cluster;
 pub mod group;
+pub mod quota;
 pub mod serve;
 pub mod table;
 pub mod topic;
@@ -48,6 +50,7 @@ pub struct AdminArgs {
 pub enum Admin {
     Topic(topic::TopicCommand),
     Group(group::GroupCommand),
+    Quota(quota::QuotaCommand),
     Cluster(cluster::ClusterCommand),
 }
 
@@ -74,6 +77,7 @@ pub fn run_admin(args: AdminArgs, command: Admin) -> anyhow::Result<()> {
         match command {
             Admin::Topic(c) => topic::run(&client, args.output, c).await,
             Admin::Group(c) => group::run(&client, args.output, c).await,
+            Admin::Quota(c) => quota::run(&client, args.output, c).await,
             Admin::Cluster(c) => cluster::run(&client, &admin, args.output, c).await,
         }
     })

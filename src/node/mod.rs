@@ -211,7 +211,8 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
             .guard(
                 quorum
                     .routes()
-                    .merge(crate::server::forwarded::routes(broker.clone())),
+                    .merge(crate::server::forwarded::routes(broker.clone()))
+                    .merge(crate::server::quota_sharing::routes(broker.clone())),
             )
             .into_make_service_with_connect_info::<SocketAddr>();
         others.push(tokio::spawn(async move {
@@ -230,6 +231,9 @@ pub async fn start(config: Config) -> Result<Running, StartError> {
         }
     };
     let registration = tokio::spawn(registration::keep_registered(broker.clone()));
+    others.push(tokio::spawn(crate::server::quota_sharing::share(
+        broker.clone(),
+    )));
     if broker.config.quorum.voter {
         others.push(tokio::spawn(crate::metadata::ticks::tick_while_leading(
             broker.metadata.clone(),

@@ -2,13 +2,20 @@
 //! `ClientQuotaManager`): one [`Rate`] per quota kind and account, kept only while it still
 //! counts.
 //!
+//! Behind a load balancer, an account's usage on the other agents is added to its rates too
+//! (`server::quota_sharing` passes it on): what was used here since it last passed it on is
+//! [`Meter::take_unshared`], what others used is [`Meter::add_shared`].
+//!
 //! Bounded: a rate whose samples have all aged out is forgotten (it measures zero, so nothing
 //! is lost), and at most `ACCOUNTS_MAX` are kept; beyond that, new accounts go unmetered until
 //! old ones age out, and are counted in `unmetered`.
 
 use super::rate::{self, Rate};
-use super::resolve::{Account, binding};
-use super::{CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE};
+use super::resolve::{Account, binding, ip_binding};
+use super::token_bucket::TokenBucket;
+use super::{
+    CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
+};
 use crate::metadata::state::client_quotas::ClientQuotas;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,7 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const ACCOUNTS_MAX: usize = 100_000;
 
 /// The quotas floe enforces, each a rate per second of its own unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum QuotaKind {
     /// Bytes of produce requests.
     Produce,
@@ -26,13 +35,16 @@ pub enum QuotaKind {
     Fetch,
     /// Partitions created or deleted (CreateTopics, CreatePartitions, DeleteTopics).
     ControllerMutation,
+    /// Connections opened from one ip.
+    ConnectionCreation,
 }
 
 impl QuotaKind {
-    pub const ALL: [QuotaKind; 3] = [
+    pub const ALL: [QuotaKind; 4] = [
         QuotaKind::Produce,
         QuotaKind::Fetch,
         QuotaKind::ControllerMutation,
+        QuotaKind::ConnectionCreation,
     ];
 
     /// The quota key that bounds it.
@@ -41,6 +53,7 @@ impl QuotaKind {
             QuotaKind::Produce => PRODUCER_BYTE_RATE,
             QuotaKind::Fetch => CONSUMER_BYTE_RATE,
             QuotaKind::ControllerMutation => CONTROLLER_MUTATION_RATE,
+            QuotaKind::ConnectionCreation => CONNECTION_CREATION_RATE,
         }
     }
 
@@ -50,6 +63,7 @@ impl QuotaKind {
             QuotaKind::Produce => "produce",
             QuotaKind::Fetch => "fetch",
             QuotaKind::ControllerMutation => "controller_mutation",
+            QuotaKind::ConnectionCreation => "connection_creation",
         }
     }
 
@@ -74,10 +88,29 @@ pub struct KindTotals {
     pub throttle_ms: AtomicU64,
 }
 
+/// One account's usage of one quota kind on one agent, passed to the others.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    pub kind: QuotaKind,
+    pub account: Account,
+    pub value: f64,
+}
+
+#[derive(Debug)]
+struct Metered {
+    rate: Rate,
+    /// Recorded here since last taken to pass on.
+    unshared: f64,
+}
+
 #[derive(Debug, Default)]
 pub struct Meter {
-    rates: Mutex<HashMap<(QuotaKind, Account), Rate>>,
-    totals: [KindTotals; 3],
+    rates: Mutex<HashMap<(QuotaKind, Account), Metered>>,
+    /// The controller mutation quota's tokens, by account.
+    buckets: Mutex<HashMap<Account, TokenBucket>>,
+    /// Connections opened, by ip.
+    ips: Mutex<HashMap<String, Rate>>,
+    totals: [KindTotals; 4],
     /// Accounts left unmetered because `ACCOUNTS_MAX` were metered already.
     pub unmetered: AtomicU64,
 }
@@ -96,17 +129,15 @@ impl Meter {
         let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
-        let throttle = self.with_rate(kind, account, now_ms, |rate| {
+        let throttle = self.with_rate(kind, account, now_ms, |metered| {
+            metered.unshared += value;
+            let rate = &mut metered.rate;
             rate.record(value, now_ms);
             let observed = rate.measure(now_ms);
             rate::throttle_ms(observed, bound, rate.window_ms(now_ms))
         });
         let throttle = throttle.unwrap_or(0);
-        if throttle > 0 {
-            let totals = &self.totals[kind.index()];
-            totals.throttled.fetch_add(1, Ordering::Relaxed);
-            totals.throttle_ms.fetch_add(throttle, Ordering::Relaxed);
-        }
+        self.count_throttle(kind, throttle);
         throttle
     }
 
@@ -121,7 +152,10 @@ impl Meter {
         now_ms: i64,
     ) {
         if let Some((account, _)) = binding(quotas, kind.key(), who.user, who.client_id) {
-            self.with_rate(kind, account, now_ms, |rate| rate.record(-value, now_ms));
+            self.with_rate(kind, account, now_ms, |metered| {
+                metered.unshared -= value;
+                metered.rate.record(-value, now_ms);
+            });
         }
     }
 
@@ -140,7 +174,7 @@ impl Meter {
         let rates = self.rates.lock().expect("quota meter lock");
         rates
             .get(&(kind, account))
-            .is_some_and(|rate| rate.clone().measure(now_ms) > bound)
+            .is_some_and(|metered| metered.rate.clone().measure(now_ms) > bound)
     }
 
     /// The most `who` may take in one request (what one fetch may return), if a quota binds.
@@ -154,26 +188,137 @@ impl Meter {
             .map(|(_, bound)| rate::most_at_once(bound))
     }
 
-    /// Runs `f` on the account's rate, made if need be; `None` when the account cannot be
+    /// How long `who` is held for the partitions they created or deleted (ms): 0 unless their
+    /// controller mutation tokens are owed.
+    pub fn mutation_throttle(&self, quotas: &ClientQuotas, who: Who<'_>, now_ms: i64) -> u64 {
+        let kind = QuotaKind::ControllerMutation;
+        let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+            return 0;
+        };
+        let mut buckets = self.buckets.lock().expect("quota meter lock");
+        buckets
+            .get_mut(&account)
+            .map_or(0, |bucket| bucket.throttle_ms(quota, now_ms))
+    }
+
+    /// Takes `partitions` created or deleted from `who`'s controller mutation tokens, and
+    /// returns the hold it leaves (ms).
+    pub fn take_mutations(
+        &self,
+        quotas: &ClientQuotas,
+        who: Who<'_>,
+        partitions: f64,
+        now_ms: i64,
+    ) -> u64 {
+        let kind = QuotaKind::ControllerMutation;
+        let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+            return 0;
+        };
+        let mut buckets = self.buckets.lock().expect("quota meter lock");
+        if !buckets.contains_key(&account) && buckets.len() >= ACCOUNTS_MAX {
+            buckets.retain(|_, bucket| !bucket.is_full(quota, now_ms));
+            if buckets.len() >= ACCOUNTS_MAX {
+                self.unmetered.fetch_add(1, Ordering::Relaxed);
+                return 0;
+            }
+        }
+        let bucket = buckets
+            .entry(account)
+            .or_insert_with(|| TokenBucket::new(quota, now_ms));
+        bucket.take(partitions, quota, now_ms);
+        let throttle = bucket.throttle_ms(quota, now_ms);
+        self.count_throttle(kind, throttle);
+        throttle
+    }
+
+    /// Counts a connection from `ip` against its `connection_creation_rate`, and returns how
+    /// long to hold it before closing it unserved (ms; Kafka's throttle, at most one window),
+    /// or 0 to serve it. A connection refused is not counted (as in Kafka).
+    pub fn admit_connection(&self, quotas: &ClientQuotas, ip: &str, now_ms: i64) -> u64 {
+        let Some(bound) = ip_binding(quotas, ip) else {
+            return 0;
+        };
+        let mut ips = self.ips.lock().expect("quota meter lock");
+        if !ips.contains_key(ip) && ips.len() >= ACCOUNTS_MAX {
+            ips.retain(|_, rate| !rate.is_idle(now_ms));
+            if ips.len() >= ACCOUNTS_MAX {
+                self.unmetered.fetch_add(1, Ordering::Relaxed);
+                return 0;
+            }
+        }
+        let rate = ips
+            .entry(ip.to_string())
+            .or_insert_with(|| Rate::new(now_ms));
+        rate.record(1.0, now_ms);
+        let observed = rate.measure(now_ms);
+        let throttle = rate::throttle_ms(observed, bound, rate.window_ms(now_ms));
+        if throttle == 0 {
+            return 0;
+        }
+        rate.record(-1.0, now_ms);
+        let held = throttle.min(rate::WINDOW_MS as u64);
+        self.count_throttle(QuotaKind::ConnectionCreation, held);
+        held
+    }
+
+    fn count_throttle(&self, kind: QuotaKind, throttle: u64) {
+        if throttle > 0 {
+            let totals = &self.totals[kind.index()];
+            totals.throttled.fetch_add(1, Ordering::Relaxed);
+            totals.throttle_ms.fetch_add(throttle, Ordering::Relaxed);
+        }
+    }
+
+    /// What was used here since this was last asked, to pass on to the other agents.
+    pub fn take_unshared(&self) -> Vec<Usage> {
+        let mut rates = self.rates.lock().expect("quota meter lock");
+        let mut taken = Vec::new();
+        for ((kind, account), metered) in rates.iter_mut() {
+            if metered.unshared != 0.0 {
+                taken.push(Usage {
+                    kind: *kind,
+                    account: account.clone(),
+                    value: std::mem::take(&mut metered.unshared),
+                });
+            }
+        }
+        taken
+    }
+
+    /// Adds what another agent used (values that are not finite are dropped).
+    pub fn add_shared(&self, usage: &[Usage], now_ms: i64) {
+        for used in usage.iter().filter(|u| u.value.is_finite()) {
+            let key = (used.kind, used.account.clone());
+            self.with_rate(key.0, key.1, now_ms, |metered| {
+                metered.rate.record(used.value, now_ms)
+            });
+        }
+    }
+
+    /// Runs `f` on the account's usage, made if need be; `None` when the account cannot be
     /// metered (too many are).
     fn with_rate<T>(
         &self,
         kind: QuotaKind,
         account: Account,
         now_ms: i64,
-        f: impl FnOnce(&mut Rate) -> T,
+        f: impl FnOnce(&mut Metered) -> T,
     ) -> Option<T> {
         let mut rates = self.rates.lock().expect("quota meter lock");
         let key = (kind, account);
         if !rates.contains_key(&key) {
             if rates.len() >= ACCOUNTS_MAX {
-                rates.retain(|_, rate| !rate.is_idle(now_ms));
+                rates.retain(|_, m| m.unshared != 0.0 || !m.rate.is_idle(now_ms));
             }
             if rates.len() >= ACCOUNTS_MAX {
                 self.unmetered.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
-            rates.insert(key.clone(), Rate::new(now_ms));
+            let metered = Metered {
+                rate: Rate::new(now_ms),
+                unshared: 0.0,
+            };
+            rates.insert(key.clone(), metered);
         }
         rates.get_mut(&key).map(f)
     }
@@ -182,9 +327,11 @@ impl Meter {
         &self.totals[kind.index()]
     }
 
-    /// How many accounts are metered now.
+    /// How many accounts are metered now (a rate or tokens each).
     pub fn accounts(&self) -> usize {
         self.rates.lock().expect("quota meter lock").len()
+            + self.buckets.lock().expect("quota meter lock").len()
+            + self.ips.lock().expect("quota meter lock").len()
     }
 }
 
@@ -249,5 +396,69 @@ mod tests {
             Some(10_000.0)
         );
         assert_eq!(meter.most_at_once(&quotas, QuotaKind::Produce, ALICE), None);
+    }
+
+    #[test]
+    fn partitions_created_take_tokens_and_hold_the_client_once_owed() {
+        let quotas = quotas(CONTROLLER_MUTATION_RATE, 2.0);
+        let meter = Meter::default();
+        assert_eq!(meter.mutation_throttle(&quotas, ALICE, 0), 0);
+        // A burst of 22 partitions; 30 leaves 8 owed, 4 s at 2 a second.
+        assert_eq!(meter.take_mutations(&quotas, ALICE, 30.0, 0), 4_000);
+        assert_eq!(meter.mutation_throttle(&quotas, ALICE, 1_000), 3_000);
+        assert_eq!(meter.mutation_throttle(&quotas, BOB, 1_000), 0);
+        assert_eq!(meter.mutation_throttle(&quotas, ALICE, 4_000), 0);
+    }
+
+    #[test]
+    fn connections_beyond_an_ips_rate_are_held_then_refused() {
+        let mut quotas = ClientQuotas::default();
+        let entity = QuotaEntity(vec![(EntityType::Ip, None)]);
+        let change = [(CONNECTION_CREATION_RATE.to_string(), Some(QuotaValue(1.0)))];
+        quotas.alter_for_test(&entity, &change);
+        let meter = Meter::default();
+        // Ten seconds' worth at once, then each is held a window (at most) and not counted.
+        for _ in 0..10 {
+            assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 0);
+        }
+        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 1_000);
+        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 1_000);
+        assert_eq!(meter.admit_connection(&quotas, "10.0.0.2", 0), 0);
+        // Eleven seconds on, the first ten have aged out.
+        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 11_000), 0);
+    }
+
+    #[test]
+    fn usage_elsewhere_counts_against_the_same_quota() {
+        let quotas = quotas(PRODUCER_BYTE_RATE, 1_000.0);
+        let here = Meter::default();
+        let there = Meter::default();
+        assert_eq!(
+            here.record(&quotas, QuotaKind::Produce, ALICE, 6_000.0, 0),
+            0
+        );
+        assert_eq!(
+            there.record(&quotas, QuotaKind::Produce, ALICE, 6_000.0, 0),
+            0
+        );
+        // Each agent alone sees Alice within her quota; passed on, neither does.
+        let from_here = here.take_unshared();
+        assert_eq!(from_here.len(), 1);
+        assert_eq!(from_here[0].value, 6_000.0);
+        assert!(here.take_unshared().is_empty(), "taken once");
+        there.add_shared(&from_here, 0);
+        here.add_shared(&there.take_unshared(), 0);
+        assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        assert!(there.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        // What came from elsewhere is not passed on again.
+        assert!(there.take_unshared().is_empty());
+        // Nonsense from a peer is dropped.
+        let bad = Usage {
+            kind: QuotaKind::Produce,
+            account: from_here[0].account.clone(),
+            value: f64::NAN,
+        };
+        here.add_shared(&[bad], 0);
+        assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
     }
 }

@@ -18,7 +18,9 @@ use crate::metadata::state::client_quotas::{ClientQuotas, EntityType, QuotaEntit
 
 /// Whose usage one quota is counted against: a user's name and/or a client id (empty when the
 /// binding entity has no such part), as Kafka's quota metric tags are.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Account {
     pub user: String,
     pub client_id: String,
@@ -62,6 +64,18 @@ pub fn binding(
     levels.into_iter().find_map(|(entity, account)| {
         let value = quotas.of(&entity)?.get(key)?;
         Some((account, value.0))
+    })
+}
+
+/// The `connection_creation_rate` that binds connections from `ip`: its own, else the default
+/// ip's (Kafka's `ConnectionQuotas`).
+pub fn ip_binding(quotas: &ClientQuotas, ip: &str) -> Option<f64> {
+    if quotas.is_empty() {
+        return None;
+    }
+    [Some(ip), None].into_iter().find_map(|name| {
+        let entity = QuotaEntity(vec![(EntityType::Ip, name.map(str::to_string))]);
+        Some(quotas.of(&entity)?.get(super::CONNECTION_CREATION_RATE)?.0)
     })
 }
 
@@ -140,5 +154,22 @@ mod tests {
         quotas.alter_for_test(&entity, &change);
         assert_eq!(bound(&quotas, "alice", "app"), None);
         assert_eq!(user_name("User:alice"), "alice");
+    }
+
+    #[test]
+    fn an_ip_has_its_own_connection_rate_or_the_default() {
+        let mut quotas = ClientQuotas::default();
+        assert_eq!(ip_binding(&quotas, "10.0.0.1"), None);
+        let rate = |v: f64| {
+            [(
+                crate::quotas::CONNECTION_CREATION_RATE.to_string(),
+                Some(QuotaValue(v)),
+            )]
+        };
+        quotas.alter_for_test(&QuotaEntity(vec![(EntityType::Ip, None)]), &rate(5.0));
+        let own = QuotaEntity(vec![(EntityType::Ip, Some("10.0.0.1".into()))]);
+        quotas.alter_for_test(&own, &rate(2.0));
+        assert_eq!(ip_binding(&quotas, "10.0.0.1"), Some(2.0));
+        assert_eq!(ip_binding(&quotas, "10.0.0.2"), Some(5.0));
     }
 }

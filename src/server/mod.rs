@@ -18,6 +18,7 @@ pub mod forward;
 pub mod forwarded;
 pub mod fresh_copy;
 pub mod handlers;
+pub mod quota_sharing;
 pub mod router;
 pub mod sasl_exchange;
 pub mod share_sessions;
@@ -70,7 +71,8 @@ impl ConnectionSlots {
 /// Accepts Kafka connections on `listener` until the task is dropped or the agent drains (then
 /// the socket closes, so new connections are refused and a load balancer tries another
 /// agent), within `slots`: beyond `connections_max` the listener waits (as Kafka's does);
-/// beyond `connections_per_ip_max` from one address a new connection is closed at once.
+/// beyond `connections_per_ip_max` from one address a new connection is closed at once, and
+/// beyond its address's `connection_creation_rate` quota once its throttle time has passed.
 pub async fn serve(
     listener: TcpListener,
     broker: Arc<Broker>,
@@ -100,6 +102,24 @@ pub async fn serve(
                     tracing::debug!(%peer, "too many connections from one address; closing");
                     continue;
                 };
+                // Over its ip's connection_creation_rate: held for the throttle time, then
+                // closed unserved (Kafka's delayed close); it keeps its slot meanwhile, so a
+                // flood of them is bounded by connections_max.
+                let held = throttling::admit_connection(&broker, peer.ip());
+                if held > 0 {
+                    drop(address);
+                    broker
+                        .metrics
+                        .refused_connections
+                        .fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, held, "over its ip's connection rate; closing");
+                    let clock = broker.clock.clone();
+                    tokio::spawn(async move {
+                        clock.sleep(Duration::from_millis(held)).await;
+                        drop((slot, stream));
+                    });
+                    continue;
+                }
                 let broker = broker.clone();
                 let info = info.clone();
                 tokio::spawn(async move {

@@ -5,7 +5,7 @@
 //! A throttled response carries its `throttle_time_ms`, and its connection then reads
 //! nothing for that long (`connection`), so a client that ignores the field is held anyway.
 
-use super::api::Ctx;
+use super::api::{Ctx, Throttle};
 use super::broker::Broker;
 use crate::metadata::state::client_quotas::ClientQuotas;
 use crate::quotas::meter::{QuotaKind, Who};
@@ -49,4 +49,67 @@ pub fn most_at_once(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> Option<f6
 pub fn exceeded(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> bool {
     let now = broker.clock.monotonic_ms();
     broker.quota_meter.exceeded(&quotas(broker), kind, who, now)
+}
+
+/// How long to hold a new connection from `ip` before closing it unserved (ms): 0 to serve it.
+pub fn admit_connection(broker: &Broker, ip: std::net::IpAddr) -> u64 {
+    let now = broker.clock.monotonic_ms();
+    broker
+        .quota_meter
+        .admit_connection(&quotas(broker), &ip.to_string(), now)
+}
+
+/// Kafka's controller mutation quota as one request meets it (KIP-599): each topic's
+/// partitions created or deleted take the client's tokens; once they are owed, a strict
+/// request (from the version Kafka names) is refused topic by topic with
+/// THROTTLING_QUOTA_EXCEEDED, an older one goes ahead, and either is answered with the hold.
+pub struct Mutations<'c> {
+    /// `None`: unbounded (a caller that is not a client's request).
+    quota: Option<(&'c Broker, Who<'c>, &'c Throttle)>,
+    strict: bool,
+}
+
+/// Kafka's message of THROTTLING_QUOTA_EXCEEDED.
+pub const THROTTLED_MESSAGE: &str = "The throttling quota has been exceeded.";
+
+impl<'c> Mutations<'c> {
+    /// The quota of `ctx`'s client, strict from version `strict_since` on.
+    pub fn of<'a: 'c>(ctx: &'c Ctx<'a>, strict_since: i16) -> Mutations<'c> {
+        Mutations {
+            quota: Some((ctx.broker.as_ref(), who(ctx), &ctx.throttle)),
+            strict: ctx.version >= strict_since,
+        }
+    }
+
+    /// No quota.
+    pub fn unbounded() -> Mutations<'static> {
+        Mutations {
+            quota: None,
+            strict: false,
+        }
+    }
+
+    /// Whether a change of `partitions` may go ahead: `false` when the request is strict and
+    /// the client's tokens are owed (the change is refused). A change that goes ahead takes
+    /// its tokens.
+    pub fn admit(&self, partitions: u64) -> bool {
+        let Some((broker, who, throttle)) = self.quota else {
+            return true;
+        };
+        let now = broker.clock.monotonic_ms();
+        let quotas = quotas(broker);
+        let meter = &broker.quota_meter;
+        let owed = meter.mutation_throttle(&quotas, who, now);
+        if owed > 0 && self.strict {
+            throttle.at_least(owed);
+            return false;
+        }
+        let held = meter.take_mutations(&quotas, who, partitions as f64, now);
+        // A strict request that takes the tokens below zero goes ahead unheld; the next one
+        // is refused (Kafka's StrictControllerMutationQuota).
+        if !self.strict {
+            throttle.at_least(held);
+        }
+        true
+    }
 }

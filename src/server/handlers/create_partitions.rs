@@ -10,6 +10,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
+use crate::server::throttling::{Mutations, THROTTLED_MESSAGE};
 
 pub struct CreatePartitions;
 
@@ -38,11 +39,18 @@ impl Api for CreatePartitions {
         ctx: Ctx<'_>,
         request: CreatePartitionsRequest,
     ) -> Reply<CreatePartitionsResponse> {
-        Reply::Now(handle(ctx.broker, request).await)
+        // Under a `controller_mutation_rate` quota (strict from v3, as in Kafka).
+        let mut response = handle(ctx.broker, request, &Mutations::of(&ctx, 3)).await;
+        response.throttle_time_ms = ctx.throttle.field();
+        Reply::Now(response)
     }
 }
 
-pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> CreatePartitionsResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: CreatePartitionsRequest,
+    mutations: &Mutations<'_>,
+) -> CreatePartitionsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
         let (current, limits, cluster_partitions) = broker.metadata.read(|s| {
@@ -76,6 +84,10 @@ pub async fn handle(broker: &Broker, request: CreatePartitionsRequest) -> Create
                 )),
             ),
             Some(_) if request.validate_only => (ErrorCode::None, None),
+            Some(n) if !mutations.admit((count - n) as u64) => (
+                ErrorCode::ThrottlingQuotaExceeded,
+                Some(THROTTLED_MESSAGE.to_string()),
+            ),
             Some(_) => {
                 let grown = broker
                     .metadata

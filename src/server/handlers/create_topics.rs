@@ -14,6 +14,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, validate_topic_name};
 use crate::server::handlers::describe_configs::broker_topic_defaults;
+use crate::server::throttling::{Mutations, THROTTLED_MESSAGE};
 use crate::topic_config::{describe, validate};
 use std::collections::BTreeMap;
 
@@ -54,12 +55,19 @@ impl Api for CreateTopics {
         })
     }
 
+    /// Under a `controller_mutation_rate` quota (strict from v6, as in Kafka).
     async fn handle(ctx: Ctx<'_>, request: CreateTopicsRequest) -> Reply<CreateTopicsResponse> {
-        Reply::Now(handle(ctx.broker, request).await)
+        let mut response = handle(ctx.broker, request, &Mutations::of(&ctx, 6)).await;
+        response.throttle_time_ms = ctx.throttle.field();
+        Reply::Now(response)
     }
 }
 
-pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopicsResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: CreateTopicsRequest,
+    mutations: &Mutations<'_>,
+) -> CreateTopicsResponse {
     let mut results = Vec::new();
     for topic in &request.topics {
         // A replica assignment names the partitions (its replicas are not used: data lives
@@ -152,6 +160,11 @@ pub async fn handle(broker: &Broker, request: CreateTopicsRequest) -> CreateTopi
             ))
         } else if request.validate_only {
             Ok(())
+        } else if !mutations.admit(partitions.max(0) as u64) {
+            Err((
+                ErrorCode::ThrottlingQuotaExceeded,
+                THROTTLED_MESSAGE.to_string(),
+            ))
         } else {
             broker
                 .create_topic(&topic.name, partitions, configs)

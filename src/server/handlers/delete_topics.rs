@@ -11,6 +11,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
+use crate::server::throttling::{Mutations, THROTTLED_MESSAGE};
 
 pub struct DeleteTopics;
 
@@ -46,12 +47,19 @@ impl Api for DeleteTopics {
         Authorized::restoring_items(refused, version, ErrorCode::TopicAuthorizationFailed)
     }
 
+    /// Under a `controller_mutation_rate` quota (strict from v5, as in Kafka).
     async fn handle(ctx: Ctx<'_>, request: DeleteTopicsRequest) -> Reply<DeleteTopicsResponse> {
-        Reply::Now(handle(ctx.broker, request).await)
+        let mut response = handle(ctx.broker, request, &Mutations::of(&ctx, 5)).await;
+        response.throttle_time_ms = ctx.throttle.field();
+        Reply::Now(response)
     }
 }
 
-pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
+pub async fn handle(
+    broker: &Broker,
+    request: DeleteTopicsRequest,
+    mutations: &Mutations<'_>,
+) -> DeleteTopicsResponse {
     let mut targets: Vec<(Option<String>, uuid::Uuid)> = request
         .topic_names
         .iter()
@@ -65,19 +73,33 @@ pub async fn handle(broker: &Broker, request: DeleteTopicsRequest) -> DeleteTopi
                 .metadata
                 .read(|s| s.topic_by_id(&id).map(|t| t.name.clone()))
         });
-        let code = match &name {
-            None => ErrorCode::UnknownTopicId,
-            Some(name) => topic_change(
-                broker
-                    .metadata
-                    .write(DeleteTopic { name: name.clone() })
-                    .await,
+        // The partitions a deletion removes count against the quota.
+        let partitions = name.as_ref().and_then(|name| {
+            broker
+                .metadata
+                .read(|s| s.topic(name).map(|t| t.partitions.len() as u64))
+        });
+        let (code, message) = match (&name, partitions) {
+            (None, _) => (ErrorCode::UnknownTopicId, None),
+            (Some(_), Some(partitions)) if !mutations.admit(partitions) => (
+                ErrorCode::ThrottlingQuotaExceeded,
+                Some(THROTTLED_MESSAGE.to_string()),
+            ),
+            (Some(name), _) => (
+                topic_change(
+                    broker
+                        .metadata
+                        .write(DeleteTopic { name: name.clone() })
+                        .await,
+                ),
+                None,
             ),
         };
         responses.push(DeletableTopicResult {
             name,
             topic_id: id,
             error_code: code.code(),
+            error_message: message,
             ..Default::default()
         });
     }
