@@ -137,6 +137,10 @@ run_one() {
   else
     echo "FAIL $n (exit $?)"
     grep -E '^### Test|FAILED|failed at' "$work/$n.log" | head -5 | sed 's/^/    /'
+    # Where it stood (the subtest and its last steps), in the output a CI run keeps: a
+    # test that ran out of time names no failing check.
+    grep -E '\[ [a-z_0-9]+:[0-9]+' "$work/$n.log" | tail -3 | sed 's/^/    | /'
+    tail -n 25 "$work/$n.log" | sed 's/^/    | /'
     cp "$work/$n.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n.log" 2>/dev/null || true
     # floe's log up to now, for the server's side of the failure (FLOE_LOG sets its detail).
     cp "$work/$floe.log" "${FLOE_RDK_LOGS:-/tmp}/librdkafka-$n-floe.log" 2>/dev/null || true

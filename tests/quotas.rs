@@ -215,6 +215,14 @@ fn a_client_that_ignores_throttle_times_is_held_by_muting() {
     let raw = runtime.block_on(produce_raw(bootstrap.clone(), "quota-raw", RAW_RUN));
     let seconds = started.elapsed().as_secs_f64();
     let (sent, throttled, size) = (raw.sent, raw.throttled, raw.request_bytes);
+    // Each request sent at once after a throttled answer was read only once its hold was
+    // over: muting, whatever the client does. (The client starts its clock when the answer
+    // reaches it, a little after the hold started: a few milliseconds are its transit.)
+    assert!(
+        raw.least_hold_margin_ms >= -5,
+        "a request was answered {} ms before its connection's hold ended",
+        -raw.least_hold_margin_ms
+    );
     assert!(throttled > 0, "no response carried a throttle time");
     assert_held(sent, seconds, quota, 0.0, size);
 }
@@ -228,6 +236,9 @@ struct Raw {
     /// Responses that carried a throttle time.
     throttled: u64,
     request_bytes: f64,
+    /// The request after a throttled response that was answered soonest after it, less the
+    /// throttle time: not below zero when the connection is held for it (muted).
+    least_hold_margin_ms: i64,
 }
 
 /// Produces 64 KiB batches to partition 0 of `topic` as client `raw` for `run`, each sent as
@@ -241,7 +252,10 @@ async fn produce_raw(bootstrap: String, topic: &'static str, run: Duration) -> R
         sent: 0.0,
         throttled: 0,
         request_bytes: batch.len() as f64,
+        least_hold_margin_ms: i64::MAX,
     };
+    // The throttle time of the last response, and when it came.
+    let mut held: Option<(i64, Instant)> = None;
     let started = Instant::now();
     while started.elapsed() < run {
         let request = RequestBody::Produce(ProduceRequest {
@@ -266,8 +280,14 @@ async fn produce_raw(bootstrap: String, topic: &'static str, run: Duration) -> R
         };
         let partition = &response.responses[0].partition_responses[0];
         assert_eq!(partition.error_code, 0, "{response:?}");
+        if let Some((throttle_ms, at)) = held.take() {
+            // Answered no sooner than the hold allows (the next request was not read).
+            let waited = at.elapsed().as_millis() as i64;
+            raw.least_hold_margin_ms = raw.least_hold_margin_ms.min(waited - throttle_ms);
+        }
         if response.throttle_time_ms > 0 {
             raw.throttled += 1;
+            held = Some((i64::from(response.throttle_time_ms), Instant::now()));
         }
         raw.sent += raw.request_bytes;
     }
@@ -315,7 +335,8 @@ fn a_consumer_is_held_to_its_byte_rate() {
     let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
     let bootstrap = floe.bootstrap();
     create_topic(&bootstrap, "quota-fetch", 1);
-    // 60 MiB to read, far more than the test reads at its quota.
+    // 60 MiB to read: at half the other tests' quota for 45 s, the test may read at most about
+    // 34 MiB of them.
     let producer: ThreadedProducer<rdkafka::producer::DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
         .set("linger.ms", "20")
@@ -338,7 +359,8 @@ fn a_consumer_is_held_to_its_byte_rate() {
         }
     }
     rdkafka::producer::Producer::flush(&producer, Duration::from_secs(60)).expect("flush");
-    set_quota(&bootstrap, &[("user", None)], "consumer_byte_rate", QUOTA);
+    let quota = QUOTA / 2.0;
+    set_quota(&bootstrap, &[("user", None)], "consumer_byte_rate", quota);
 
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
@@ -359,7 +381,12 @@ fn a_consumer_is_held_to_its_byte_rate() {
     }
     let seconds = started.expect("read").elapsed().as_secs_f64();
     // librdkafka fetches at most 1 MiB a partition at a time.
-    assert_held(read, seconds, QUOTA, 0.0, 1_048_576.0);
+    assert_held(read, seconds, quota, 0.0, 1_048_576.0);
+    let throttled = support::metric(
+        floe.admin,
+        "floe_quota_throttled_requests_total{quota=\"fetch\"}",
+    );
+    assert!(throttled.unwrap_or(0.0) > 0.0, "no throttled fetch counted");
 }
 
 #[test]

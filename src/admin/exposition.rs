@@ -760,7 +760,7 @@ fn quotas(e: &mut Exposition, broker: &Broker) {
     }
     e.gauge(
         "floe_quota_accounts",
-        "Accounts (users, client ids) whose usage this agent meters against a quota.",
+        "Accounts (users, client ids) and ips whose usage this agent meters against a quota.",
         meter.accounts() as f64,
     );
     e.counter(

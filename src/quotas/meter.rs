@@ -6,9 +6,11 @@
 //! (`server::quota_sharing` passes it on): what was used here since it last passed it on is
 //! [`Meter::take_unshared`], what others used is [`Meter::add_shared`].
 //!
-//! Bounded: a rate whose samples have all aged out is forgotten (it measures zero, so nothing
-//! is lost), and at most `ACCOUNTS_MAX` are kept; beyond that, new accounts go unmetered until
-//! old ones age out, and are counted in `unmetered`.
+//! Bounded: at most `ACCOUNTS_MAX` rates, as many token buckets and as many ips are kept.
+//! When one of them is full, what no longer counts (rates whose samples have all aged out,
+//! full buckets) is forgotten, at most once a window so a flood of new names costs no more
+//! than one sweep a second; beyond that, new names go unmetered until old ones age out (a
+//! tenant flooding names cannot push a metered one out), counted in `unmetered`.
 
 use super::rate::{self, Rate};
 use super::resolve::{Account, binding, ip_binding};
@@ -18,8 +20,10 @@ use super::{
 };
 use crate::metadata::state::client_quotas::ClientQuotas;
 use std::collections::HashMap;
+use std::hash::Hash;
+use std::net::IpAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// The most accounts metered at once on one agent.
 pub const ACCOUNTS_MAX: usize = 100_000;
@@ -109,7 +113,9 @@ pub struct Meter {
     /// The controller mutation quota's tokens, by account.
     buckets: Mutex<HashMap<Account, TokenBucket>>,
     /// Connections opened, by ip.
-    ips: Mutex<HashMap<String, Rate>>,
+    ips: Mutex<HashMap<IpAddr, Rate>>,
+    /// When a full map was last swept of what no longer counts.
+    swept_ms: AtomicI64,
     totals: [KindTotals; 4],
     /// Accounts left unmetered because `ACCOUNTS_MAX` were metered already.
     pub unmetered: AtomicU64,
@@ -159,15 +165,9 @@ impl Meter {
         }
     }
 
-    /// Whether `who` is over their quota already, without recording anything (Kafka's strict
-    /// controller mutation quota refuses a request then).
-    pub fn exceeded(
-        &self,
-        quotas: &ClientQuotas,
-        kind: QuotaKind,
-        who: Who<'_>,
-        now_ms: i64,
-    ) -> bool {
+    /// Whether `who` is over their quota already, without recording anything.
+    #[cfg(test)]
+    fn exceeded(&self, quotas: &ClientQuotas, kind: QuotaKind, who: Who<'_>, now_ms: i64) -> bool {
         let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return false;
         };
@@ -215,40 +215,28 @@ impl Meter {
             return 0;
         };
         let mut buckets = self.buckets.lock().expect("quota meter lock");
-        if !buckets.contains_key(&account) && buckets.len() >= ACCOUNTS_MAX {
-            buckets.retain(|_, bucket| !bucket.is_full(quota, now_ms));
-            if buckets.len() >= ACCOUNTS_MAX {
-                self.unmetered.fetch_add(1, Ordering::Relaxed);
-                return 0;
-            }
-        }
-        let bucket = buckets
-            .entry(account)
-            .or_insert_with(|| TokenBucket::new(quota, now_ms));
+        let made = || TokenBucket::new(quota, now_ms);
+        let Some(bucket) = self.entry(&mut buckets, account, now_ms, made, |b| b.is_full(now_ms))
+        else {
+            return 0;
+        };
         bucket.take(partitions, quota, now_ms);
-        let throttle = bucket.throttle_ms(quota, now_ms);
-        self.count_throttle(kind, throttle);
-        throttle
+        bucket.throttle_ms(quota, now_ms)
     }
 
     /// Counts a connection from `ip` against its `connection_creation_rate`, and returns how
     /// long to hold it before closing it unserved (ms; Kafka's throttle, at most one window),
     /// or 0 to serve it. A connection refused is not counted (as in Kafka).
-    pub fn admit_connection(&self, quotas: &ClientQuotas, ip: &str, now_ms: i64) -> u64 {
+    pub fn admit_connection(&self, quotas: &ClientQuotas, ip: IpAddr, now_ms: i64) -> u64 {
         let Some(bound) = ip_binding(quotas, ip) else {
             return 0;
         };
         let mut ips = self.ips.lock().expect("quota meter lock");
-        if !ips.contains_key(ip) && ips.len() >= ACCOUNTS_MAX {
-            ips.retain(|_, rate| !rate.is_idle(now_ms));
-            if ips.len() >= ACCOUNTS_MAX {
-                self.unmetered.fetch_add(1, Ordering::Relaxed);
-                return 0;
-            }
-        }
-        let rate = ips
-            .entry(ip.to_string())
-            .or_insert_with(|| Rate::new(now_ms));
+        let made = || Rate::new(now_ms);
+        let idle = |rate: &mut Rate| rate.is_idle(now_ms);
+        let Some(rate) = self.entry(&mut ips, ip.to_canonical(), now_ms, made, idle) else {
+            return 0;
+        };
         rate.record(1.0, now_ms);
         let observed = rate.measure(now_ms);
         let throttle = rate::throttle_ms(observed, bound, rate.window_ms(now_ms));
@@ -261,7 +249,8 @@ impl Meter {
         held
     }
 
-    fn count_throttle(&self, kind: QuotaKind, throttle: u64) {
+    /// Counts a throttle time answered (for metrics).
+    pub fn count_throttle(&self, kind: QuotaKind, throttle: u64) {
         if throttle > 0 {
             let totals = &self.totals[kind.index()];
             totals.throttled.fetch_add(1, Ordering::Relaxed);
@@ -287,11 +276,13 @@ impl Meter {
 
     /// Adds what another agent used (values that are not finite are dropped).
     pub fn add_shared(&self, usage: &[Usage], now_ms: i64) {
+        let mut rates = self.rates.lock().expect("quota meter lock");
         for used in usage.iter().filter(|u| u.value.is_finite()) {
             let key = (used.kind, used.account.clone());
-            self.with_rate(key.0, key.1, now_ms, |metered| {
-                metered.rate.record(used.value, now_ms)
-            });
+            if let Some(metered) = self.entry(&mut rates, key, now_ms, fresh(now_ms), idle(now_ms))
+            {
+                metered.rate.record(used.value, now_ms);
+            }
         }
     }
 
@@ -305,22 +296,38 @@ impl Meter {
         f: impl FnOnce(&mut Metered) -> T,
     ) -> Option<T> {
         let mut rates = self.rates.lock().expect("quota meter lock");
-        let key = (kind, account);
-        if !rates.contains_key(&key) {
-            if rates.len() >= ACCOUNTS_MAX {
-                rates.retain(|_, m| m.unshared != 0.0 || !m.rate.is_idle(now_ms));
+        self.entry(
+            &mut rates,
+            (kind, account),
+            now_ms,
+            fresh(now_ms),
+            idle(now_ms),
+        )
+        .map(f)
+    }
+
+    /// The entry of `key` in `map`, made with `make` if there is room; when the map is full
+    /// it is swept of entries `idle` says no longer count, at most once a window.
+    fn entry<'m, K: Hash + Eq, V>(
+        &self,
+        map: &'m mut HashMap<K, V>,
+        key: K,
+        now_ms: i64,
+        make: impl FnOnce() -> V,
+        mut idle: impl FnMut(&mut V) -> bool,
+    ) -> Option<&'m mut V> {
+        if !map.contains_key(&key) && map.len() >= ACCOUNTS_MAX {
+            let swept = self.swept_ms.load(Ordering::Relaxed);
+            if now_ms - swept >= rate::WINDOW_MS || swept == 0 {
+                self.swept_ms.store(now_ms.max(1), Ordering::Relaxed);
+                map.retain(|_, value| !idle(value));
             }
-            if rates.len() >= ACCOUNTS_MAX {
+            if map.len() >= ACCOUNTS_MAX {
                 self.unmetered.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
-            let metered = Metered {
-                rate: Rate::new(now_ms),
-                unshared: 0.0,
-            };
-            rates.insert(key.clone(), metered);
         }
-        rates.get_mut(&key).map(f)
+        Some(map.entry(key).or_insert_with(make))
     }
 
     pub fn totals(&self, kind: QuotaKind) -> &KindTotals {
@@ -333,6 +340,19 @@ impl Meter {
             + self.buckets.lock().expect("quota meter lock").len()
             + self.ips.lock().expect("quota meter lock").len()
     }
+}
+
+/// A new account's usage.
+fn fresh(now_ms: i64) -> impl FnOnce() -> Metered {
+    move || Metered {
+        rate: Rate::new(now_ms),
+        unshared: 0.0,
+    }
+}
+
+/// Whether an account's usage no longer counts, here or for the other agents.
+fn idle(now_ms: i64) -> impl FnMut(&mut Metered) -> bool {
+    move |m| m.unshared == 0.0 && m.rate.is_idle(now_ms)
 }
 
 #[cfg(test)]
@@ -410,6 +430,10 @@ mod tests {
         assert_eq!(meter.mutation_throttle(&quotas, ALICE, 4_000), 0);
     }
 
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("ip")
+    }
+
     #[test]
     fn connections_beyond_an_ips_rate_are_held_then_refused() {
         let mut quotas = ClientQuotas::default();
@@ -419,13 +443,17 @@ mod tests {
         let meter = Meter::default();
         // Ten seconds' worth at once, then each is held a window (at most) and not counted.
         for _ in 0..10 {
-            assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 0);
+            assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 0), 0);
         }
-        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 1_000);
-        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 0), 1_000);
-        assert_eq!(meter.admit_connection(&quotas, "10.0.0.2", 0), 0);
+        assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 0), 1_000);
+        // The same address seen through a dual-stack listener.
+        assert_eq!(
+            meter.admit_connection(&quotas, ip("::ffff:10.0.0.1"), 0),
+            1_000
+        );
+        assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.2"), 0), 0);
         // Eleven seconds on, the first ten have aged out.
-        assert_eq!(meter.admit_connection(&quotas, "10.0.0.1", 11_000), 0);
+        assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 11_000), 0);
     }
 
     #[test]

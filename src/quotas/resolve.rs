@@ -68,14 +68,26 @@ pub fn binding(
 }
 
 /// The `connection_creation_rate` that binds connections from `ip`: its own, else the default
-/// ip's (Kafka's `ConnectionQuotas`).
-pub fn ip_binding(quotas: &ClientQuotas, ip: &str) -> Option<f64> {
+/// ip's (Kafka's `ConnectionQuotas`). Addresses are compared parsed, as Kafka compares them:
+/// an entity may spell one differently (`2001:DB8::1`, `::ffff:10.0.0.1`).
+pub fn ip_binding(quotas: &ClientQuotas, ip: std::net::IpAddr) -> Option<f64> {
     if quotas.is_empty() {
         return None;
     }
-    [Some(ip), None].into_iter().find_map(|name| {
-        let entity = QuotaEntity(vec![(EntityType::Ip, name.map(str::to_string))]);
-        Some(quotas.of(&entity)?.get(super::CONNECTION_CREATION_RATE)?.0)
+    let key = super::CONNECTION_CREATION_RATE;
+    let ip = ip.to_canonical();
+    let own = quotas.entities().find_map(|(entity, values)| {
+        let Some(Some(name)) = entity.name_of(EntityType::Ip) else {
+            return None;
+        };
+        let named: std::net::IpAddr = name.parse().ok()?;
+        (named.to_canonical() == ip)
+            .then(|| values.get(key).map(|v| v.0))
+            .flatten()
+    });
+    own.or_else(|| {
+        let default = QuotaEntity(vec![(EntityType::Ip, None)]);
+        Some(quotas.of(&default)?.get(key)?.0)
     })
 }
 
@@ -159,7 +171,8 @@ mod tests {
     #[test]
     fn an_ip_has_its_own_connection_rate_or_the_default() {
         let mut quotas = ClientQuotas::default();
-        assert_eq!(ip_binding(&quotas, "10.0.0.1"), None);
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().expect("ip");
+        assert_eq!(ip_binding(&quotas, ip("10.0.0.1")), None);
         let rate = |v: f64| {
             [(
                 crate::quotas::CONNECTION_CREATION_RATE.to_string(),
@@ -169,7 +182,12 @@ mod tests {
         quotas.alter_for_test(&QuotaEntity(vec![(EntityType::Ip, None)]), &rate(5.0));
         let own = QuotaEntity(vec![(EntityType::Ip, Some("10.0.0.1".into()))]);
         quotas.alter_for_test(&own, &rate(2.0));
-        assert_eq!(ip_binding(&quotas, "10.0.0.1"), Some(2.0));
-        assert_eq!(ip_binding(&quotas, "10.0.0.2"), Some(5.0));
+        let v6 = QuotaEntity(vec![(EntityType::Ip, Some("2001:DB8:0::1".into()))]);
+        quotas.alter_for_test(&v6, &rate(3.0));
+        assert_eq!(ip_binding(&quotas, ip("10.0.0.1")), Some(2.0));
+        // The same address, as a dual-stack listener sees it.
+        assert_eq!(ip_binding(&quotas, ip("::ffff:10.0.0.1")), Some(2.0));
+        assert_eq!(ip_binding(&quotas, ip("2001:db8::1")), Some(3.0));
+        assert_eq!(ip_binding(&quotas, ip("10.0.0.2")), Some(5.0));
     }
 }

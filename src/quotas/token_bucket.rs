@@ -12,6 +12,8 @@ use super::rate::{SAMPLES, WINDOW_MS};
 pub struct TokenBucket {
     tokens: f64,
     last_ms: i64,
+    /// The quota it was last refilled at.
+    quota: f64,
 }
 
 impl TokenBucket {
@@ -20,6 +22,7 @@ impl TokenBucket {
         TokenBucket {
             tokens: burst(quota),
             last_ms: now_ms,
+            quota,
         }
     }
 
@@ -45,12 +48,15 @@ impl TokenBucket {
         (-tokens / quota * 1_000.0).round() as u64
     }
 
-    /// Whether the bucket is full, so forgetting it loses nothing.
-    pub fn is_full(&mut self, quota: f64, now_ms: i64) -> bool {
+    /// Whether the bucket is full at the quota it was last used with, so forgetting it loses
+    /// nothing.
+    pub fn is_full(&mut self, now_ms: i64) -> bool {
+        let quota = self.quota;
         self.tokens(quota, now_ms) >= burst(quota)
     }
 
     fn refill(&mut self, quota: f64, now_ms: i64) {
+        self.quota = quota;
         let elapsed = (now_ms - self.last_ms).max(0) as f64 / 1_000.0;
         self.tokens = (self.tokens + quota * elapsed).min(burst(quota));
         self.last_ms = self.last_ms.max(now_ms);
@@ -77,7 +83,7 @@ mod tests {
         assert_eq!(bucket.throttle_ms(2.0, 1_000), 3_000);
         assert_eq!(bucket.throttle_ms(2.0, 4_000), 0);
         // Refilled up to the burst, no further.
-        assert!(bucket.is_full(2.0, 100_000));
+        assert!(bucket.is_full(100_000));
         assert_eq!(bucket.tokens(2.0, 100_000), 22.0);
     }
 }

@@ -105,8 +105,9 @@ impl Throttle {
         i32::try_from(self.ms()).unwrap_or(i32::MAX)
     }
 
+    /// How long the connection is held: what the client is told, no more.
     fn duration(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.ms())
+        std::time::Duration::from_millis(self.field().max(0) as u64)
     }
 }
 

@@ -191,6 +191,10 @@ pub async fn serve_connection<S>(
                         if !frame.throttle().is_zero() {
                             let until = broker.clock.now() + frame.throttle();
                             muted_until = muted_until.max(Some(until));
+                            // A frame whose size has come in gives back its share of the
+                            // request budget while its client is held (it is taken again
+                            // from the size still at the front of `buf`).
+                            reserved = None;
                         }
                     }
                     Ok(None) => {}

@@ -103,11 +103,10 @@ pub async fn serve(
                     continue;
                 };
                 // Over its ip's connection_creation_rate: held for the throttle time, then
-                // closed unserved (Kafka's delayed close); it keeps its slot meanwhile, so a
-                // flood of them is bounded by connections_max.
+                // closed unserved (Kafka's delayed close); it keeps its slots meanwhile, so a
+                // flood of them is bounded by connections_per_ip_max and connections_max.
                 let held = throttling::admit_connection(&broker, peer.ip());
                 if held > 0 {
-                    drop(address);
                     broker
                         .metrics
                         .refused_connections
@@ -116,7 +115,7 @@ pub async fn serve(
                     let clock = broker.clock.clone();
                     tokio::spawn(async move {
                         clock.sleep(Duration::from_millis(held)).await;
-                        drop((slot, stream));
+                        drop((slot, address, stream));
                     });
                     continue;
                 }

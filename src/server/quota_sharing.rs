@@ -34,7 +34,8 @@ use std::time::Duration;
 /// agent posts to each sibling at most this often.
 pub const SHARE_INTERVAL: Duration = Duration::from_millis(200);
 
-/// A sibling has this long to take the usage passed to it.
+/// A sibling has this long to take the usage passed to it (so at most this over the interval
+/// posts are under way to one sibling).
 const SHARE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The internal path the usage is posted to.
@@ -82,18 +83,16 @@ pub async fn share(broker: Arc<Broker>) {
                 continue;
             }
         };
-        let posts = siblings.iter().filter_map(|agent| {
-            let addr = agent.internal_addr.clone()?;
-            let body = body.clone();
-            let broker = &broker;
-            Some(async move {
+        // Each sibling on a task of its own: a slow one does not delay the others' usage.
+        for addr in siblings.into_iter().filter_map(|agent| agent.internal_addr) {
+            let (broker, body) = (broker.clone(), body.clone());
+            tokio::spawn(async move {
                 let peers = broker.metadata.quorum().peers();
                 let sent = peers.post_bytes(&addr, PATH, body, SHARE_TIMEOUT).await;
                 if let Err(e) = sent {
                     tracing::debug!(%addr, error = %ErrorChain(&e), "quota usage not passed on");
                 }
-            })
-        });
-        futures::future::join_all(posts).await;
+            });
+        }
     }
 }

@@ -45,18 +45,12 @@ pub fn most_at_once(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> Option<f6
     broker.quota_meter.most_at_once(&quotas(broker), kind, who)
 }
 
-/// Whether `who` is over their quota of `kind` already.
-pub fn exceeded(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> bool {
-    let now = broker.clock.monotonic_ms();
-    broker.quota_meter.exceeded(&quotas(broker), kind, who, now)
-}
-
 /// How long to hold a new connection from `ip` before closing it unserved (ms): 0 to serve it.
 pub fn admit_connection(broker: &Broker, ip: std::net::IpAddr) -> u64 {
     let now = broker.clock.monotonic_ms();
     broker
         .quota_meter
-        .admit_connection(&quotas(broker), &ip.to_string(), now)
+        .admit_connection(&quotas(broker), ip, now)
 }
 
 /// Kafka's controller mutation quota as one request meets it (KIP-599): each topic's
@@ -64,8 +58,9 @@ pub fn admit_connection(broker: &Broker, ip: std::net::IpAddr) -> u64 {
 /// request (from the version Kafka names) is refused topic by topic with
 /// THROTTLING_QUOTA_EXCEEDED, an older one goes ahead, and either is answered with the hold.
 pub struct Mutations<'c> {
-    /// `None`: unbounded (a caller that is not a client's request).
-    quota: Option<(&'c Broker, Who<'c>, &'c Throttle)>,
+    broker: &'c Broker,
+    who: Who<'c>,
+    throttle: &'c Throttle,
     strict: bool,
 }
 
@@ -76,16 +71,10 @@ impl<'c> Mutations<'c> {
     /// The quota of `ctx`'s client, strict from version `strict_since` on.
     pub fn of<'a: 'c>(ctx: &'c Ctx<'a>, strict_since: i16) -> Mutations<'c> {
         Mutations {
-            quota: Some((ctx.broker.as_ref(), who(ctx), &ctx.throttle)),
+            broker: ctx.broker.as_ref(),
+            who: who(ctx),
+            throttle: &ctx.throttle,
             strict: ctx.version >= strict_since,
-        }
-    }
-
-    /// No quota.
-    pub fn unbounded() -> Mutations<'static> {
-        Mutations {
-            quota: None,
-            strict: false,
         }
     }
 
@@ -93,22 +82,23 @@ impl<'c> Mutations<'c> {
     /// the client's tokens are owed (the change is refused). A change that goes ahead takes
     /// its tokens.
     pub fn admit(&self, partitions: u64) -> bool {
-        let Some((broker, who, throttle)) = self.quota else {
-            return true;
-        };
+        let (broker, who) = (self.broker, self.who);
         let now = broker.clock.monotonic_ms();
         let quotas = quotas(broker);
         let meter = &broker.quota_meter;
+        let kind = QuotaKind::ControllerMutation;
         let owed = meter.mutation_throttle(&quotas, who, now);
         if owed > 0 && self.strict {
-            throttle.at_least(owed);
+            meter.count_throttle(kind, owed);
+            self.throttle.at_least(owed);
             return false;
         }
         let held = meter.take_mutations(&quotas, who, partitions as f64, now);
         // A strict request that takes the tokens below zero goes ahead unheld; the next one
         // is refused (Kafka's StrictControllerMutationQuota).
         if !self.strict {
-            throttle.at_least(held);
+            meter.count_throttle(kind, held);
+            self.throttle.at_least(held);
         }
         true
     }
