@@ -200,16 +200,7 @@ fn a_client_that_ignores_throttle_times_is_held_by_muting() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
     let bootstrap = floe.bootstrap();
-    create_topic(&bootstrap, "quota-raw", 1);
-    // A quarter of the quota of the other tests: this client sends one request at a time,
-    // and must be able to send faster than its quota when it is not held.
-    let quota = QUOTA / 4.0;
-    set_quota(
-        &bootstrap,
-        &[("client-id", Some("raw"))],
-        "producer_byte_rate",
-        quota,
-    );
+    let quota = raw_producers(&bootstrap, "quota-raw");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let started = Instant::now();
     let raw = runtime.block_on(produce_raw(bootstrap.clone(), "quota-raw", RAW_RUN));
@@ -225,6 +216,21 @@ fn a_client_that_ignores_throttle_times_is_held_by_muting() {
     );
     assert!(throttled > 0, "no response carried a throttle time");
     assert_held(sent, seconds, quota, 0.0, size);
+}
+
+/// Makes `topic` and sets the producer quota of the raw clients (client id `raw`), which it
+/// returns: a quarter of the quota of the other tests, since a raw client sends one request
+/// at a time and must be able to send faster than its quota when it is not held.
+fn raw_producers(bootstrap: &str, topic: &str) -> f64 {
+    create_topic(bootstrap, topic, 1);
+    let quota = QUOTA / 4.0;
+    set_quota(
+        bootstrap,
+        &[("client-id", Some("raw"))],
+        "producer_byte_rate",
+        quota,
+    );
+    quota
 }
 
 /// How long the raw clients send.
@@ -302,14 +308,7 @@ fn a_quota_holds_across_the_agents_behind_a_load_balancer() {
             vec!["--advertised-addr".into(), balancer.to_string()]
         });
     let bootstrap = balancer.to_string();
-    create_topic(&bootstrap, "quota-shared", 1);
-    let quota = QUOTA / 4.0;
-    set_quota(
-        &bootstrap,
-        &[("client-id", Some("raw"))],
-        "producer_byte_rate",
-        quota,
-    );
+    let quota = raw_producers(&bootstrap, "quota-shared");
     // Four connections of one client id, spread over the three agents in round robin: each
     // agent alone would give the connections it serves the whole quota.
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
