@@ -1,7 +1,7 @@
 //! Client quotas enforced as Kafka enforces them: a producer held to its `producer_byte_rate`
 //! by the throttle times it is answered (librdkafka pauses for them), a raw client that
-//! ignores them held all the same by its connection being muted, and a consumer held to its
-//! `consumer_byte_rate`.
+//! ignores them held all the same by its connection being muted, a consumer held to its
+//! `consumer_byte_rate`, and a client held to its `request_percentage` of the agent's time.
 //!
 //! What Kafka's rate allows is checked, from a client's first send: the rate is taken over
 //! the last eleven one-second windows (never fewer than ten), so a client sending as fast as
@@ -490,4 +490,122 @@ fn connections_beyond_an_ips_creation_rate_are_closed_unserved() {
     assert_eq!((served, closed), (10, 2));
     let refused = support::metric(floe.admin, "floe_connections_refused_total");
     assert_eq!(refused, Some(2.0));
+}
+
+#[test]
+fn requests_are_held_to_their_share_of_the_agents_time() {
+    let dir = temp_dir();
+    let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
+    let bootstrap = floe.bootstrap();
+    create_topic(&bootstrap, "quota-busy", 1);
+    let produce = RequestBody::Produce(ProduceRequest {
+        acks: -1,
+        timeout_ms: 30_000,
+        topic_data: vec![produce_request::TopicProduceData {
+            name: "quota-busy".into(),
+            partition_data: vec![produce_request::PartitionProduceData {
+                index: 0,
+                records: Some(build_test_batch(-1, -1, -1, 4, 100).into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let ResponseBody::Produce(produced) = kafka_call(&bootstrap, 9, produce) else {
+        panic!("not a Produce response");
+    };
+    assert_eq!(produced.responses[0].partition_responses[0].error_code, 0);
+    // A hundredth of a percent of one thread: a millisecond of the agent's time over the
+    // ten seconds the rate is first measured over.
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("busy"))],
+        "request_percentage",
+        0.01,
+    );
+    let fetch = || {
+        RequestBody::Fetch(FetchRequest {
+            replica_id: -1,
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            topics: vec![fetch_request::FetchTopic {
+                topic: "quota-busy".into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    };
+    // Bytes of records in a fetch's answer (a throttled fetch answers no partitions at all).
+    let records = |response: &FetchResponse| -> usize {
+        let partitions = response.responses.iter().flat_map(|t| &t.partitions);
+        partitions
+            .filter_map(|p| p.records.as_ref())
+            .map(|r| r.len())
+            .sum()
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (first_held, asked, margin_ms, fetched) = runtime.block_on(async {
+        let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "busy")
+            .await
+            .expect("connect");
+        // Metadata requests, each a little of the agent's time, until one is throttled.
+        let mut asked = 0;
+        let held = loop {
+            assert!(asked < 100_000, "no Metadata response was ever throttled");
+            let request = RequestBody::Metadata(MetadataRequest::default());
+            let response = floe::client::call(&mut tx, &mut rx, 12, request)
+                .await
+                .expect("metadata");
+            let ResponseBody::Metadata(response) = response else {
+                panic!("not a Metadata response");
+            };
+            asked += 1;
+            if response.throttle_time_ms > 0 {
+                break response.throttle_time_ms;
+            }
+        };
+        // Still over its share (what it used counts for ten seconds), the client's fetch is
+        // read only once the hold is over, and answered empty with a throttle time.
+        let sent = Instant::now();
+        let response = floe::client::call(&mut tx, &mut rx, 12, fetch())
+            .await
+            .expect("fetch");
+        let margin_ms = sent.elapsed().as_millis() as i64 - i64::from(held);
+        let ResponseBody::Fetch(response) = response else {
+            panic!("not a Fetch response");
+        };
+        (held, asked, margin_ms, response)
+    });
+    println!("first throttled after {asked} Metadata requests: {first_held} ms");
+    // Kafka bounds a request-time throttle to one window.
+    assert!((1..=1_000).contains(&first_held), "{first_held}");
+    assert!(
+        margin_ms >= -5,
+        "the fetch was answered {} ms before the hold ended",
+        -margin_ms
+    );
+    assert!(
+        (1..=1_000).contains(&fetched.throttle_time_ms),
+        "{fetched:?}"
+    );
+    assert_eq!(records(&fetched), 0, "a throttled fetch is answered empty");
+    // Another client is not held, and reads the records.
+    let ResponseBody::Fetch(other) = kafka_call(&bootstrap, 12, fetch()) else {
+        panic!("not a Fetch response");
+    };
+    assert_eq!(other.throttle_time_ms, 0);
+    assert!(records(&other) > 0, "{other:?}");
+    let throttled = support::metric(
+        floe.admin,
+        "floe_quota_throttled_requests_total{quota=\"request\"}",
+    );
+    assert!(throttled.is_some_and(|n| n >= 2.0), "{throttled:?}");
 }

@@ -566,9 +566,20 @@ pub fn message_file(m: &Message) -> String {
         Some((lo, _)) => format!("Some({lo})"),
         None => "None".into(),
     };
+    // A response with Kafka's throttle field at its top level lets serving set it (quotas).
+    let throttled = m.structs[0]
+        .fields
+        .iter()
+        .any(|f| f.name == "ThrottleTimeMs" && matches!(f.ty, Type::Int32));
+    let set_throttle = match throttled {
+        true => {
+            "\n    fn set_throttle_time_ms(&mut self, ms: i32) {\n        self.throttle_time_ms = ms;\n    }\n"
+        }
+        false => "",
+    };
     writeln!(
         out,
-        "impl wire::Message for {} {{\n    const NAME: &'static str = {:?};\n    const VALID_VERSIONS: (i16, i16) = ({}, {});\n    const FLEXIBLE_MIN: Option<i16> = {flexible_min};\n}}",
+        "impl wire::Message for {} {{\n    const NAME: &'static str = {:?};\n    const VALID_VERSIONS: (i16, i16) = ({}, {});\n    const FLEXIBLE_MIN: Option<i16> = {flexible_min};{set_throttle}}}",
         m.name, m.name, m.valid.0, m.valid.1
     )
     .ok();

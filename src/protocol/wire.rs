@@ -170,6 +170,10 @@ pub trait Message: Struct + Default {
     fn is_flexible(version: i16) -> bool {
         Self::FLEXIBLE_MIN.is_some_and(|min| version >= min)
     }
+
+    /// Sets the response's `throttle_time_ms`, for a message that has one at its top level
+    /// (most responses); a no-op for any other.
+    fn set_throttle_time_ms(&mut self, _ms: i32) {}
 }
 
 fn need(buf: &Bytes, n: usize) -> Result<(), WireError> {

@@ -17,6 +17,7 @@ use super::resolve::{Account, binding, ip_binding};
 use super::token_bucket::TokenBucket;
 use super::{
     CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
+    REQUEST_PERCENTAGE,
 };
 use crate::metadata::state::client_quotas::ClientQuotas;
 use std::collections::HashMap;
@@ -41,14 +42,18 @@ pub enum QuotaKind {
     ControllerMutation,
     /// Connections opened from one ip.
     ConnectionCreation,
+    /// The time requests keep the agent busy, as a percentage of one thread (Kafka's request
+    /// handler time).
+    Request,
 }
 
 impl QuotaKind {
-    pub const ALL: [QuotaKind; 4] = [
+    pub const ALL: [QuotaKind; 5] = [
         QuotaKind::Produce,
         QuotaKind::Fetch,
         QuotaKind::ControllerMutation,
         QuotaKind::ConnectionCreation,
+        QuotaKind::Request,
     ];
 
     /// The quota key that bounds it.
@@ -58,6 +63,7 @@ impl QuotaKind {
             QuotaKind::Fetch => CONSUMER_BYTE_RATE,
             QuotaKind::ControllerMutation => CONTROLLER_MUTATION_RATE,
             QuotaKind::ConnectionCreation => CONNECTION_CREATION_RATE,
+            QuotaKind::Request => REQUEST_PERCENTAGE,
         }
     }
 
@@ -68,6 +74,7 @@ impl QuotaKind {
             QuotaKind::Fetch => "fetch",
             QuotaKind::ControllerMutation => "controller_mutation",
             QuotaKind::ConnectionCreation => "connection_creation",
+            QuotaKind::Request => "request",
         }
     }
 
@@ -116,14 +123,15 @@ pub struct Meter {
     ips: Mutex<HashMap<IpAddr, Rate>>,
     /// When a full map was last swept of what no longer counts.
     swept_ms: AtomicI64,
-    totals: [KindTotals; 4],
+    totals: [KindTotals; QuotaKind::ALL.len()],
     /// Accounts left unmetered because `ACCOUNTS_MAX` were metered already.
     pub unmetered: AtomicU64,
 }
 
 impl Meter {
     /// Adds `value` to the usage of whoever `who` is counted as, if a quota binds them, and
-    /// returns the throttle time (ms) they have earned: 0 within their quota.
+    /// returns the throttle time (ms) they have earned: 0 within their quota. A request-time
+    /// throttle is at most one window (Kafka's `ClientRequestQuotaManager` bounds it so).
     pub fn record(
         &self,
         quotas: &ClientQuotas,
@@ -142,7 +150,10 @@ impl Meter {
             let observed = rate.measure(now_ms);
             rate::throttle_ms(observed, bound, rate.window_ms(now_ms))
         });
-        let throttle = throttle.unwrap_or(0);
+        let mut throttle = throttle.unwrap_or(0);
+        if kind == QuotaKind::Request {
+            throttle = throttle.min(rate::WINDOW_MS as u64);
+        }
         self.count_throttle(kind, throttle);
         throttle
     }
@@ -175,6 +186,11 @@ impl Meter {
         rates
             .get(&(kind, account))
             .is_some_and(|metered| metered.rate.clone().measure(now_ms) > bound)
+    }
+
+    /// Whether a quota of `kind` binds `who`.
+    pub fn binds(&self, quotas: &ClientQuotas, kind: QuotaKind, who: Who<'_>) -> bool {
+        binding(quotas, kind.key(), who.user, who.client_id).is_some()
     }
 
     /// The most `who` may take in one request (what one fetch may return), if a quota binds.
@@ -398,6 +414,26 @@ mod tests {
         assert_eq!(meter.record(&quotas, QuotaKind::Fetch, ALICE, 1e9, 0), 0);
         assert_eq!(meter.totals[0].throttled.load(Ordering::Relaxed), 1);
         assert_eq!(meter.accounts(), 2);
+    }
+
+    #[test]
+    fn a_request_time_throttle_is_at_most_one_window() {
+        let time = quotas(REQUEST_PERCENTAGE, 1.0);
+        let bytes = quotas(PRODUCER_BYTE_RATE, 1.0);
+        let meter = Meter::default();
+        // Ten percent of a thread for a second, against one percent: Kafka's formula owes
+        // 90 s; a request-time hold is bounded to a window.
+        assert_eq!(
+            meter.record(&time, QuotaKind::Request, ALICE, 100.0, 0),
+            1_000
+        );
+        // The same usage against a byte rate is not bounded.
+        assert_eq!(
+            meter.record(&bytes, QuotaKind::Produce, ALICE, 100.0, 0),
+            90_000
+        );
+        assert!(meter.binds(&time, QuotaKind::Request, BOB));
+        assert!(!meter.binds(&time, QuotaKind::Fetch, BOB));
     }
 
     #[test]

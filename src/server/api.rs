@@ -16,12 +16,15 @@
 
 use super::authorize::{Authorized, Gate, Needs};
 use super::broker::Broker;
+use super::busy::Busy;
 use super::caller::{Caller, Client, Origin};
+use super::throttling::{self, Throttle};
 use crate::protocol::error_response::ErrorResponse;
 use crate::protocol::frame::{Frame, RequestFrame};
 use crate::protocol::frame::{encode_response, reframe_request};
 use crate::protocol::wire::Message;
 use crate::protocol::{ApiKey, DecodeError, EncodeError};
+use crate::quotas::meter::{QuotaKind, Who};
 use crate::telemetry::ErrorChain;
 use std::future::Future;
 use std::pin::Pin;
@@ -82,33 +85,10 @@ pub struct Ctx<'a> {
     pub request_bytes: usize,
     /// The throttle time the handler answers, if a quota holds the client.
     pub throttle: Throttle,
-}
-
-/// The throttle time a handler answers in its response's `throttle_time_ms` (a client over a
-/// quota), which its connection is then held to: the handler sets it, and serving reads it
-/// once the response is ready.
-#[derive(Debug, Clone, Default)]
-pub struct Throttle(Arc<std::sync::atomic::AtomicU64>);
-
-impl Throttle {
-    /// Answers at least `ms`.
-    pub fn at_least(&self, ms: u64) {
-        self.0.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn ms(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The field's value (Kafka's int32 milliseconds).
-    pub fn field(&self) -> i32 {
-        i32::try_from(self.ms()).unwrap_or(i32::MAX)
-    }
-
-    /// How long the connection is held: what the client is told, no more.
-    fn duration(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.field().max(0) as u64)
-    }
+    /// The time the request keeps the agent busy, charged to a `request_percentage` quota
+    /// once the response is ready (a handler that must know the throttle before it answers,
+    /// as a fetch does, charges it itself).
+    pub busy: Busy,
 }
 
 /// A handler's answer.
@@ -177,6 +157,7 @@ async fn serve<A: Api>(
         caller,
         origin,
     } = call;
+    let began = broker.clock.now();
     let version = frame.api_version();
     let correlation_id = frame.correlation_id();
     let mut request = A::Request::decode(&mut frame.body.clone(), version)?;
@@ -227,6 +208,11 @@ async fn serve<A: Api>(
         Default::default()
     };
     let throttle = Throttle::default();
+    // Requests a sibling forwarded are charged where the client is connected, not here.
+    let who = client.who();
+    let timed = origin == Origin::Client && throttling::binds(broker, QuotaKind::Request, who);
+    let busy = Busy::new(&broker.clock, timed);
+    busy.add_since(began);
     let ctx = Ctx {
         broker,
         client,
@@ -234,19 +220,22 @@ async fn serve<A: Api>(
         started,
         request_bytes: frame.size,
         throttle: throttle.clone(),
+        busy: busy.clone(),
     };
-    match A::handle(ctx, request).await {
+    match busy.run(A::handle(ctx, request)).await {
         Reply::Now(mut response) => {
             refused.restore(&gate, &mut response);
+            charge_request(broker, who, &busy, &throttle, &mut response);
             Ok(ready(encode(response)?.throttled(throttle.duration())))
         }
         Reply::Later(pending) => {
             let broker = Arc::clone(broker);
             let caller = caller.clone();
+            let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
             Ok(Box::pin(async move {
-                let Some(mut response) = pending.await else {
+                let Some(mut response) = busy.run(pending).await else {
                     // No answer is due (acks=0), but a client over its quota is held all the
-                    // same.
+                    // same. (Kafka charges no request time to an acks=0 produce.)
                     let held = Frame::from(bytes::Bytes::new()).throttled(throttle.duration());
                     return Ok((throttle.ms() > 0).then_some(held));
                 };
@@ -255,9 +244,29 @@ async fn serve<A: Api>(
                     ..caller.client(origin)
                 };
                 refused.restore(&Gate::new(&broker, &client, A::NEEDS), &mut response);
+                let who = Who {
+                    user: &user,
+                    client_id: &client_id,
+                };
+                charge_request(&broker, who, &busy, &throttle, &mut response);
                 Ok(Some(encode(response)?.throttled(throttle.duration())))
             }))
         }
+    }
+}
+
+/// Charges the request's busy time to `who`'s `request_percentage` (if the handler has not),
+/// and answers the throttle time the request has earned, of any quota, in the response.
+fn charge_request<R: Message>(
+    broker: &Broker,
+    who: Who<'_>,
+    busy: &Busy,
+    throttle: &Throttle,
+    response: &mut R,
+) {
+    throttle.at_least(throttling::charge_request(broker, who, busy));
+    if throttle.ms() > 0 {
+        response.set_throttle_time_ms(throttle.field());
     }
 }
 

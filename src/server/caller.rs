@@ -1,6 +1,9 @@
 //! Who asks: the connection's caller, and a request's client as handlers and the authorizer
 //! see it.
 
+use crate::quotas::meter::Who;
+use crate::quotas::resolve::user_name;
+
 /// Who sent a request: the client id from its header, its address as Kafka shows it
 /// (`/127.0.0.1`), its principal (`User:alice`), the listener it came in on, and whether
 /// another agent forwarded it (such a request is answered here alone, never passed on).
@@ -14,7 +17,15 @@ pub struct Client<'a> {
     pub forwarded: bool,
 }
 
-impl Client<'_> {
+impl<'a> Client<'a> {
+    /// Who the client's requests count against, for quotas: its user name and client id.
+    pub fn who(&self) -> Who<'a> {
+        Who {
+            user: user_name(self.principal),
+            client_id: self.id.unwrap_or(""),
+        }
+    }
+
     /// Who the client is, for a request sent on its behalf (forwarded to another agent).
     pub fn caller(&self) -> Caller {
         Caller {

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod authorize;
 pub mod broker;
+pub mod busy;
 pub mod byte_pool;
 pub mod caller;
 pub mod connection;
@@ -18,6 +19,7 @@ pub mod forward;
 pub mod forwarded;
 pub mod fresh_copy;
 pub mod handlers;
+pub mod mutation_quota;
 pub mod quota_sharing;
 pub mod router;
 pub mod sasl_exchange;

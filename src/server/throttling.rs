@@ -1,23 +1,16 @@
-//! Client quotas applied to requests: who a request counts against, what it adds to their
-//! usage, and the throttle time it earns (`quotas::meter` measures; this reads the quotas in
-//! force and the agent's clock).
+//! Client quotas applied to requests: what a request adds to its client's usage, and the
+//! throttle time it earns (`quotas::meter` measures; this reads the quotas in force and the
+//! agent's clock). The controller mutation quota is `mutation_quota`.
 //!
 //! A throttled response carries its `throttle_time_ms`, and its connection then reads
 //! nothing for that long (`connection`), so a client that ignores the field is held anyway.
 
-use super::api::{Ctx, Throttle};
 use super::broker::Broker;
+use super::busy::Busy;
 use crate::metadata::state::client_quotas::ClientQuotas;
 use crate::quotas::meter::{QuotaKind, Who};
-use crate::quotas::resolve::user_name;
-
-/// Who a handler's request counts against.
-pub fn who<'a>(ctx: &Ctx<'a>) -> Who<'a> {
-    Who {
-        user: user_name(ctx.client.principal),
-        client_id: ctx.client.id.unwrap_or(""),
-    }
-}
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The quotas in force (a cheap copy of the replicated state's).
 pub fn quotas(broker: &Broker) -> ClientQuotas {
@@ -40,6 +33,26 @@ pub fn unrecord(broker: &Broker, kind: QuotaKind, who: Who<'_>, value: f64) {
         .unrecord(&quotas(broker), kind, who, value, now)
 }
 
+/// Whether a quota of `kind` binds `who`.
+pub fn binds(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> bool {
+    broker.quota_meter.binds(&quotas(broker), kind, who)
+}
+
+/// Kafka's `NanosToPercentagePerSecond`: a nanosecond of one thread's time, as a percentage
+/// of that thread's second.
+const PERCENT_PER_NANO: f64 = 100.0 / 1e9;
+
+/// Charges `who`'s `request_percentage` with the time their request kept the agent busy (once
+/// per request: later calls charge nothing) and returns the throttle time earned (ms, at most
+/// one window).
+pub fn charge_request(broker: &Broker, who: Who<'_>, busy: &Busy) -> u64 {
+    let Some(spent) = busy.take() else {
+        return 0;
+    };
+    let percent = spent.as_nanos() as f64 * PERCENT_PER_NANO;
+    record(broker, QuotaKind::Request, who, percent)
+}
+
 /// The most one request may take of `kind` (one fetch's bytes), if a quota binds `who`.
 pub fn most_at_once(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> Option<f64> {
     broker.quota_meter.most_at_once(&quotas(broker), kind, who)
@@ -53,53 +66,29 @@ pub fn admit_connection(broker: &Broker, ip: std::net::IpAddr) -> u64 {
         .admit_connection(&quotas(broker), ip, now)
 }
 
-/// Kafka's controller mutation quota as one request meets it (KIP-599): each topic's
-/// partitions created or deleted take the client's tokens; once they are owed, a strict
-/// request (from the version Kafka names) is refused topic by topic with
-/// THROTTLING_QUOTA_EXCEEDED, an older one goes ahead, and either is answered with the hold.
-pub struct Mutations<'c> {
-    broker: &'c Broker,
-    who: Who<'c>,
-    throttle: &'c Throttle,
-    strict: bool,
-}
+/// The throttle time a handler answers in its response's `throttle_time_ms` (a client over a
+/// quota), which its connection is then held to: the handler sets it, and serving reads it
+/// once the response is ready.
+#[derive(Debug, Clone, Default)]
+pub struct Throttle(Arc<AtomicU64>);
 
-/// Kafka's message of THROTTLING_QUOTA_EXCEEDED.
-pub const THROTTLED_MESSAGE: &str = "The throttling quota has been exceeded.";
-
-impl<'c> Mutations<'c> {
-    /// The quota of `ctx`'s client, strict from version `strict_since` on.
-    pub fn of<'a: 'c>(ctx: &'c Ctx<'a>, strict_since: i16) -> Mutations<'c> {
-        Mutations {
-            broker: ctx.broker.as_ref(),
-            who: who(ctx),
-            throttle: &ctx.throttle,
-            strict: ctx.version >= strict_since,
-        }
+impl Throttle {
+    /// Answers at least `ms`.
+    pub fn at_least(&self, ms: u64) {
+        self.0.fetch_max(ms, Ordering::Relaxed);
     }
 
-    /// Whether a change of `partitions` may go ahead: `false` when the request is strict and
-    /// the client's tokens are owed (the change is refused). A change that goes ahead takes
-    /// its tokens.
-    pub fn admit(&self, partitions: u64) -> bool {
-        let (broker, who) = (self.broker, self.who);
-        let now = broker.clock.monotonic_ms();
-        let quotas = quotas(broker);
-        let meter = &broker.quota_meter;
-        let kind = QuotaKind::ControllerMutation;
-        let owed = meter.mutation_throttle(&quotas, who, now);
-        if owed > 0 && self.strict {
-            meter.count_throttle(kind, owed);
-            self.throttle.at_least(owed);
-            return false;
-        }
-        let held = meter.take_mutations(&quotas, who, partitions as f64, now);
-        // A strict request that takes the tokens below zero goes ahead unheld; the next one
-        // is refused (Kafka's StrictControllerMutationQuota).
-        if !self.strict {
-            meter.count_throttle(kind, held);
-            self.throttle.at_least(held);
-        }
-        true
+    pub fn ms(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The field's value (Kafka's int32 milliseconds).
+    pub fn field(&self) -> i32 {
+        i32::try_from(self.ms()).unwrap_or(i32::MAX)
+    }
+
+    /// How long the connection is held: what the client is told, no more.
+    pub fn duration(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.field().max(0) as u64)
     }
 }

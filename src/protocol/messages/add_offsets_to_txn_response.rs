@@ -67,4 +67,7 @@ impl wire::Message for AddOffsetsToTxnResponse {
     const NAME: &'static str = "AddOffsetsToTxnResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(3);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

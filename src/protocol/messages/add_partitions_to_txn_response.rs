@@ -355,4 +355,7 @@ impl wire::Message for AddPartitionsToTxnResponse {
     const NAME: &'static str = "AddPartitionsToTxnResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 5);
     const FLEXIBLE_MIN: Option<i16> = Some(3);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -154,4 +154,7 @@ impl wire::Message for AlterConfigsResponse {
     const NAME: &'static str = "AlterConfigsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -246,4 +246,7 @@ impl wire::Message for AlterPartitionResponse {
     const NAME: &'static str = "AlterPartitionResponse";
     const VALID_VERSIONS: (i16, i16) = (2, 3);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -432,4 +432,7 @@ impl wire::Message for ApiVersionsResponse {
     const NAME: &'static str = "ApiVersionsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(3);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -275,4 +275,7 @@ impl wire::Message for AssignReplicasToDirsResponse {
     const NAME: &'static str = "AssignReplicasToDirsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -74,4 +74,7 @@ impl wire::Message for BrokerRegistrationResponse {
     const NAME: &'static str = "BrokerRegistrationResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -245,4 +245,7 @@ impl wire::Message for ConsumerGroupHeartbeatResponse {
     const NAME: &'static str = "ConsumerGroupHeartbeatResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 1);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

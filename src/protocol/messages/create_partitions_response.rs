@@ -147,4 +147,7 @@ impl wire::Message for CreatePartitionsResponse {
     const NAME: &'static str = "CreatePartitionsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 3);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -348,4 +348,7 @@ impl wire::Message for CreateTopicsResponse {
     const NAME: &'static str = "CreateTopicsResponse";
     const VALID_VERSIONS: (i16, i16) = (2, 7);
     const FLEXIBLE_MIN: Option<i16> = Some(5);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

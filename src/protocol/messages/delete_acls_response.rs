@@ -269,4 +269,7 @@ impl wire::Message for DeleteAclsResponse {
     const NAME: &'static str = "DeleteAclsResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 3);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

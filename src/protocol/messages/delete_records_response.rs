@@ -210,4 +210,7 @@ impl wire::Message for DeleteRecordsResponse {
     const NAME: &'static str = "DeleteRecordsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

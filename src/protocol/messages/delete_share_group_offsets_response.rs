@@ -174,4 +174,7 @@ impl wire::Message for DeleteShareGroupOffsetsResponse {
     const NAME: &'static str = "DeleteShareGroupOffsetsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -180,4 +180,7 @@ impl wire::Message for DeleteTopicsResponse {
     const NAME: &'static str = "DeleteTopicsResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 6);
     const FLEXIBLE_MIN: Option<i16> = Some(4);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

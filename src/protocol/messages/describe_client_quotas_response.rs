@@ -296,4 +296,7 @@ impl wire::Message for DescribeClientQuotasResponse {
     const NAME: &'static str = "DescribeClientQuotasResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 1);
     const FLEXIBLE_MIN: Option<i16> = Some(1);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

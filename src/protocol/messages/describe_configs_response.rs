@@ -367,4 +367,7 @@ impl wire::Message for DescribeConfigsResponse {
     const NAME: &'static str = "DescribeConfigsResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(4);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -315,4 +315,7 @@ impl wire::Message for DescribeGroupsResponse {
     const NAME: &'static str = "DescribeGroupsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 6);
     const FLEXIBLE_MIN: Option<i16> = Some(5);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -325,4 +325,7 @@ impl wire::Message for DescribeLogDirsResponse {
     const NAME: &'static str = "DescribeLogDirsResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

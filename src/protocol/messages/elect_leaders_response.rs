@@ -233,4 +233,7 @@ impl wire::Message for ElectLeadersResponse {
     const NAME: &'static str = "ElectLeadersResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

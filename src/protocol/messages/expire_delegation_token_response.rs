@@ -74,4 +74,7 @@ impl wire::Message for ExpireDelegationTokenResponse {
     const NAME: &'static str = "ExpireDelegationTokenResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

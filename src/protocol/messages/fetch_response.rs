@@ -837,4 +837,7 @@ impl wire::Message for FetchResponse {
     const NAME: &'static str = "FetchResponse";
     const VALID_VERSIONS: (i16, i16) = (4, 18);
     const FLEXIBLE_MIN: Option<i16> = Some(12);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -332,4 +332,7 @@ impl wire::Message for FindCoordinatorResponse {
     const NAME: &'static str = "FindCoordinatorResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 6);
     const FLEXIBLE_MIN: Option<i16> = Some(3);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

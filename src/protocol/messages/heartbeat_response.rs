@@ -71,4 +71,7 @@ impl wire::Message for HeartbeatResponse {
     const NAME: &'static str = "HeartbeatResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(4);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -154,4 +154,7 @@ impl wire::Message for IncrementalAlterConfigsResponse {
     const NAME: &'static str = "IncrementalAlterConfigsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 1);
     const FLEXIBLE_MIN: Option<i16> = Some(1);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

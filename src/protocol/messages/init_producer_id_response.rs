@@ -119,4 +119,7 @@ impl wire::Message for InitProducerIdResponse {
     const NAME: &'static str = "InitProducerIdResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 6);
     const FLEXIBLE_MIN: Option<i16> = Some(2);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

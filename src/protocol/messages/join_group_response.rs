@@ -244,4 +244,7 @@ impl wire::Message for JoinGroupResponse {
     const NAME: &'static str = "JoinGroupResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 9);
     const FLEXIBLE_MIN: Option<i16> = Some(6);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -167,4 +167,7 @@ impl wire::Message for ListGroupsResponse {
     const NAME: &'static str = "ListGroupsResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 5);
     const FLEXIBLE_MIN: Option<i16> = Some(3);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -239,4 +239,7 @@ impl wire::Message for ListOffsetsResponse {
     const NAME: &'static str = "ListOffsetsResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 11);
     const FLEXIBLE_MIN: Option<i16> = Some(6);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -485,4 +485,7 @@ impl wire::Message for MetadataResponse {
     const NAME: &'static str = "MetadataResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 13);
     const FLEXIBLE_MIN: Option<i16> = Some(9);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -222,4 +222,7 @@ impl wire::Message for OffsetCommitResponse {
     const NAME: &'static str = "OffsetCommitResponse";
     const VALID_VERSIONS: (i16, i16) = (2, 10);
     const FLEXIBLE_MIN: Option<i16> = Some(8);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -168,4 +168,7 @@ impl wire::Message for OffsetDeleteResponse {
     const NAME: &'static str = "OffsetDeleteResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);
     const FLEXIBLE_MIN: Option<i16> = None;
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

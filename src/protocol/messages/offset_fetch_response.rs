@@ -704,4 +704,7 @@ impl wire::Message for OffsetFetchResponse {
     const NAME: &'static str = "OffsetFetchResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 10);
     const FLEXIBLE_MIN: Option<i16> = Some(6);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

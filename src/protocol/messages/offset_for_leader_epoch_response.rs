@@ -216,4 +216,7 @@ impl wire::Message for OffsetForLeaderEpochResponse {
     const NAME: &'static str = "OffsetForLeaderEpochResponse";
     const VALID_VERSIONS: (i16, i16) = (2, 4);
     const FLEXIBLE_MIN: Option<i16> = Some(4);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -638,4 +638,7 @@ impl wire::Message for ProduceResponse {
     const NAME: &'static str = "ProduceResponse";
     const VALID_VERSIONS: (i16, i16) = (3, 13);
     const FLEXIBLE_MIN: Option<i16> = Some(9);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -408,4 +408,7 @@ impl wire::Message for ShareAcknowledgeResponse {
     const NAME: &'static str = "ShareAcknowledgeResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -522,4 +522,7 @@ impl wire::Message for ShareFetchResponse {
     const NAME: &'static str = "ShareFetchResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

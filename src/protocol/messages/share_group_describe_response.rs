@@ -436,4 +436,7 @@ impl wire::Message for ShareGroupDescribeResponse {
     const NAME: &'static str = "ShareGroupDescribeResponse";
     const VALID_VERSIONS: (i16, i16) = (1, 1);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -1000,4 +1000,7 @@ impl wire::Message for StreamsGroupDescribeResponse {
     const NAME: &'static str = "StreamsGroupDescribeResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

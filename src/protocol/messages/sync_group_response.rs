@@ -110,4 +110,7 @@ impl wire::Message for SyncGroupResponse {
     const NAME: &'static str = "SyncGroupResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 5);
     const FLEXIBLE_MIN: Option<i16> = Some(4);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

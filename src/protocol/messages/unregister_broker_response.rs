@@ -79,4 +79,7 @@ impl wire::Message for UnregisterBrokerResponse {
     const NAME: &'static str = "UnregisterBrokerResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 0);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

@@ -170,4 +170,7 @@ impl wire::Message for UpdateFeaturesResponse {
     const NAME: &'static str = "UpdateFeaturesResponse";
     const VALID_VERSIONS: (i16, i16) = (0, 2);
     const FLEXIBLE_MIN: Option<i16> = Some(0);
+    fn set_throttle_time_ms(&mut self, ms: i32) {
+        self.throttle_time_ms = ms;
+    }
 }

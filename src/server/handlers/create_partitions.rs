@@ -10,7 +10,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, all_or_refuse};
 use crate::server::broker::Broker;
 use crate::server::error_codes::topic_change;
-use crate::server::throttling::{Mutations, THROTTLED_MESSAGE};
+use crate::server::mutation_quota::{Mutations, THROTTLED_MESSAGE};
 
 pub struct CreatePartitions;
 

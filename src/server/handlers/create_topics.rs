@@ -14,7 +14,7 @@ use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs, take_refused};
 use crate::server::broker::{Broker, validate_topic_name};
 use crate::server::handlers::describe_configs::broker_topic_defaults;
-use crate::server::throttling::{Mutations, THROTTLED_MESSAGE};
+use crate::server::mutation_quota::{Mutations, THROTTLED_MESSAGE};
 use crate::topic_config::{describe, validate};
 use std::collections::BTreeMap;
 

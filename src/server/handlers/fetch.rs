@@ -81,14 +81,14 @@ impl Api for Fetch {
     async fn handle(ctx: Ctx<'_>, mut request: FetchRequest) -> Reply<FetchResponse> {
         let broker = Arc::clone(ctx.broker);
         let (version, started) = (ctx.version, ctx.started);
-        let who = throttling::who(&ctx);
+        let who = ctx.client.who();
         if let Some(most) = throttling::most_at_once(&broker, QuotaKind::Fetch, who) {
             let most = most.min(i32::MAX as f64) as i32;
             request.max_bytes = request.max_bytes.min(most);
             request.min_bytes = request.min_bytes.min(request.max_bytes);
         }
         let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
-        let throttle = ctx.throttle.clone();
+        let (throttle, busy) = (ctx.throttle.clone(), ctx.busy.clone());
         Reply::Later(Box::pin(async move {
             let mut response = handle(&broker, request, version).await;
             broker
@@ -100,7 +100,10 @@ impl Api for Fetch {
                 client_id: &client_id,
             };
             let bytes = records_bytes(&response) as f64;
-            let held = throttling::record(&broker, QuotaKind::Fetch, who, bytes);
+            // Over either quota (bytes, or the request time a `request_percentage` bounds),
+            // the fetch is answered empty, as Kafka answers it.
+            let held = throttling::record(&broker, QuotaKind::Fetch, who, bytes)
+                .max(throttling::charge_request(&broker, who, &busy));
             if held > 0 {
                 throttling::unrecord(&broker, QuotaKind::Fetch, who, bytes);
                 throttle.at_least(held);

@@ -82,7 +82,7 @@ impl Api for Produce {
         let broker = Arc::clone(ctx.broker);
         let started = ctx.started;
         let bytes = ctx.request_bytes as f64;
-        let who = throttling::who(&ctx);
+        let who = ctx.client.who();
         let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
         let throttle = ctx.throttle.clone();
         Reply::Later(Box::pin(async move {

@@ -22,10 +22,12 @@ use crate::protocol::messages::ShareFetchResponse;
 use crate::protocol::messages::share_fetch_response::{
     AcquiredRecords, LeaderIdAndEpoch, PartitionData, ShareFetchableTopicResponse,
 };
+use crate::quotas::meter::QuotaKind;
 use crate::server::api::{Api, Ctx, Reply};
 use crate::server::authorize::{Acl, Authorized, Gate, Needs};
 use crate::server::broker::Broker;
 use crate::server::share_sessions::{Context, INITIAL_EPOCH};
+use crate::server::throttling;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,7 +61,14 @@ impl Api for ShareFetch {
         authorize_group(gate, request.group_id.as_deref(), request, version)
     }
 
-    async fn handle(ctx: Ctx<'_>, request: ShareFetchRequest) -> Reply<ShareFetchResponse> {
+    /// Under a `consumer_byte_rate` quota a share fetch asks for no more than the quota
+    /// allows at once, as Kafka caps it (Kafka does not count what share fetches return
+    /// against the quota).
+    async fn handle(ctx: Ctx<'_>, mut request: ShareFetchRequest) -> Reply<ShareFetchResponse> {
+        let who = ctx.client.who();
+        if let Some(most) = throttling::most_at_once(ctx.broker, QuotaKind::Fetch, who) {
+            request.max_bytes = request.max_bytes.min(most.min(i32::MAX as f64) as i32);
+        }
         let gate = Gate::new(ctx.broker, &ctx.client, Self::NEEDS);
         let prepared = prepare(ctx.broker, &request, ctx.client.lane, &gate);
         let broker = Arc::clone(ctx.broker);
