@@ -19,7 +19,7 @@
 # (the README test command installs them). FLOE_RDK_PARALLEL tests run at once (default 2);
 # FLOE_RDK_SERVE_ARGS adds flags to both `floe serve`s (e.g. "--broker-ids-per-agent 4").
 # FLOE_RDK_TEST_TIMEOUT ends a test's process after that many seconds (default 600; 0113's
-# subtests alone take about 590, most of it waits of their own).
+# subtests take about 610 together, most of it waits of their own, so it runs by subtest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/floe-target}
