@@ -27,7 +27,8 @@ use floe::protocol::record_batch::build_test_batch;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use support::{Floe, kafka_call, temp_dir};
+use support::raw::{create_topic, produce_request, set_quota};
+use support::{Floe, temp_dir};
 
 const QUIET_EVERY: Duration = Duration::from_millis(20);
 const WARM_UP: Duration = Duration::from_secs(12);
@@ -37,64 +38,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn create_topic(bootstrap: &str, name: &str) {
-    let request = RequestBody::CreateTopics(CreateTopicsRequest {
-        topics: vec![create_topics_request::CreatableTopic {
-            name: name.into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 10_000,
-        ..Default::default()
-    });
-    let ResponseBody::CreateTopics(response) = kafka_call(bootstrap, 7, request) else {
-        panic!("not a CreateTopics response");
-    };
-    assert_eq!(response.topics[0].error_code, 0, "{response:?}");
-}
-
-fn set_producer_quota(bootstrap: &str, client_id: &str, bytes_per_second: f64) {
-    let request = RequestBody::AlterClientQuotas(AlterClientQuotasRequest {
-        entries: vec![alter_client_quotas_request::EntryData {
-            entity: vec![alter_client_quotas_request::EntityData {
-                entity_type: "client-id".into(),
-                entity_name: Some(client_id.into()),
-                ..Default::default()
-            }],
-            ops: vec![alter_client_quotas_request::OpData {
-                key: "producer_byte_rate".into(),
-                value: bytes_per_second,
-                remove: false,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    });
-    let ResponseBody::AlterClientQuotas(response) = kafka_call(bootstrap, 1, request) else {
-        panic!("not an AlterClientQuotas response");
-    };
-    assert!(response.entries.iter().all(|e| e.error_code == 0));
-}
-
-fn produce(topic: &str, batch: &bytes::Bytes) -> RequestBody {
-    RequestBody::Produce(ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![produce_request::TopicProduceData {
-            name: topic.into(),
-            partition_data: vec![produce_request::PartitionProduceData {
-                index: 0,
-                records: Some(batch.clone().into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    })
 }
 
 /// The quiet tenant's produce latencies over `span`.
@@ -110,7 +53,7 @@ async fn quiet(bootstrap: &str, span: Duration) -> Vec<Duration> {
         tokio::time::sleep_until(next.into()).await;
         next += QUIET_EVERY;
         let sent = Instant::now();
-        let response = floe::client::call(&mut tx, &mut rx, 9, produce("quiet", &batch))
+        let response = floe::client::call(&mut tx, &mut rx, 9, produce_request("quiet", &batch))
             .await
             .expect("produce");
         latencies.push(sent.elapsed());
@@ -130,7 +73,7 @@ async fn noisy(bootstrap: String, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
         .expect("connect");
     let batch = build_test_batch(-1, -1, -1, 256, 1024);
     while !stop.load(Ordering::Relaxed) {
-        let response = floe::client::call(&mut tx, &mut rx, 9, produce("noisy", &batch))
+        let response = floe::client::call(&mut tx, &mut rx, 9, produce_request("noisy", &batch))
             .await
             .expect("produce");
         let ResponseBody::Produce(response) = response else {
@@ -190,13 +133,18 @@ fn main() {
     let dir = temp_dir();
     let floe = Floe::start(&dir.path().join("data"), &serve_args);
     let bootstrap = floe.bootstrap();
-    create_topic(&bootstrap, "quiet");
-    create_topic(&bootstrap, "noisy");
+    create_topic(&bootstrap, "quiet", 1);
+    create_topic(&bootstrap, "noisy", 1);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let mut phases = Vec::new();
     phases.push(runtime.block_on(phase("quiet alone", &bootstrap, span, 0)));
     phases.push(runtime.block_on(phase("noisy, no quota", &bootstrap, span, connections)));
-    set_producer_quota(&bootstrap, "noisy", quota);
+    set_quota(
+        &bootstrap,
+        &[("client-id", Some("noisy"))],
+        "producer_byte_rate",
+        quota,
+    );
     phases.push(runtime.block_on(phase("noisy, quota", &bootstrap, span, connections)));
     let alone_p99 = percentile(&sorted(&phases[0].latencies), 0.99);
     println!(

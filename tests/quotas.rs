@@ -26,55 +26,8 @@ use rdkafka::statistics::Statistics;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use support::raw::{create_topic, produce_request, set_quota};
 use support::{Floe, kafka_call, temp_dir};
-
-/// Sets `key` to `value` on the entity of `parts` (`(type, name)`, `None`: the default).
-fn set_quota(bootstrap: &str, parts: &[(&str, Option<&str>)], key: &str, value: f64) {
-    let request = RequestBody::AlterClientQuotas(AlterClientQuotasRequest {
-        entries: vec![alter_client_quotas_request::EntryData {
-            entity: parts
-                .iter()
-                .map(|(t, n)| alter_client_quotas_request::EntityData {
-                    entity_type: t.to_string(),
-                    entity_name: n.map(String::from),
-                    ..Default::default()
-                })
-                .collect(),
-            ops: vec![alter_client_quotas_request::OpData {
-                key: key.into(),
-                value,
-                remove: false,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    });
-    let ResponseBody::AlterClientQuotas(response) = kafka_call(bootstrap, 1, request) else {
-        panic!("not an AlterClientQuotas response");
-    };
-    assert!(
-        response.entries.iter().all(|e| e.error_code == 0),
-        "{response:?}"
-    );
-}
-
-fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
-    let request = RequestBody::CreateTopics(CreateTopicsRequest {
-        topics: vec![create_topics_request::CreatableTopic {
-            name: name.into(),
-            num_partitions: partitions,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 10_000,
-        ..Default::default()
-    });
-    let ResponseBody::CreateTopics(response) = kafka_call(bootstrap, 7, request) else {
-        panic!("not a CreateTopics response");
-    };
-    assert_eq!(response.topics[0].error_code, 0, "{response:?}");
-}
 
 /// What the producer's deliveries and statistics showed.
 #[derive(Default, Clone)]
@@ -264,20 +217,7 @@ async fn produce_raw(bootstrap: String, topic: &'static str, run: Duration) -> R
     let mut held: Option<(i64, Instant)> = None;
     let started = Instant::now();
     while started.elapsed() < run {
-        let request = RequestBody::Produce(ProduceRequest {
-            acks: -1,
-            timeout_ms: 30_000,
-            topic_data: vec![produce_request::TopicProduceData {
-                name: topic.into(),
-                partition_data: vec![produce_request::PartitionProduceData {
-                    index: 0,
-                    records: Some(batch.clone().into()),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        });
+        let request = produce_request(topic, &batch);
         let response = floe::client::call(&mut tx, &mut rx, 9, request)
             .await
             .expect("produce");
@@ -498,20 +438,7 @@ fn requests_are_held_to_their_share_of_the_agents_time() {
     let floe = Floe::start(&dir.path().join("data"), &[] as &[&str]);
     let bootstrap = floe.bootstrap();
     create_topic(&bootstrap, "quota-busy", 1);
-    let produce = RequestBody::Produce(ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![produce_request::TopicProduceData {
-            name: "quota-busy".into(),
-            partition_data: vec![produce_request::PartitionProduceData {
-                index: 0,
-                records: Some(build_test_batch(-1, -1, -1, 4, 100).into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    });
+    let produce = produce_request("quota-busy", &build_test_batch(-1, -1, -1, 4, 100));
     let ResponseBody::Produce(produced) = kafka_call(&bootstrap, 9, produce) else {
         panic!("not a Produce response");
     };

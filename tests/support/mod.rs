@@ -4,6 +4,7 @@
 pub mod haproxy;
 pub mod kafka;
 pub mod proxy;
+pub mod raw;
 pub mod s3;
 pub mod wall_clocks;
 pub mod workload;
