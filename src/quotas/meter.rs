@@ -1,20 +1,19 @@
 //! What each account has used on this agent, and the throttle time it has earned (Kafka's
-//! `ClientQuotaManager`): one [`Rate`] per quota kind and account, kept only while it still
-//! counts.
+//! `ClientQuotaManager`): one [`TokenBucket`] per quota kind and account, kept only while it
+//! still counts.
 //!
-//! Behind a load balancer, an account's usage on the other agents is added to its rates too
+//! Behind a load balancer, an account's usage on the other agents is taken from its tokens too
 //! (`server::quota_sharing` passes it on): what was used here since it last passed it on is
 //! [`Meter::take_unshared`], what others used is [`Meter::add_shared`].
 //!
-//! Bounded: at most `ACCOUNTS_MAX` rates, as many token buckets and as many ips are kept.
-//! When one of them is full, what no longer counts (rates whose samples have all aged out,
-//! full buckets) is forgotten, at most once a window so a flood of new names costs no more
-//! than one sweep a second; beyond that, new names go unmetered until old ones age out (a
-//! tenant flooding names cannot push a metered one out), counted in `unmetered`.
+//! Bounded: at most `ACCOUNTS_MAX` accounts and as many ips are kept. When one map is full,
+//! what no longer counts (full buckets) is forgotten, at most once a window so a flood of new
+//! names costs no more than one sweep a second; beyond that, new names go unmetered until old
+//! ones refill (a tenant flooding names cannot push a metered one out), counted in
+//! `unmetered`.
 
-use super::rate::{self, Rate};
 use super::resolve::{Account, binding, ip_binding};
-use super::token_bucket::TokenBucket;
+use super::token_bucket::{self, TokenBucket, WINDOW_MS};
 use super::{
     CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
     REQUEST_PERCENTAGE,
@@ -105,22 +104,24 @@ pub struct Usage {
     pub kind: QuotaKind,
     pub account: Account,
     pub value: f64,
+    /// The quota that bound the account where it was used: an agent that has not metered the
+    /// account yet refills its tokens at this rate until it meets the account itself.
+    #[serde(default)]
+    pub quota: f64,
 }
 
 #[derive(Debug)]
 struct Metered {
-    rate: Rate,
-    /// Recorded here since last taken to pass on.
+    bucket: TokenBucket,
+    /// Taken here since last passed on.
     unshared: f64,
 }
 
 #[derive(Debug, Default)]
 pub struct Meter {
-    rates: Mutex<HashMap<(QuotaKind, Account), Metered>>,
-    /// The controller mutation quota's tokens, by account.
-    buckets: Mutex<HashMap<Account, TokenBucket>>,
+    accounts: Mutex<HashMap<(QuotaKind, Account), Metered>>,
     /// Connections opened, by ip.
-    ips: Mutex<HashMap<IpAddr, Rate>>,
+    ips: Mutex<HashMap<IpAddr, TokenBucket>>,
     /// When a full map was last swept of what no longer counts.
     swept_ms: AtomicI64,
     totals: [KindTotals; QuotaKind::ALL.len()],
@@ -143,16 +144,14 @@ impl Meter {
         let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
-        let throttle = self.with_rate(kind, account, now_ms, |metered| {
+        let throttle = self.with_account(kind, account, bound, now_ms, |metered| {
             metered.unshared += value;
-            let rate = &mut metered.rate;
-            rate.record(value, now_ms);
-            let observed = rate.measure(now_ms);
-            rate::throttle_ms(observed, bound, rate.window_ms(now_ms))
+            metered.bucket.take(value, bound, now_ms);
+            metered.bucket.throttle_ms(bound, now_ms)
         });
         let mut throttle = throttle.unwrap_or(0);
         if kind == QuotaKind::Request {
-            throttle = throttle.min(rate::WINDOW_MS as u64);
+            throttle = throttle.min(WINDOW_MS as u64);
         }
         self.count_throttle(kind, throttle);
         throttle
@@ -168,10 +167,10 @@ impl Meter {
         value: f64,
         now_ms: i64,
     ) {
-        if let Some((account, _)) = binding(quotas, kind.key(), who.user, who.client_id) {
-            self.with_rate(kind, account, now_ms, |metered| {
+        if let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) {
+            self.with_account(kind, account, bound, now_ms, |metered| {
                 metered.unshared -= value;
-                metered.rate.record(-value, now_ms);
+                metered.bucket.take(-value, bound, now_ms);
             });
         }
     }
@@ -182,10 +181,10 @@ impl Meter {
         let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return false;
         };
-        let rates = self.rates.lock().expect("quota meter lock");
-        rates
+        let accounts = self.accounts.lock().expect("quota meter lock");
+        accounts
             .get(&(kind, account))
-            .is_some_and(|metered| metered.rate.clone().measure(now_ms) > bound)
+            .is_some_and(|metered| metered.bucket.clone().tokens(bound, now_ms) < 0.0)
     }
 
     /// Whether a quota of `kind` binds `who`.
@@ -201,7 +200,7 @@ impl Meter {
         who: Who<'_>,
     ) -> Option<f64> {
         binding(quotas, kind.key(), who.user, who.client_id)
-            .map(|(_, bound)| rate::most_at_once(bound))
+            .map(|(_, bound)| token_bucket::most_at_once(bound))
     }
 
     /// How long `who` is held for the partitions they created or deleted (ms): 0 unless their
@@ -211,10 +210,10 @@ impl Meter {
         let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
-        let mut buckets = self.buckets.lock().expect("quota meter lock");
-        buckets
-            .get_mut(&account)
-            .map_or(0, |bucket| bucket.throttle_ms(quota, now_ms))
+        let mut accounts = self.accounts.lock().expect("quota meter lock");
+        accounts
+            .get_mut(&(kind, account))
+            .map_or(0, |metered| metered.bucket.throttle_ms(quota, now_ms))
     }
 
     /// Takes `partitions` created or deleted from `who`'s controller mutation tokens, and
@@ -230,14 +229,12 @@ impl Meter {
         let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
-        let mut buckets = self.buckets.lock().expect("quota meter lock");
-        let made = || TokenBucket::new(quota, now_ms);
-        let Some(bucket) = self.entry(&mut buckets, account, now_ms, made, |b| b.is_full(now_ms))
-        else {
-            return 0;
-        };
-        bucket.take(partitions, quota, now_ms);
-        bucket.throttle_ms(quota, now_ms)
+        self.with_account(kind, account, quota, now_ms, |metered| {
+            metered.unshared += partitions;
+            metered.bucket.take(partitions, quota, now_ms);
+            metered.bucket.throttle_ms(quota, now_ms)
+        })
+        .unwrap_or(0)
     }
 
     /// Counts a connection from `ip` against its `connection_creation_rate`, and returns how
@@ -248,19 +245,18 @@ impl Meter {
             return 0;
         };
         let mut ips = self.ips.lock().expect("quota meter lock");
-        let made = || Rate::new(now_ms);
-        let idle = |rate: &mut Rate| rate.is_idle(now_ms);
-        let Some(rate) = self.entry(&mut ips, ip.to_canonical(), now_ms, made, idle) else {
+        let made = || TokenBucket::new(bound, now_ms);
+        let full = |bucket: &mut TokenBucket| bucket.is_full(now_ms);
+        let Some(bucket) = self.entry(&mut ips, ip.to_canonical(), now_ms, made, full) else {
             return 0;
         };
-        rate.record(1.0, now_ms);
-        let observed = rate.measure(now_ms);
-        let throttle = rate::throttle_ms(observed, bound, rate.window_ms(now_ms));
+        bucket.take(1.0, bound, now_ms);
+        let throttle = bucket.throttle_ms(bound, now_ms);
         if throttle == 0 {
             return 0;
         }
-        rate.record(-1.0, now_ms);
-        let held = throttle.min(rate::WINDOW_MS as u64);
+        bucket.take(-1.0, bound, now_ms);
+        let held = throttle.min(WINDOW_MS as u64);
         self.count_throttle(QuotaKind::ConnectionCreation, held);
         held
     }
@@ -276,50 +272,56 @@ impl Meter {
 
     /// What was used here since this was last asked, to pass on to the other agents.
     pub fn take_unshared(&self) -> Vec<Usage> {
-        let mut rates = self.rates.lock().expect("quota meter lock");
+        let mut accounts = self.accounts.lock().expect("quota meter lock");
         let mut taken = Vec::new();
-        for ((kind, account), metered) in rates.iter_mut() {
+        for ((kind, account), metered) in accounts.iter_mut() {
             if metered.unshared != 0.0 {
                 taken.push(Usage {
                     kind: *kind,
                     account: account.clone(),
                     value: std::mem::take(&mut metered.unshared),
+                    quota: metered.bucket.quota(),
                 });
             }
         }
         taken
     }
 
-    /// Adds what another agent used (values that are not finite are dropped).
+    /// Takes what another agent used from the accounts' tokens. An account is refilled at the
+    /// quota it was last met with here, or, if it was never met here, at the one the other
+    /// agent passed on (without one, from an agent that does not pass it, the usage counts only
+    /// against accounts met here). Values that are not finite are dropped.
     pub fn add_shared(&self, usage: &[Usage], now_ms: i64) {
-        let mut rates = self.rates.lock().expect("quota meter lock");
+        let mut accounts = self.accounts.lock().expect("quota meter lock");
         for used in usage.iter().filter(|u| u.value.is_finite()) {
             let key = (used.kind, used.account.clone());
-            if let Some(metered) = self.entry(&mut rates, key, now_ms, fresh(now_ms), idle(now_ms))
-            {
-                metered.rate.record(used.value, now_ms);
+            let metered = if used.quota.is_finite() && used.quota > 0.0 {
+                let made = fresh(used.quota, now_ms);
+                self.entry(&mut accounts, key, now_ms, made, idle(now_ms))
+            } else {
+                accounts.get_mut(&key)
+            };
+            if let Some(metered) = metered {
+                let quota = metered.bucket.quota();
+                metered.bucket.take(used.value, quota, now_ms);
             }
         }
     }
 
-    /// Runs `f` on the account's usage, made if need be; `None` when the account cannot be
-    /// metered (too many are).
-    fn with_rate<T>(
+    /// Runs `f` on the account's usage of a quota of `bound`, made if need be; `None` when the
+    /// account cannot be metered (too many are).
+    fn with_account<T>(
         &self,
         kind: QuotaKind,
         account: Account,
+        bound: f64,
         now_ms: i64,
         f: impl FnOnce(&mut Metered) -> T,
     ) -> Option<T> {
-        let mut rates = self.rates.lock().expect("quota meter lock");
-        self.entry(
-            &mut rates,
-            (kind, account),
-            now_ms,
-            fresh(now_ms),
-            idle(now_ms),
-        )
-        .map(f)
+        let mut accounts = self.accounts.lock().expect("quota meter lock");
+        let (made, idle) = (fresh(bound, now_ms), idle(now_ms));
+        self.entry(&mut accounts, (kind, account), now_ms, made, idle)
+            .map(f)
     }
 
     /// The entry of `key` in `map`, made with `make` if there is room; when the map is full
@@ -334,7 +336,7 @@ impl Meter {
     ) -> Option<&'m mut V> {
         if !map.contains_key(&key) && map.len() >= ACCOUNTS_MAX {
             let swept = self.swept_ms.load(Ordering::Relaxed);
-            if now_ms - swept >= rate::WINDOW_MS || swept == 0 {
+            if now_ms - swept >= WINDOW_MS || swept == 0 {
                 self.swept_ms.store(now_ms.max(1), Ordering::Relaxed);
                 map.retain(|_, value| !idle(value));
             }
@@ -350,25 +352,24 @@ impl Meter {
         &self.totals[kind.index()]
     }
 
-    /// How many accounts are metered now (a rate or tokens each).
+    /// How many accounts are metered now (tokens of one quota kind each, or of one ip).
     pub fn accounts(&self) -> usize {
-        self.rates.lock().expect("quota meter lock").len()
-            + self.buckets.lock().expect("quota meter lock").len()
+        self.accounts.lock().expect("quota meter lock").len()
             + self.ips.lock().expect("quota meter lock").len()
     }
 }
 
-/// A new account's usage.
-fn fresh(now_ms: i64) -> impl FnOnce() -> Metered {
+/// A new account's usage: a full bucket.
+fn fresh(quota: f64, now_ms: i64) -> impl FnOnce() -> Metered {
     move || Metered {
-        rate: Rate::new(now_ms),
+        bucket: TokenBucket::new(quota, now_ms),
         unshared: 0.0,
     }
 }
 
 /// Whether an account's usage no longer counts, here or for the other agents.
 fn idle(now_ms: i64) -> impl FnMut(&mut Metered) -> bool {
-    move |m| m.unshared == 0.0 && m.rate.is_idle(now_ms)
+    move |m| m.unshared == 0.0 && m.bucket.is_full(now_ms)
 }
 
 #[cfg(test)]
@@ -396,9 +397,9 @@ mod tests {
     fn a_default_user_quota_gives_each_user_their_own_rate() {
         let quotas = quotas(PRODUCER_BYTE_RATE, 1_000.0);
         let meter = Meter::default();
-        // 10 s of quota at once passes; the next byte is over.
+        // Eleven seconds' quota at once passes; what comes next is owed.
         assert_eq!(
-            meter.record(&quotas, QuotaKind::Produce, ALICE, 10_000.0, 0),
+            meter.record(&quotas, QuotaKind::Produce, ALICE, 11_000.0, 0),
             0
         );
         assert_eq!(
@@ -407,7 +408,7 @@ mod tests {
         );
         // Bob has a rate of his own.
         assert_eq!(
-            meter.record(&quotas, QuotaKind::Produce, BOB, 10_000.0, 0),
+            meter.record(&quotas, QuotaKind::Produce, BOB, 11_000.0, 0),
             0
         );
         // Fetches are not bound by a produce quota.
@@ -421,8 +422,8 @@ mod tests {
         let time = quotas(REQUEST_PERCENTAGE, 1.0);
         let bytes = quotas(PRODUCER_BYTE_RATE, 1.0);
         let meter = Meter::default();
-        // Ten percent of a thread for a second, against one percent: Kafka's formula owes
-        // 90 s; a request-time hold is bounded to a window.
+        // A hundred percent-seconds against one percent: 89 s owed past the burst; a
+        // request-time hold is bounded to a window.
         assert_eq!(
             meter.record(&time, QuotaKind::Request, ALICE, 100.0, 0),
             1_000
@@ -430,7 +431,7 @@ mod tests {
         // The same usage against a byte rate is not bounded.
         assert_eq!(
             meter.record(&bytes, QuotaKind::Produce, ALICE, 100.0, 0),
-            90_000
+            89_000
         );
         assert!(meter.binds(&time, QuotaKind::Request, BOB));
         assert!(!meter.binds(&time, QuotaKind::Fetch, BOB));
@@ -442,7 +443,7 @@ mod tests {
         let meter = Meter::default();
         assert_eq!(
             meter.record(&quotas, QuotaKind::Fetch, ALICE, 20_000.0, 0),
-            10_000
+            9_000
         );
         assert!(meter.exceeded(&quotas, QuotaKind::Fetch, ALICE, 0));
         meter.unrecord(&quotas, QuotaKind::Fetch, ALICE, 20_000.0, 0);
@@ -466,6 +467,17 @@ mod tests {
         assert_eq!(meter.mutation_throttle(&quotas, ALICE, 4_000), 0);
     }
 
+    #[test]
+    fn topic_changes_elsewhere_take_the_same_tokens() {
+        let quotas = quotas(CONTROLLER_MUTATION_RATE, 2.0);
+        let (here, there) = (Meter::default(), Meter::default());
+        // 22 partitions here spend the burst; passed on, the next change there is owed.
+        assert_eq!(here.take_mutations(&quotas, ALICE, 22.0, 0), 0);
+        there.add_shared(&here.take_unshared(), 0);
+        assert_eq!(there.mutation_throttle(&quotas, ALICE, 0), 0);
+        assert_eq!(there.take_mutations(&quotas, ALICE, 4.0, 0), 2_000);
+    }
+
     fn ip(s: &str) -> IpAddr {
         s.parse().expect("ip")
     }
@@ -477,8 +489,8 @@ mod tests {
         let change = [(CONNECTION_CREATION_RATE.to_string(), Some(QuotaValue(1.0)))];
         quotas.alter_for_test(&entity, &change);
         let meter = Meter::default();
-        // Ten seconds' worth at once, then each is held a window (at most) and not counted.
-        for _ in 0..10 {
+        // Eleven seconds' worth at once, then each is held a window (at most) and not counted.
+        for _ in 0..11 {
             assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 0), 0);
         }
         assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 0), 1_000);
@@ -488,8 +500,12 @@ mod tests {
             1_000
         );
         assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.2"), 0), 0);
-        // Eleven seconds on, the first ten have aged out.
-        assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 11_000), 0);
+        // A second on, one more is let in.
+        assert_eq!(meter.admit_connection(&quotas, ip("10.0.0.1"), 1_000), 0);
+        assert_eq!(
+            meter.admit_connection(&quotas, ip("10.0.0.1"), 1_000),
+            1_000
+        );
     }
 
     #[test]
@@ -509,6 +525,7 @@ mod tests {
         let from_here = here.take_unshared();
         assert_eq!(from_here.len(), 1);
         assert_eq!(from_here[0].value, 6_000.0);
+        assert_eq!(from_here[0].quota, 1_000.0);
         assert!(here.take_unshared().is_empty(), "taken once");
         there.add_shared(&from_here, 0);
         here.add_shared(&there.take_unshared(), 0);
@@ -521,8 +538,31 @@ mod tests {
             kind: QuotaKind::Produce,
             account: from_here[0].account.clone(),
             value: f64::NAN,
+            quota: 1_000.0,
         };
         here.add_shared(&[bad], 0);
         assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        // Usage passed on without its quota (by an agent that does not pass it on) counts
+        // against accounts met here only.
+        let again = Meter::default();
+        again.record(&quotas, QuotaKind::Produce, ALICE, 6_000.0, 0);
+        let carol = Account {
+            user: "carol".into(),
+            client_id: String::new(),
+        };
+        let unknown = Usage {
+            kind: QuotaKind::Produce,
+            account: carol,
+            value: 1e9,
+            quota: 0.0,
+        };
+        let known = Usage {
+            account: from_here[0].account.clone(),
+            value: 6_000.0,
+            ..unknown.clone()
+        };
+        again.add_shared(&[unknown, known], 0);
+        assert_eq!(again.accounts(), 1);
+        assert!(again.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
     }
 }

@@ -1,14 +1,12 @@
 //! Client quotas as Kafka defines them (KIP-13, KIP-124, KIP-546, KIP-599, KIP-612): which
 //! quota entities and keys exist, how AlterClientQuotas entries are checked (`alter`), how
 //! DescribeClientQuotas filters match entities (`filter`), which quota binds a client
-//! (`resolve`), how usage is measured (`rate`, and `token_bucket` for controller mutations)
-//! and metered per account (`meter`). The quotas
-//! themselves live in the replicated state (`metadata::state::client_quotas`).
+//! (`resolve`), how usage is measured (`token_bucket`) and metered per account (`meter`). The
+//! quotas themselves live in the replicated state (`metadata::state::client_quotas`).
 
 pub mod alter;
 pub mod filter;
 pub mod meter;
-pub mod rate;
 pub mod resolve;
 pub mod token_bucket;
 

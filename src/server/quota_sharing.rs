@@ -4,17 +4,17 @@
 //! and a client's connections land on any of them, so each agent passes on to its siblings
 //! (the live agents at the same advertised address) what each account used through it, every
 //! `SHARE_INTERVAL`: `POST /quotas/usage` on the internal listener, only when some account
-//! with a quota used something. Each agent adds what the others used to the account's own
-//! rate, so every agent measures the account's usage on all of them and throttles the
+//! with a quota used something. Each agent takes what the others used from the account's own
+//! tokens, so every agent meters the account's usage on all of them and throttles the
 //! connections it serves by that.
 //!
 //! Error bound: an agent learns the others' usage up to one interval (plus a request's time)
 //! late, so an account may get, beyond its quota, what its connections on the other agents
-//! send in one interval each time its rate falls back under the quota. Measured (the
-//! load-balancer test of `tests/quotas.rs`: four connections over three agents, each able to
-//! send twelve times the quota): 1.29 of the quota over 47 s, against 1.17 for the same
-//! connections on one agent (both with Kafka's first burst of ten seconds' quota); passing the
-//! usage on every second instead gave 1.45, and not at all would give three times the quota.
+//! send in one interval before their agents see the tokens owed; owed tokens stay owed until
+//! paid back, so that excess is repaid, not repeated. Measured (the load-balancer test of
+//! `tests/quotas.rs`: four connections over three agents, each able to send twelve times the
+//! quota): 1.012 of the quota over the minute after the first burst, against 0.999 for one
+//! connection on one agent; not passing usage on at all would give three times the quota.
 //! An agent a sibling cannot reach meters without that sibling's share (up to the whole quota
 //! each) until it is reachable again; what could not be passed on is dropped.
 
