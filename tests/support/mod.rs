@@ -6,6 +6,7 @@ pub mod kafka;
 pub mod proxy;
 pub mod raw;
 pub mod s3;
+pub mod tenants;
 pub mod wall_clocks;
 pub mod workload;
 
