@@ -730,8 +730,9 @@ fn security(e: &mut Exposition, broker: &Broker) {
     );
 }
 
-/// Client quotas on this agent, by quota type: a bounded label set (per-account usage would
-/// grow with the clients).
+/// Client quotas on this agent, by quota type, and by quota type and the entity that set the
+/// quota: bounded label sets (per-account usage would grow with the clients; the entities
+/// are at most `usage_by_entity::ENTITIES_MAX`).
 fn quotas(e: &mut Exposition, broker: &Broker) {
     use crate::quotas::meter::QuotaKind;
     let meter = &broker.quota_meter;
@@ -755,6 +756,30 @@ fn quotas(e: &mut Exposition, broker: &Broker) {
                 name,
                 &[("quota", kind.name())],
                 pick(meter.totals(kind)) as f64,
+            );
+        }
+    }
+    let series = meter.by_entity.series();
+    type PickUsage = fn(&crate::quotas::usage_by_entity::EntityUsage) -> f64;
+    let by_entity: [(&str, &str, PickUsage); 2] = [
+        (
+            "floe_quota_entity_used_total",
+            "What the clients a quota entity binds used through this agent, by quota and entity, in the quota's unit (bytes; partitions; connections; percent of a thread times seconds); at most 1,000 entities, the rest as entity=\"other\".",
+            |u| u.used,
+        ),
+        (
+            "floe_quota_entity_throttle_time_ms_total",
+            "Throttle times answered to the clients a quota entity binds, summed in milliseconds, by quota and entity.",
+            |u| u.throttle_ms as f64,
+        ),
+    ];
+    for (name, help, pick) in by_entity {
+        e.header(name, "counter", help);
+        for (kind, entity, usage) in &series {
+            e.sample(
+                name,
+                &[("quota", kind.name()), ("entity", entity)],
+                pick(usage),
             );
         }
     }

@@ -12,12 +12,10 @@
 //! ones refill (a tenant flooding names cannot push a metered one out), counted in
 //! `unmetered`.
 
-use super::resolve::{Account, binding, ip_binding};
+pub use super::kind::QuotaKind;
+use super::resolve::{Account, Binding, binding, ip_binding};
 use super::token_bucket::{self, TokenBucket, WINDOW_MS};
-use super::{
-    CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
-    REQUEST_PERCENTAGE,
-};
+use super::usage_by_entity::UsageByEntity;
 use crate::metadata::state::client_quotas::ClientQuotas;
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -27,60 +25,6 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// The most accounts metered at once on one agent.
 pub const ACCOUNTS_MAX: usize = 100_000;
-
-/// The quotas floe enforces, each a rate per second of its own unit.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub enum QuotaKind {
-    /// Bytes of produce requests.
-    Produce,
-    /// Bytes of fetch responses.
-    Fetch,
-    /// Partitions created or deleted (CreateTopics, CreatePartitions, DeleteTopics).
-    ControllerMutation,
-    /// Connections opened from one ip.
-    ConnectionCreation,
-    /// The time requests keep the agent busy, as a percentage of one thread (Kafka's request
-    /// handler time).
-    Request,
-}
-
-impl QuotaKind {
-    pub const ALL: [QuotaKind; 5] = [
-        QuotaKind::Produce,
-        QuotaKind::Fetch,
-        QuotaKind::ControllerMutation,
-        QuotaKind::ConnectionCreation,
-        QuotaKind::Request,
-    ];
-
-    /// The quota key that bounds it.
-    pub fn key(self) -> &'static str {
-        match self {
-            QuotaKind::Produce => PRODUCER_BYTE_RATE,
-            QuotaKind::Fetch => CONSUMER_BYTE_RATE,
-            QuotaKind::ControllerMutation => CONTROLLER_MUTATION_RATE,
-            QuotaKind::ConnectionCreation => CONNECTION_CREATION_RATE,
-            QuotaKind::Request => REQUEST_PERCENTAGE,
-        }
-    }
-
-    /// Kafka's name of the quota type, as its metrics name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            QuotaKind::Produce => "produce",
-            QuotaKind::Fetch => "fetch",
-            QuotaKind::ControllerMutation => "controller_mutation",
-            QuotaKind::ConnectionCreation => "connection_creation",
-            QuotaKind::Request => "request",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// Who is asking, as quotas see them: the principal's user name and the request's client id.
 #[derive(Debug, Clone, Copy)]
@@ -127,6 +71,8 @@ pub struct Meter {
     totals: [KindTotals; QuotaKind::ALL.len()],
     /// Accounts left unmetered because `ACCOUNTS_MAX` were metered already.
     pub unmetered: AtomicU64,
+    /// What each entity's clients used here, and their throttles, for metrics.
+    pub by_entity: UsageByEntity,
 }
 
 impl Meter {
@@ -141,19 +87,25 @@ impl Meter {
         value: f64,
         now_ms: i64,
     ) -> u64 {
-        let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+        let Some(Binding {
+            account,
+            quota,
+            entity,
+        }) = binding(quotas, kind.key(), who.user, who.client_id)
+        else {
             return 0;
         };
-        let throttle = self.with_account(kind, account, bound, now_ms, |metered| {
+        let throttle = self.with_account(kind, account, quota, now_ms, |metered| {
             metered.unshared += value;
-            metered.bucket.take(value, bound, now_ms);
-            metered.bucket.throttle_ms(bound, now_ms)
+            metered.bucket.take(value, quota, now_ms);
+            metered.bucket.throttle_ms(quota, now_ms)
         });
         let mut throttle = throttle.unwrap_or(0);
         if kind == QuotaKind::Request {
             throttle = throttle.min(WINDOW_MS as u64);
         }
-        self.count_throttle(kind, throttle);
+        self.by_entity.add(kind, &entity, value, throttle);
+        self.count_kind(kind, throttle);
         throttle
     }
 
@@ -167,24 +119,26 @@ impl Meter {
         value: f64,
         now_ms: i64,
     ) {
-        if let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) {
-            self.with_account(kind, account, bound, now_ms, |metered| {
+        if let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) {
+            let quota = bound.quota;
+            self.with_account(kind, bound.account, quota, now_ms, |metered| {
                 metered.unshared -= value;
-                metered.bucket.take(-value, bound, now_ms);
+                metered.bucket.take(-value, quota, now_ms);
             });
+            self.by_entity.add(kind, &bound.entity, -value, 0);
         }
     }
 
     /// Whether `who` is over their quota already, without recording anything.
     #[cfg(test)]
     fn exceeded(&self, quotas: &ClientQuotas, kind: QuotaKind, who: Who<'_>, now_ms: i64) -> bool {
-        let Some((account, bound)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+        let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return false;
         };
         let accounts = self.accounts.lock().expect("quota meter lock");
         accounts
-            .get(&(kind, account))
-            .is_some_and(|metered| metered.bucket.clone().tokens(bound, now_ms) < 0.0)
+            .get(&(kind, bound.account))
+            .is_some_and(|metered| metered.bucket.clone().tokens(bound.quota, now_ms) < 0.0)
     }
 
     /// Whether a quota of `kind` binds `who`.
@@ -200,20 +154,20 @@ impl Meter {
         who: Who<'_>,
     ) -> Option<f64> {
         binding(quotas, kind.key(), who.user, who.client_id)
-            .map(|(_, bound)| token_bucket::most_at_once(bound))
+            .map(|bound| token_bucket::most_at_once(bound.quota))
     }
 
     /// How long `who` is held for the partitions they created or deleted (ms): 0 unless their
     /// controller mutation tokens are owed.
     pub fn mutation_throttle(&self, quotas: &ClientQuotas, who: Who<'_>, now_ms: i64) -> u64 {
         let kind = QuotaKind::ControllerMutation;
-        let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+        let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
         let mut accounts = self.accounts.lock().expect("quota meter lock");
         accounts
-            .get_mut(&(kind, account))
-            .map_or(0, |metered| metered.bucket.throttle_ms(quota, now_ms))
+            .get_mut(&(kind, bound.account))
+            .map_or(0, |metered| metered.bucket.throttle_ms(bound.quota, now_ms))
     }
 
     /// Takes `partitions` created or deleted from `who`'s controller mutation tokens, and
@@ -226,10 +180,12 @@ impl Meter {
         now_ms: i64,
     ) -> u64 {
         let kind = QuotaKind::ControllerMutation;
-        let Some((account, quota)) = binding(quotas, kind.key(), who.user, who.client_id) else {
+        let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return 0;
         };
-        self.with_account(kind, account, quota, now_ms, |metered| {
+        let quota = bound.quota;
+        self.by_entity.add(kind, &bound.entity, partitions, 0);
+        self.with_account(kind, bound.account, quota, now_ms, |metered| {
             metered.unshared += partitions;
             metered.bucket.take(partitions, quota, now_ms);
             metered.bucket.throttle_ms(quota, now_ms)
@@ -241,7 +197,8 @@ impl Meter {
     /// long to hold it before closing it unserved (ms; Kafka's throttle, at most one window),
     /// or 0 to serve it. A connection refused is not counted (as in Kafka).
     pub fn admit_connection(&self, quotas: &ClientQuotas, ip: IpAddr, now_ms: i64) -> u64 {
-        let Some(bound) = ip_binding(quotas, ip) else {
+        let kind = QuotaKind::ConnectionCreation;
+        let Some((entity, bound)) = ip_binding(quotas, ip) else {
             return 0;
         };
         let mut ips = self.ips.lock().expect("quota meter lock");
@@ -253,16 +210,35 @@ impl Meter {
         bucket.take(1.0, bound, now_ms);
         let throttle = bucket.throttle_ms(bound, now_ms);
         if throttle == 0 {
+            self.by_entity.add(kind, &entity, 1.0, 0);
             return 0;
         }
         bucket.take(-1.0, bound, now_ms);
         let held = throttle.min(WINDOW_MS as u64);
-        self.count_throttle(QuotaKind::ConnectionCreation, held);
+        self.by_entity.add(kind, &entity, 0.0, held);
+        self.count_kind(kind, held);
         held
     }
 
-    /// Counts a throttle time answered (for metrics).
-    pub fn count_throttle(&self, kind: QuotaKind, throttle: u64) {
+    /// Counts a throttle time of `kind` answered to `who` (for metrics).
+    pub fn count_throttle(
+        &self,
+        quotas: &ClientQuotas,
+        kind: QuotaKind,
+        who: Who<'_>,
+        throttle: u64,
+    ) {
+        if throttle == 0 {
+            return;
+        }
+        if let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) {
+            self.by_entity.add(kind, &bound.entity, 0.0, throttle);
+        }
+        self.count_kind(kind, throttle);
+    }
+
+    /// Counts a throttle time of `kind` answered, in the per-kind totals.
+    fn count_kind(&self, kind: QuotaKind, throttle: u64) {
         if throttle > 0 {
             let totals = &self.totals[kind.index()];
             totals.throttled.fetch_add(1, Ordering::Relaxed);
@@ -376,6 +352,10 @@ fn idle(now_ms: i64) -> impl FnMut(&mut Metered) -> bool {
 mod tests {
     use super::*;
     use crate::metadata::state::client_quotas::{EntityType, QuotaEntity, QuotaValue};
+    use crate::quotas::{
+        CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
+        REQUEST_PERCENTAGE,
+    };
 
     fn quotas(key: &str, value: f64) -> ClientQuotas {
         let mut quotas = ClientQuotas::default();
@@ -414,6 +394,14 @@ mod tests {
         // Fetches are not bound by a produce quota.
         assert_eq!(meter.record(&quotas, QuotaKind::Fetch, ALICE, 1e9, 0), 0);
         assert_eq!(meter.totals[0].throttled.load(Ordering::Relaxed), 1);
+        // Both users count in the series of the entity that binds them.
+        let series = meter.by_entity.series();
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].1, "user=<default>");
+        assert_eq!(
+            (series[0].2.used, series[0].2.throttle_ms),
+            (27_000.0, 5_000)
+        );
         assert_eq!(meter.accounts(), 2);
     }
 

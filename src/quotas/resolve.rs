@@ -26,14 +26,18 @@ pub struct Account {
     pub client_id: String,
 }
 
-/// The quota `key` that binds `user` (a principal's name, without `User:`) using `client_id`,
-/// and the account its usage counts against; `None` when no entity sets the key.
-pub fn binding(
-    quotas: &ClientQuotas,
-    key: &str,
-    user: &str,
-    client_id: &str,
-) -> Option<(Account, f64)> {
+/// A quota that binds a client: its value, the entity that sets it, and the account the
+/// client's usage counts against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub account: Account,
+    pub quota: f64,
+    pub entity: QuotaEntity,
+}
+
+/// The quota `key` that binds `user` (a principal's name, without `User:`) using `client_id`;
+/// `None` when no entity sets the key.
+pub fn binding(quotas: &ClientQuotas, key: &str, user: &str, client_id: &str) -> Option<Binding> {
     // The common case, on every produce and fetch: no quotas at all.
     if quotas.is_empty() {
         return None;
@@ -62,15 +66,19 @@ pub fn binding(
         (client_only(None), account("", client_id)),
     ];
     levels.into_iter().find_map(|(entity, account)| {
-        let value = quotas.of(&entity)?.get(key)?;
-        Some((account, value.0))
+        let quota = quotas.of(&entity)?.get(key)?.0;
+        Some(Binding {
+            account,
+            quota,
+            entity,
+        })
     })
 }
 
-/// The `connection_creation_rate` that binds connections from `ip`: its own, else the default
-/// ip's (Kafka's `ConnectionQuotas`). Addresses are compared parsed, as Kafka compares them:
+/// The `connection_creation_rate` that binds connections from `ip`, and the entity that sets it:
+/// its own, else the default ip's (Kafka's `ConnectionQuotas`). Addresses are compared parsed, as Kafka compares them:
 /// an entity may spell one differently (`2001:DB8::1`, `::ffff:10.0.0.1`).
-pub fn ip_binding(quotas: &ClientQuotas, ip: std::net::IpAddr) -> Option<f64> {
+pub fn ip_binding(quotas: &ClientQuotas, ip: std::net::IpAddr) -> Option<(QuotaEntity, f64)> {
     if quotas.is_empty() {
         return None;
     }
@@ -82,12 +90,13 @@ pub fn ip_binding(quotas: &ClientQuotas, ip: std::net::IpAddr) -> Option<f64> {
         };
         let named: std::net::IpAddr = name.parse().ok()?;
         (named.to_canonical() == ip)
-            .then(|| values.get(key).map(|v| v.0))
+            .then(|| values.get(key).map(|v| (entity.clone(), v.0)))
             .flatten()
     });
     own.or_else(|| {
         let default = QuotaEntity(vec![(EntityType::Ip, None)]);
-        Some(quotas.of(&default)?.get(key)?.0)
+        let quota = quotas.of(&default)?.get(key)?.0;
+        Some((default, quota))
     })
 }
 
@@ -114,7 +123,8 @@ mod tests {
     }
 
     fn bound(quotas: &ClientQuotas, user: &str, client: &str) -> Option<(String, String, f64)> {
-        binding(quotas, PRODUCER_BYTE_RATE, user, client).map(|(a, v)| (a.user, a.client_id, v))
+        binding(quotas, PRODUCER_BYTE_RATE, user, client)
+            .map(|b| (b.account.user, b.account.client_id, b.quota))
     }
 
     #[test]
@@ -172,7 +182,7 @@ mod tests {
     fn an_ip_has_its_own_connection_rate_or_the_default() {
         let mut quotas = ClientQuotas::default();
         let ip = |s: &str| s.parse::<std::net::IpAddr>().expect("ip");
-        assert_eq!(ip_binding(&quotas, ip("10.0.0.1")), None);
+        assert_eq!(ip_binding(&quotas, ip("10.0.0.1")).map(|(_, q)| q), None);
         let rate = |v: f64| {
             [(
                 crate::quotas::CONNECTION_CREATION_RATE.to_string(),
@@ -184,10 +194,22 @@ mod tests {
         quotas.alter_for_test(&own, &rate(2.0));
         let v6 = QuotaEntity(vec![(EntityType::Ip, Some("2001:DB8:0::1".into()))]);
         quotas.alter_for_test(&v6, &rate(3.0));
-        assert_eq!(ip_binding(&quotas, ip("10.0.0.1")), Some(2.0));
+        assert_eq!(
+            ip_binding(&quotas, ip("10.0.0.1")).map(|(_, q)| q),
+            Some(2.0)
+        );
         // The same address, as a dual-stack listener sees it.
-        assert_eq!(ip_binding(&quotas, ip("::ffff:10.0.0.1")), Some(2.0));
-        assert_eq!(ip_binding(&quotas, ip("2001:db8::1")), Some(3.0));
-        assert_eq!(ip_binding(&quotas, ip("10.0.0.2")), Some(5.0));
+        assert_eq!(
+            ip_binding(&quotas, ip("::ffff:10.0.0.1")).map(|(_, q)| q),
+            Some(2.0)
+        );
+        assert_eq!(
+            ip_binding(&quotas, ip("2001:db8::1")).map(|(_, q)| q),
+            Some(3.0)
+        );
+        assert_eq!(
+            ip_binding(&quotas, ip("10.0.0.2")).map(|(_, q)| q),
+            Some(5.0)
+        );
     }
 }

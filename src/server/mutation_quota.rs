@@ -42,7 +42,7 @@ impl<'c> Mutations<'c> {
         let kind = QuotaKind::ControllerMutation;
         let owed = meter.mutation_throttle(&quotas, who, now);
         if owed > 0 && self.strict {
-            meter.count_throttle(kind, owed);
+            meter.count_throttle(&quotas, kind, who, owed);
             self.throttle.at_least(owed);
             return false;
         }
@@ -50,7 +50,7 @@ impl<'c> Mutations<'c> {
         // A strict request that takes the tokens below zero goes ahead unheld; the next one
         // is refused (Kafka's StrictControllerMutationQuota).
         if !self.strict {
-            meter.count_throttle(kind, held);
+            meter.count_throttle(&quotas, kind, who, held);
             self.throttle.at_least(held);
         }
         true

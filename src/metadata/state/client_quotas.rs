@@ -57,6 +57,18 @@ impl QuotaEntity {
     }
 }
 
+/// As Kafka's tools spell an entity: `user=alice,client-id=app`, a default as `<default>`.
+impl std::fmt::Display for QuotaEntity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (ty, name)) in self.0.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "," };
+            let name = name.as_deref().unwrap_or("<default>");
+            write!(f, "{separator}{}={name}", ty.name())?;
+        }
+        Ok(())
+    }
+}
+
 /// A quota's value: Kafka's double. Compared by its bits, so the state stays `Eq`; values
 /// are finite and positive (`quotas::alter` refuses the rest).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
