@@ -764,7 +764,7 @@ fn quotas(e: &mut Exposition, broker: &Broker) {
     let by_entity: [(&str, &str, PickUsage); 2] = [
         (
             "floe_quota_entity_used_total",
-            "What the clients a quota entity binds used through this agent, by quota and entity, in the quota's unit (bytes; partitions; connections; percent of a thread times seconds); at most 1,000 entities, the rest as entity=\"other\".",
+            "What the clients a quota entity binds used through this agent, by quota and entity, in the quota's unit (bytes; partitions; connections; percent of a thread times seconds); at most 1,000 series, the rest as entity=\"other\".",
             |u| u.used,
         ),
         (

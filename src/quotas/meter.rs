@@ -50,7 +50,6 @@ pub struct Usage {
     pub value: f64,
     /// The quota that bound the account where it was used: an agent that has not metered the
     /// account yet refills its tokens at this rate until it meets the account itself.
-    #[serde(default)]
     pub quota: f64,
 }
 
@@ -78,7 +77,9 @@ pub struct Meter {
 impl Meter {
     /// Adds `value` to the usage of whoever `who` is counted as, if a quota binds them, and
     /// returns the throttle time (ms) they have earned: 0 within their quota. A request-time
-    /// throttle is at most one window (Kafka's `ClientRequestQuotaManager` bounds it so).
+    /// throttle is at most one window (Kafka's `ClientRequestQuotaManager` bounds it so), and
+    /// request time owed beyond a burst is forgiven (Kafka's samples forget it as soon). A
+    /// fetch's bytes count in the entity metrics only once it is served (`count_served`).
     pub fn record(
         &self,
         quotas: &ClientQuotas,
@@ -98,15 +99,28 @@ impl Meter {
         let throttle = self.with_account(kind, account, quota, now_ms, |metered| {
             metered.unshared += value;
             metered.bucket.take(value, quota, now_ms);
+            if kind == QuotaKind::Request {
+                metered.bucket.forgive_beyond_a_burst(quota);
+            }
             metered.bucket.throttle_ms(quota, now_ms)
         });
         let mut throttle = throttle.unwrap_or(0);
         if kind == QuotaKind::Request {
             throttle = throttle.min(WINDOW_MS as u64);
         }
-        self.by_entity.add(kind, &entity, value, throttle);
+        let used = if kind == QuotaKind::Fetch { 0.0 } else { value };
+        self.by_entity.add(kind, &entity, used, throttle);
         self.count_kind(kind, throttle);
         throttle
+    }
+
+    /// Counts a fetch's bytes in the entity metrics once it is served (a fetch over a quota is
+    /// answered empty and its bytes taken back, so they count only then).
+    pub fn count_served(&self, quotas: &ClientQuotas, who: Who<'_>, bytes: f64) {
+        let kind = QuotaKind::Fetch;
+        if let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) {
+            self.by_entity.add(kind, &bound.entity, bytes, 0);
+        }
     }
 
     /// Takes back a value recorded for a request that was answered without it (a throttled
@@ -125,7 +139,6 @@ impl Meter {
                 metered.unshared -= value;
                 metered.bucket.take(-value, quota, now_ms);
             });
-            self.by_entity.add(kind, &bound.entity, -value, 0);
         }
     }
 
@@ -265,8 +278,8 @@ impl Meter {
 
     /// Takes what another agent used from the accounts' tokens. An account is refilled at the
     /// quota it was last met with here, or, if it was never met here, at the one the other
-    /// agent passed on (without one, from an agent that does not pass it, the usage counts only
-    /// against accounts met here). Values that are not finite are dropped.
+    /// agent passed on (a quota that is not finite and positive makes no account: the usage
+    /// counts only against accounts met here). Values that are not finite are dropped.
     pub fn add_shared(&self, usage: &[Usage], now_ms: i64) {
         let mut accounts = self.accounts.lock().expect("quota meter lock");
         for used in usage.iter().filter(|u| u.value.is_finite()) {
@@ -411,10 +424,15 @@ mod tests {
         let bytes = quotas(PRODUCER_BYTE_RATE, 1.0);
         let meter = Meter::default();
         // A hundred percent-seconds against one percent: 89 s owed past the burst; a
-        // request-time hold is bounded to a window.
+        // request-time hold is bounded to a window, and what is owed beyond a burst (11 s)
+        // forgiven, so twelve seconds on the client is within its share again.
         assert_eq!(
             meter.record(&time, QuotaKind::Request, ALICE, 100.0, 0),
             1_000
+        );
+        assert_eq!(
+            meter.record(&time, QuotaKind::Request, ALICE, 0.5, 12_000),
+            0
         );
         // The same usage against a byte rate is not bounded.
         assert_eq!(
@@ -436,6 +454,14 @@ mod tests {
         assert!(meter.exceeded(&quotas, QuotaKind::Fetch, ALICE, 0));
         meter.unrecord(&quotas, QuotaKind::Fetch, ALICE, 20_000.0, 0);
         assert!(!meter.exceeded(&quotas, QuotaKind::Fetch, ALICE, 0));
+        // The entity metrics count the throttle answered, and bytes only once served.
+        let used = |meter: &Meter| {
+            let series = meter.by_entity.series();
+            (series[0].2.used, series[0].2.throttle_ms)
+        };
+        assert_eq!(used(&meter), (0.0, 9_000));
+        meter.count_served(&quotas, ALICE, 500.0);
+        assert_eq!(used(&meter), (500.0, 9_000));
         assert_eq!(
             meter.most_at_once(&quotas, QuotaKind::Fetch, ALICE),
             Some(10_000.0)
@@ -530,8 +556,8 @@ mod tests {
         };
         here.add_shared(&[bad], 0);
         assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
-        // Usage passed on without its quota (by an agent that does not pass it on) counts
-        // against accounts met here only.
+        // Usage passed on without a quota to trust (not finite and positive) counts against
+        // accounts met here only.
         let again = Meter::default();
         again.record(&quotas, QuotaKind::Produce, ALICE, 6_000.0, 0);
         let carol = Account {

@@ -57,6 +57,12 @@ impl TokenBucket {
         self.tokens = (self.tokens - permits).min(burst(quota));
     }
 
+    /// Forgives what is owed beyond one burst: what Kafka's sampled rate remembers of a
+    /// request-time overdraft, which ages out of its samples within as long.
+    pub fn forgive_beyond_a_burst(&mut self, quota: f64) {
+        self.tokens = self.tokens.max(-burst(quota));
+    }
+
     /// How long until the tokens are back at zero (Kafka's `throttleTimeMs`); 0 if none are
     /// owed.
     pub fn throttle_ms(&mut self, quota: f64, now_ms: i64) -> u64 {

@@ -1,7 +1,7 @@
 //! What each quota entity's clients used through this agent, and the throttle times they were
 //! answered, for metrics: one series per quota kind and entity that bound someone (the entity
 //! Kafka's tools name, `user=alice,client-id=app` or `user=<default>`), never more than
-//! `ENTITIES_MAX` of them; beyond, usage is added to an `other` series of its kind. Bounded by
+//! `ENTITIES_MAX` series; beyond, usage is added to an `other` series of its kind. Bounded by
 //! the entities set, not by the clients: the users a default entity covers share its series.
 
 use super::kind::QuotaKind;
@@ -9,7 +9,7 @@ use crate::metadata::state::client_quotas::QuotaEntity;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// The most entities with series of their own.
+/// The most series (a quota kind and an entity each) kept apart.
 pub const ENTITIES_MAX: usize = 1_000;
 
 /// One entity's totals for one quota kind.

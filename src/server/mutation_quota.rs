@@ -5,6 +5,7 @@ use super::api::Ctx;
 use super::broker::Broker;
 use super::throttling::{Throttle, quotas};
 use crate::quotas::meter::{QuotaKind, Who};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Kafka's controller mutation quota as one request meets it (KIP-599): each topic's
 /// partitions created or deleted take the client's tokens; once they are owed, a strict
@@ -15,6 +16,9 @@ pub struct Mutations<'c> {
     who: Who<'c>,
     throttle: &'c Throttle,
     strict: bool,
+    /// The longest hold answered for this request, counted in the metrics once, when the
+    /// request is done with it.
+    held_ms: AtomicU64,
 }
 
 /// Kafka's message of THROTTLING_QUOTA_EXCEEDED.
@@ -28,6 +32,7 @@ impl<'c> Mutations<'c> {
             who: ctx.client.who(),
             throttle: &ctx.throttle,
             strict: ctx.version >= strict_since,
+            held_ms: AtomicU64::new(0),
         }
     }
 
@@ -39,20 +44,33 @@ impl<'c> Mutations<'c> {
         let now = broker.clock.monotonic_ms();
         let quotas = quotas(broker);
         let meter = &broker.quota_meter;
-        let kind = QuotaKind::ControllerMutation;
         let owed = meter.mutation_throttle(&quotas, who, now);
         if owed > 0 && self.strict {
-            meter.count_throttle(&quotas, kind, who, owed);
-            self.throttle.at_least(owed);
+            self.hold(owed);
             return false;
         }
         let held = meter.take_mutations(&quotas, who, partitions as f64, now);
         // A strict request that takes the tokens below zero goes ahead unheld; the next one
         // is refused (Kafka's StrictControllerMutationQuota).
         if !self.strict {
-            meter.count_throttle(&quotas, kind, who, held);
-            self.throttle.at_least(held);
+            self.hold(held);
         }
         true
+    }
+
+    fn hold(&self, ms: u64) {
+        self.held_ms.fetch_max(ms, Ordering::Relaxed);
+        self.throttle.at_least(ms);
+    }
+}
+
+impl Drop for Mutations<'_> {
+    fn drop(&mut self) {
+        let held = *self.held_ms.get_mut();
+        if held > 0 {
+            let kind = QuotaKind::ControllerMutation;
+            let meter = &self.broker.quota_meter;
+            meter.count_throttle(&quotas(self.broker), kind, self.who, held);
+        }
     }
 }

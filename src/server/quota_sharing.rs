@@ -3,7 +3,7 @@
 //! Kafka meters each quota per broker. Behind a balancer the agents are shown as one broker,
 //! and a client's connections land on any of them, so each agent passes on to its siblings
 //! (the live agents at the same advertised address) what each account used through it, every
-//! `SHARE_INTERVAL`: `POST /quotas/usage` on the internal listener, only when some account
+//! `SHARE_INTERVAL`: `POST /quotas/usage/v2` on the internal listener, only when some account
 //! with a quota used something. Each agent takes what the others used from the account's own
 //! tokens, so every agent meters the account's usage on all of them and throttles the
 //! connections it serves by that.
@@ -38,8 +38,10 @@ pub const SHARE_INTERVAL: Duration = Duration::from_millis(200);
 /// posts are under way to one sibling).
 const SHARE_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The internal path the usage is posted to.
-const PATH: &str = "/quotas/usage";
+/// The internal path the usage is posted to. Versioned: each usage carries the quota that
+/// bound it since v2, and the encoding is not self-describing, so an agent of another version
+/// answers 404 and is metered apart, as a sibling that cannot be reached is.
+const PATH: &str = "/quotas/usage/v2";
 
 /// The routes that take other agents' usage, served on the internal listener.
 pub fn routes(broker: Arc<Broker>) -> Router {

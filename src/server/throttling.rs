@@ -25,6 +25,11 @@ pub fn record(broker: &Broker, kind: QuotaKind, who: Who<'_>, value: f64) -> u64
         .record(&quotas(broker), kind, who, value, now)
 }
 
+/// Counts a fetch's bytes, once served, in its quota entity's metrics.
+pub fn count_served_fetch(broker: &Broker, who: Who<'_>, bytes: f64) {
+    broker.quota_meter.count_served(&quotas(broker), who, bytes)
+}
+
 /// Takes back what `record` added, for a request answered without it.
 pub fn unrecord(broker: &Broker, kind: QuotaKind, who: Who<'_>, value: f64) {
     let now = broker.clock.monotonic_ms();

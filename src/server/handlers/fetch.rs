@@ -111,6 +111,8 @@ impl Api for Fetch {
                     throttle_time_ms: throttle.field(),
                     ..Default::default()
                 };
+            } else {
+                throttling::count_served_fetch(&broker, who, bytes);
             }
             Some(response)
         }))

@@ -91,8 +91,8 @@ impl Api for Produce {
                 .metrics
                 .produce_latency
                 .observe(started.elapsed().as_secs_f64());
-            // Counted when answered, as Kafka counts it: the hold then starts from the time
-            // the rate was measured at.
+            // Counted when answered, as Kafka counts it: the hold then starts when the tokens
+            // were taken.
             let who = Who {
                 user: &user,
                 client_id: &client_id,
