@@ -27,7 +27,7 @@ use rdkafka::statistics::Statistics;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use support::raw::{create_topic, produce_request, set_quota};
+use support::raw::{create_topic, create_topics_request, produce_request, set_quota};
 use support::{Floe, kafka_call, temp_dir};
 
 /// What the producer's deliveries and statistics showed.
@@ -403,16 +403,7 @@ fn topic_changes_are_held_to_the_controller_mutation_rate() {
         1.0,
     );
     let create = |name: &str, partitions: i32, version: i16| {
-        let request = RequestBody::CreateTopics(CreateTopicsRequest {
-            topics: vec![create_topics_request::CreatableTopic {
-                name: name.into(),
-                num_partitions: partitions,
-                replication_factor: 1,
-                ..Default::default()
-            }],
-            timeout_ms: 10_000,
-            ..Default::default()
-        });
+        let request = create_topics_request(name, partitions);
         let runtime = tokio::runtime::Runtime::new().expect("runtime");
         let response = runtime.block_on(async {
             let (mut tx, mut rx) = floe::client::connect_as(&bootstrap, "mutator")

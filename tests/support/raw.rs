@@ -35,8 +35,9 @@ pub fn set_quota(bootstrap: &str, parts: &[(&str, Option<&str>)], key: &str, val
     );
 }
 
-pub fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
-    let request = RequestBody::CreateTopics(CreateTopicsRequest {
+/// A CreateTopics request for one topic of `partitions`.
+pub fn create_topics_request(name: &str, partitions: i32) -> RequestBody {
+    RequestBody::CreateTopics(CreateTopicsRequest {
         topics: vec![create_topics_request::CreatableTopic {
             name: name.into(),
             num_partitions: partitions,
@@ -45,7 +46,11 @@ pub fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
         }],
         timeout_ms: 10_000,
         ..Default::default()
-    });
+    })
+}
+
+pub fn create_topic(bootstrap: &str, name: &str, partitions: i32) {
+    let request = create_topics_request(name, partitions);
     let ResponseBody::CreateTopics(response) = kafka_call(bootstrap, 7, request) else {
         panic!("not a CreateTopics response");
     };
