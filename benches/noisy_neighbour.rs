@@ -5,10 +5,11 @@
 //! a quiet one sending a 1 KiB produce every 20 ms, a noisy one sending 256 KiB produces as
 //! fast as they are answered, ignoring throttle times. Three phases, in one run: the quiet
 //! tenant alone; beside the noisy one without a quota; beside it held to a
-//! `producer_byte_rate` (held by muting, since it ignores throttle times). The noisy tenant
-//! runs for a warm-up before each measured phase (its first eleven seconds' quota pass at
-//! once, as in Kafka). The test command runs the same phases, shorter and on a debug build,
-//! in `tests/noisy_neighbour.rs`; the latencies are measured here.
+//! `producer_byte_rate` (held by muting, since it ignores throttle times). Both tenants run
+//! for a warm-up before each measured phase (the noisy tenant's first eleven seconds' quota
+//! pass at once, as in Kafka; the agent is measured warm in every phase, alone too). The
+//! test command runs the same phases, shorter and on a debug build, in
+//! `tests/noisy_neighbour.rs`; the latencies are measured here.
 //!
 //! Run: `cargo bench --bench noisy_neighbour` (`FLOE_NOISY_SECONDS`, default 30, is each
 //! phase's measured span; `FLOE_NOISY_QUOTA`, default 4194304, the noisy tenant's quota in

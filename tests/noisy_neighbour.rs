@@ -23,7 +23,8 @@ use support::{Floe, temp_dir};
 
 /// Each phase's measured span.
 const SPAN: Duration = Duration::from_secs(10);
-/// The noisy tenant's connections, and how long they send before the quiet tenant is measured.
+/// The noisy tenant's connections, and how long both tenants send before the quiet one is
+/// measured.
 const CONNECTIONS: usize = 4;
 const WARM_UP: Duration = Duration::from_secs(3);
 /// The quotas: the noisy tenant's when it has one (its burst is eleven of its requests, so it

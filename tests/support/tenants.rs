@@ -44,7 +44,9 @@ impl Phase {
 }
 
 /// The quiet tenant alone for `span` if `connections` is 0; else beside the noisy tenant's
-/// `connections`, which send for `warm_up` before the quiet tenant is measured.
+/// `connections`. Both send for `warm_up` before the quiet tenant is measured, in every phase:
+/// the first phase, alone, is measured on an agent as warm as the others (a fresh agent's
+/// first seconds are slower: files created and grown, caches filled).
 pub async fn phase(
     name: &'static str,
     bootstrap: &str,
@@ -66,8 +68,8 @@ pub async fn phase(
             );
             noise.push(tokio::spawn(task));
         }
-        tokio::time::sleep(warm_up).await;
     }
+    quiet(bootstrap, warm_up).await;
     let before = noisy_sent.load(Ordering::Relaxed);
     let started = Instant::now();
     let (latencies, quiet_throttled) = quiet(bootstrap, span).await;
