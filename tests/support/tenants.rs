@@ -45,8 +45,8 @@ impl Phase {
 
 /// The quiet tenant alone for `span` if `connections` is 0; else beside the noisy tenant's
 /// `connections`. Both send for `warm_up` before the quiet tenant is measured, in every phase:
-/// the first phase, alone, is measured on an agent as warm as the others (a fresh agent's
-/// first seconds are slower: files created and grown, caches filled).
+/// the first phase, alone, is measured on an agent as warm as the others (measured on a fresh
+/// agent, it was the noisiest phase of a run).
 pub async fn phase(
     name: &'static str,
     bootstrap: &str,
