@@ -10,7 +10,7 @@
 //! get offsets in the order they were accepted and each connection's responses stay in order.
 //! A producer is answered only after both the PUT and the metadata commit are durable.
 
-use super::batcher::{Batcher, Sealed};
+use super::batcher::{Batcher, Sealed, Standing};
 use super::metrics::PipelineMetrics;
 use crate::clock::{Clock, Instant};
 use crate::drain_signal::DrainSignal;
@@ -52,7 +52,7 @@ struct AwaitingCommit {
 
 #[derive(Clone)]
 pub struct ProducePipeline {
-    intake: mpsc::Sender<(TopicPartition, AwaitingCommit)>,
+    intake: mpsc::Sender<(TopicPartition, Standing, AwaitingCommit)>,
     buffer: Arc<Semaphore>,
     buffer_bytes_max: usize,
     metrics: Arc<PipelineMetrics>,
@@ -112,12 +112,14 @@ impl ProducePipeline {
         self.buffer_bytes_max - self.buffer.available_permits()
     }
 
-    /// Queues a validated batch; the receiver answers once it is committed (or failed).
-    /// Waits while the produce buffer is full: that is the backpressure on producers.
+    /// Queues a validated batch of a tenant `standing` within or over its produce quota; the
+    /// receiver answers once it is committed (or failed). Waits while the produce buffer is
+    /// full: that is the backpressure on producers.
     pub async fn append(
         &self,
         partition: TopicPartition,
         batch: RecordBatch,
+        standing: Standing,
     ) -> oneshot::Receiver<BatchResult> {
         let (reply, rx) = oneshot::channel();
         let bytes = batch.size().clamp(1, self.buffer_bytes_max) as u32;
@@ -130,8 +132,8 @@ impl ProducePipeline {
             reply,
             _permit: permit,
         };
-        if let Err(mpsc::error::SendError((_, pending))) =
-            self.intake.send((partition, pending)).await
+        if let Err(mpsc::error::SendError((_, _, pending))) =
+            self.intake.send((partition, standing, pending)).await
         {
             let _ = pending.reply.send(Err(ProduceError::ShuttingDown));
         }
@@ -144,7 +146,7 @@ impl ProducePipeline {
 /// PUT budget yields to that).
 async fn run_batcher(
     config: PipelineConfig,
-    mut intake: mpsc::Receiver<(TopicPartition, AwaitingCommit)>,
+    mut intake: mpsc::Receiver<(TopicPartition, Standing, AwaitingCommit)>,
     uploads: mpsc::Sender<Upload>,
     store: Storage,
     drain: DrainSignal,
@@ -155,9 +157,10 @@ async fn run_batcher(
         let deadline = batcher.deadline();
         let sealed = tokio::select! {
             item = intake.recv() => match item {
-                Some((partition, pending)) => {
+                Some((partition, standing, pending)) => {
                     let bytes = pending.batch.as_bytes().clone();
-                    let sealed = batcher.push(store.clock.now(), partition, bytes, pending);
+                    let now = store.clock.now();
+                    let sealed = batcher.push(now, partition, bytes, standing, pending);
                     if draining { sealed.or_else(|| batcher.seal()) } else { sealed }
                 }
                 None => {

@@ -145,13 +145,28 @@ impl Meter {
     /// Whether `who` is over their quota already, without recording anything.
     #[cfg(test)]
     fn exceeded(&self, quotas: &ClientQuotas, kind: QuotaKind, who: Who<'_>, now_ms: i64) -> bool {
+        self.would_exceed(quotas, kind, who, 0.0, now_ms)
+    }
+
+    /// Whether recording `value` now would put `who` over their quota (earn a throttle time),
+    /// without recording anything. Bound by no quota, never.
+    pub fn would_exceed(
+        &self,
+        quotas: &ClientQuotas,
+        kind: QuotaKind,
+        who: Who<'_>,
+        value: f64,
+        now_ms: i64,
+    ) -> bool {
         let Some(bound) = binding(quotas, kind.key(), who.user, who.client_id) else {
             return false;
         };
         let accounts = self.accounts.lock().expect("quota meter lock");
-        accounts
-            .get(&(kind, bound.account))
-            .is_some_and(|metered| metered.bucket.clone().tokens(bound.quota, now_ms) < 0.0)
+        let tokens = match accounts.get(&(kind, bound.account)) {
+            Some(metered) => metered.bucket.clone().tokens(bound.quota, now_ms),
+            None => token_bucket::burst(bound.quota),
+        };
+        tokens - value < 0.0
     }
 
     /// Whether a quota of `kind` binds `who`.
@@ -441,6 +456,25 @@ mod tests {
         );
         assert!(meter.binds(&time, QuotaKind::Request, BOB));
         assert!(!meter.binds(&time, QuotaKind::Fetch, BOB));
+    }
+
+    #[test]
+    fn would_exceed_asks_without_recording() {
+        // 1,000 B/s: a burst of 11,000 bytes.
+        let quotas = quotas(PRODUCER_BYTE_RATE, 1_000.0);
+        let meter = Meter::default();
+        assert!(!meter.would_exceed(&quotas, QuotaKind::Produce, ALICE, 11_000.0, 0));
+        assert!(meter.would_exceed(&quotas, QuotaKind::Produce, ALICE, 11_001.0, 0));
+        assert_eq!(
+            meter.record(&quotas, QuotaKind::Produce, ALICE, 11_000.0, 0),
+            0
+        );
+        assert!(meter.would_exceed(&quotas, QuotaKind::Produce, ALICE, 1.0, 0));
+        // A second earns back a second's quota.
+        assert!(!meter.would_exceed(&quotas, QuotaKind::Produce, ALICE, 1_000.0, 1_000));
+        assert!(meter.would_exceed(&quotas, QuotaKind::Produce, ALICE, 1_001.0, 1_000));
+        // Bound by no quota, never.
+        assert!(!meter.would_exceed(&quotas, QuotaKind::Fetch, ALICE, 1e12, 0));
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl TokenBucket {
 }
 
 /// The most tokens a bucket holds.
-fn burst(quota: f64) -> f64 {
+pub fn burst(quota: f64) -> f64 {
     quota * SAMPLES as f64 * (WINDOW_MS as f64 / 1_000.0)
 }
 

@@ -38,6 +38,14 @@ pub fn unrecord(broker: &Broker, kind: QuotaKind, who: Who<'_>, value: f64) {
         .unrecord(&quotas(broker), kind, who, value, now)
 }
 
+/// Whether recording `value` for `who` now would earn a throttle time (nothing is recorded).
+pub fn would_exceed(broker: &Broker, kind: QuotaKind, who: Who<'_>, value: f64) -> bool {
+    let now = broker.clock.monotonic_ms();
+    broker
+        .quota_meter
+        .would_exceed(&quotas(broker), kind, who, value, now)
+}
+
 /// Whether a quota of `kind` binds `who`.
 pub fn binds(broker: &Broker, kind: QuotaKind, who: Who<'_>) -> bool {
     broker.quota_meter.binds(&quotas(broker), kind, who)

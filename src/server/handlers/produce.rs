@@ -8,6 +8,7 @@ use crate::ids::{Offset, ProducerEpoch, ProducerId, TopicPartition};
 use crate::metadata::state::AddPartitionsToTxn;
 use crate::metadata::state::BatchOutcome;
 use crate::metadata::state::{TxnError, TxnStatus};
+use crate::produce::batcher::Standing;
 use crate::produce::settings::TopicSettings;
 use crate::produce::validate::{Checks, validate};
 use crate::produce::{BatchResult, ProduceError};
@@ -78,11 +79,17 @@ impl Api for Produce {
     /// whether or not its batches are accepted); a client over it is answered with the
     /// throttle time and held for it.
     async fn handle(ctx: Ctx<'_>, request: ProduceRequest) -> Reply<ProduceResponse> {
-        let enqueued = enqueue(ctx.broker, request, ctx.version).await;
-        let broker = Arc::clone(ctx.broker);
-        let started = ctx.started;
         let bytes = ctx.request_bytes as f64;
         let who = ctx.client.who();
+        // A request its answer will throttle does not take the PUT kept for tenants within
+        // their quota (`produce::batcher`).
+        let standing = match throttling::would_exceed(ctx.broker, QuotaKind::Produce, who, bytes) {
+            true => Standing::OverQuota,
+            false => Standing::WithinQuota,
+        };
+        let enqueued = enqueue(ctx.broker, request, ctx.version, standing).await;
+        let broker = Arc::clone(ctx.broker);
+        let started = ctx.started;
         let (user, client_id) = (who.user.to_string(), who.client_id.to_string());
         let throttle = ctx.throttle.clone();
         Reply::Later(Box::pin(async move {
@@ -127,7 +134,12 @@ pub struct Enqueued {
 /// next request, so one connection's batches reach the pipeline in request order (an
 /// idempotent producer with several requests in flight depends on it); the wait for commits
 /// happens afterwards, concurrently, in `complete`.
-pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> Enqueued {
+pub async fn enqueue(
+    broker: &Broker,
+    request: ProduceRequest,
+    version: i16,
+    standing: Standing,
+) -> Enqueued {
     let timeout = std::time::Duration::from_millis(request.timeout_ms.max(0) as u64);
     let mut enqueued = Enqueued {
         acks: request.acks,
@@ -198,7 +210,7 @@ pub async fn enqueue(broker: &Broker, request: ProduceRequest, version: i16) -> 
                                     &broker.metrics.produce_records,
                                     batch.record_count().max(0) as u64,
                                 );
-                                receivers.push(broker.pipeline.append(tp, batch).await);
+                                receivers.push(broker.pipeline.append(tp, batch, standing).await);
                             }
                             let stamped = settings.log_append_time.then_some(checks.now_ms);
                             Pending::Queued(receivers, stamped)
