@@ -20,15 +20,16 @@
 //!   two PUTs rather than one changes how many an agent may make at once, not how many per
 //!   second: under load the credit is spent as soon as it reaches one.
 //!
-//! **Tenants over their quota.** The second saved PUT is kept for tenants within their
-//! produce quota. An object holding only batches of tenants over theirs (batches whose answer
-//! will carry a throttle time) is sealed when the credit reaches two PUTs, not one; any batch
-//! of a tenant within its quota (or with none) makes the object due at one, and the waiting
-//! batches ride along. A neighbour held to its quota then never spends the PUT another tenant
-//! would have found alone: without this, a held tenant's burst arriving as its hold ends took
-//! the credit, and a tenant sending as often as the budget allows waited up to an interval
-//! for the next (on the S3 Express model with a 20 ms interval, 4.3 ms at the median and 20 ms
-//! at the p99). The held tenant waits at most an interval more; the PUTs are the same.
+//! **Heavy tenants.** The second saved PUT is kept for light tenants. An object holding only
+//! batches of heavy tenants (a tenant over its produce quota, whose answer will carry a
+//! throttle time, or one sending far more than the others here: `shares`) is sealed when the
+//! credit reaches two PUTs, not one; any batch of a light tenant makes the object due at one,
+//! and the waiting batches ride along. A neighbour sending as fast as it can, or held to its
+//! quota, then does not spend the PUT another tenant would have found alone: without this,
+//! its objects kept the credit spent, and a tenant beside it waited up to an interval for the
+//! next PUT (on the S3 Express model with a 20 ms interval, beside a neighbour held to its
+//! quota, 4.3 ms at the median and 20 ms at the p99). A heavy tenant waits at most an interval
+//! more; under load its objects are sealed an interval apart, as before; the PUTs are the same.
 //!
 //! **Gathering.** A producer answered for several partitions at once sends their next batches
 //! together, but they arrive one after another, up to a few milliseconds apart. Sealing at the
@@ -48,14 +49,13 @@ use std::time::Duration;
 /// The most PUTs the time budget saves while nothing waits (see the module's comment).
 const SAVED_PUTS_MAX: f64 = 2.0;
 
-/// Whether a batch's tenant is within its produce quota: over it, the batch does not spend
-/// the PUT the budget keeps for the others (see the module's comment).
+/// A batch's tenant: light, or heavy, whose batches do not spend the PUT the budget keeps for
+/// the others (see the module's comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
-    /// Within its quota, or bound by none.
-    WithinQuota,
-    /// Its answer will carry a throttle time.
-    OverQuota,
+    Light,
+    /// Over its produce quota, or sending far more than the agent's other tenants.
+    Heavy,
 }
 
 /// Why an object was sealed.
@@ -98,8 +98,8 @@ pub struct Batcher<T> {
     /// When the open object got its first and its latest batch.
     first_at: Option<Instant>,
     last_at: Option<Instant>,
-    /// Whether the open object holds a batch of a tenant within its quota.
-    holds_within_quota: bool,
+    /// Whether the open object holds a batch of a light tenant.
+    holds_light: bool,
     /// PUTs the agent may make, as of `credit_at` (`None`: before the first batch, a full
     /// credit).
     credit: f64,
@@ -121,7 +121,7 @@ impl<T> Batcher<T> {
             bytes: 0,
             first_at: None,
             last_at: None,
-            holds_within_quota: false,
+            holds_light: false,
             credit: SAVED_PUTS_MAX,
             credit_at: None,
         }
@@ -138,7 +138,7 @@ impl<T> Batcher<T> {
         tag: T,
     ) -> Option<Sealed<T>> {
         self.earn(now);
-        self.holds_within_quota |= standing == Standing::WithinQuota;
+        self.holds_light |= standing == Standing::Light;
         self.credit += batch.len() as f64 / self.object_bytes_max as f64;
         self.bytes += batch.len();
         self.open.entry(partition).or_default().push((batch, tag));
@@ -166,9 +166,9 @@ impl<T> Batcher<T> {
     }
 
     /// The credit the open object's PUT waits for: one PUT, or two when it holds only batches
-    /// of tenants over their quota (the second is kept for the others).
+    /// of heavy tenants (the second is kept for the others).
     fn credit_needed(&self) -> f64 {
-        if self.holds_within_quota {
+        if self.holds_light {
             1.0
         } else {
             SAVED_PUTS_MAX
@@ -230,7 +230,7 @@ impl<T> Batcher<T> {
         let bytes = std::mem::take(&mut self.bytes);
         self.first_at = None;
         self.last_at = None;
-        self.holds_within_quota = false;
+        self.holds_light = false;
         Some(Sealed {
             chunks: std::mem::take(&mut self.open).into_iter().collect(),
             bytes,
@@ -258,46 +258,46 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    const WITHIN: Standing = Standing::WithinQuota;
-    const OVER: Standing = Standing::OverQuota;
+    const LIGHT: Standing = Standing::Light;
+    const HEAVY: Standing = Standing::Heavy;
 
     #[test]
-    fn a_tenant_over_its_quota_leaves_the_second_saved_put_to_the_others() {
+    fn a_heavy_tenant_leaves_the_second_saved_put_to_the_others() {
         let t0 = crate::clock::Clock::system().now();
         // 40 ms gathers for nothing (under the timer's resolution).
         let mut b = Batcher::new(ms(40), 1 << 20);
-        // Idle, the credit holds two PUTs: a held tenant's batch is sealed at once...
-        assert!(b.push(t0, tp(0), bytes(1000), OVER, 0).is_some());
+        // Idle, the credit holds two PUTs: a heavy tenant's batch is sealed at once...
+        assert!(b.push(t0, tp(0), bytes(1000), HEAVY, 0).is_some());
         // ...but its next waits for the credit to reach two again, an interval on.
-        assert!(b.push(t0 + ms(1), tp(0), bytes(1000), OVER, 1).is_none());
+        assert!(b.push(t0 + ms(1), tp(0), bytes(1000), HEAVY, 1).is_none());
         let deadline = b.deadline().expect("an object is open");
         assert!(
             deadline > t0 + ms(39) && deadline <= t0 + ms(40),
             "{deadline:?}"
         );
-        // Another tenant's batch finds the PUT kept for it, and the held batch rides along.
+        // A light tenant's batch finds the PUT kept for it, and the heavy one's rides along.
         let sealed = b
-            .push(t0 + ms(5), tp(1), bytes(10), WITHIN, 2)
+            .push(t0 + ms(5), tp(1), bytes(10), LIGHT, 2)
             .expect("sealed");
         assert_eq!(sealed.chunks.len(), 2);
-        // The credit is spent: a held batch now waits until it is back at two, a tenant
-        // within its quota until it is back at one.
-        assert!(b.push(t0 + ms(6), tp(0), bytes(1000), OVER, 3).is_none());
+        // The credit is spent: a heavy tenant's batch now waits until it is back at two, a
+        // light one's until it is back at one.
+        assert!(b.push(t0 + ms(6), tp(0), bytes(1000), HEAVY, 3).is_none());
         let held_until = b.deadline().unwrap();
         assert!(
             held_until > t0 + ms(79) && held_until <= t0 + ms(80),
             "{held_until:?}"
         );
-        assert!(b.push(t0 + ms(7), tp(1), bytes(10), WITHIN, 4).is_none());
+        assert!(b.push(t0 + ms(7), tp(1), bytes(10), LIGHT, 4).is_none());
         let due = b.deadline().unwrap();
         assert!(due > t0 + ms(39) && due <= t0 + ms(40), "{due:?}");
         assert!(b.poll(due - ms(1)).is_none());
         assert_eq!(b.poll(due + ms(1)).expect("due").chunks.len(), 2);
         // A full object is sealed whoever's it is.
         let mut b = Batcher::new(ms(40), 1000);
-        assert!(b.push(t0, tp(0), bytes(10), OVER, 0).is_some());
-        assert!(b.push(t0, tp(0), bytes(10), OVER, 1).is_none());
-        assert!(b.push(t0, tp(0), bytes(990), OVER, 2).is_some());
+        assert!(b.push(t0, tp(0), bytes(10), HEAVY, 0).is_some());
+        assert!(b.push(t0, tp(0), bytes(10), HEAVY, 1).is_none());
+        assert!(b.push(t0, tp(0), bytes(990), HEAVY, 2).is_some());
     }
 
     #[test]
@@ -306,20 +306,20 @@ mod tests {
         // A 100 ms interval gathers for 2 ms.
         let mut b = Batcher::new(ms(100), 1 << 20);
         assert!(b.poll(t0).is_none());
-        assert!(b.push(t0, tp(0), bytes(10), WITHIN, 1).is_none());
+        assert!(b.push(t0, tp(0), bytes(10), LIGHT, 1).is_none());
         assert_eq!(b.deadline(), Some(t0 + ms(2)));
         let first = b.poll(t0 + ms(2)).expect("a PUT was due");
         assert_eq!(first.reason, SealReason::Time);
         // The second PUT was saved: a batch soon after (another tenant's, say) is sealed once
         // gathered, not an interval after the first.
-        assert!(b.push(t0 + ms(10), tp(1), bytes(10), WITHIN, 2).is_none());
+        assert!(b.push(t0 + ms(10), tp(1), bytes(10), LIGHT, 2).is_none());
         assert_eq!(b.deadline(), Some(t0 + ms(12)));
         let second = b.poll(t0 + ms(12)).expect("the saved PUT");
         assert_eq!(second.chunks, vec![(tp(1), vec![(bytes(10), 2)])]);
         // The credit is spent (a tenth of a PUT earned since the first): the next object
         // waits for the interval to earn the rest.
-        assert!(b.push(t0 + ms(60), tp(1), bytes(10), WITHIN, 2).is_none());
-        assert!(b.push(t0 + ms(70), tp(2), bytes(10), WITHIN, 3).is_none());
+        assert!(b.push(t0 + ms(60), tp(1), bytes(10), LIGHT, 2).is_none());
+        assert!(b.push(t0 + ms(70), tp(2), bytes(10), LIGHT, 3).is_none());
         let deadline = b.deadline().expect("an object is open");
         assert!(
             deadline > t0 + ms(101) && deadline <= t0 + ms(102),
@@ -333,7 +333,7 @@ mod tests {
         assert_eq!(b.deadline(), None);
         // Under load the next object is due a flush interval after the previous PUT, not
         // after its own first batch.
-        assert!(b.push(t0 + ms(180), tp(0), bytes(1), WITHIN, 4).is_none());
+        assert!(b.push(t0 + ms(180), tp(0), bytes(1), LIGHT, 4).is_none());
         let deadline = b.deadline().unwrap();
         assert!(
             deadline > t0 + ms(201) && deadline <= t0 + ms(202),
@@ -347,7 +347,7 @@ mod tests {
         // 250 ms gathers for 5 ms: batches a millisecond or two apart join the first.
         let mut b = Batcher::new(ms(250), 8 << 20);
         for (p, at) in [(0, 0), (1, 1), (2, 3), (3, 6)] {
-            assert!(b.push(t0 + ms(at), tp(p), bytes(1000), WITHIN, p).is_none());
+            assert!(b.push(t0 + ms(at), tp(p), bytes(1000), LIGHT, p).is_none());
         }
         assert_eq!(b.deadline(), Some(t0 + ms(11)));
         assert!(b.poll(t0 + ms(10)).is_none());
@@ -357,7 +357,7 @@ mod tests {
         let mut b = Batcher::new(ms(250), 8 << 20);
         let mut sealed_at = None;
         for at in 0..40 {
-            if let Some(s) = b.push(t0 + ms(at), tp(0), bytes(10), WITHIN, at) {
+            if let Some(s) = b.push(t0 + ms(at), tp(0), bytes(10), LIGHT, at) {
                 sealed_at = Some((at, s.chunks[0].1.len()));
                 break;
             }
@@ -370,10 +370,10 @@ mod tests {
         let t0 = crate::clock::Clock::system().now();
         // 40 ms gathers for nothing (under the timer's resolution): the saved PUTs go at once.
         let mut b = Batcher::new(ms(40), 1000);
-        assert!(b.push(t0, tp(0), bytes(1), WITHIN, 0).is_some());
-        assert!(b.push(t0, tp(0), bytes(1), WITHIN, 1).is_some());
+        assert!(b.push(t0, tp(0), bytes(1), LIGHT, 0).is_some());
+        assert!(b.push(t0, tp(0), bytes(1), LIGHT, 1).is_some());
         // Half an object's bytes earn half a PUT: half the interval is left to wait.
-        assert!(b.push(t0, tp(0), bytes(500), WITHIN, 2).is_none());
+        assert!(b.push(t0, tp(0), bytes(500), LIGHT, 2).is_none());
         let deadline = b.deadline().unwrap();
         assert!(
             deadline > t0 + ms(19) && deadline <= t0 + ms(20),
@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn puts_stay_within_the_budget_whatever_the_arrivals() {
-        // Any arrival pattern, of tenants within and over their quotas: PUTs ≤ 2 + span /
+        // Any arrival pattern, of light and heavy tenants: PUTs ≤ 2 + span /
         // interval + bytes / object_bytes_max, and no object holds more than
         // object_bytes_max plus one batch.
         let t0 = crate::clock::Clock::system().now();
@@ -400,9 +400,9 @@ mod tests {
                 let size = 1 + (rng.next_u64() % 3_000) as usize;
                 accepted += size;
                 let standing = if rng.next_u64().is_multiple_of(3) {
-                    OVER
+                    HEAVY
                 } else {
-                    WITHIN
+                    LIGHT
                 };
                 let mut sealed = b
                     .push(now, tp(i % 7), bytes(size), standing, i)
@@ -431,10 +431,10 @@ mod tests {
     fn seals_when_full_regardless_of_time() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_secs(60), 100);
-        assert!(b.push(t0, tp(9), bytes(1), WITHIN, 0).is_none());
+        assert!(b.push(t0, tp(9), bytes(1), LIGHT, 0).is_none());
         assert!(b.poll(t0 + Duration::from_millis(1200)).is_some());
-        assert!(b.push(t0, tp(0), bytes(60), WITHIN, 1).is_none());
-        let sealed = b.push(t0, tp(0), bytes(40), WITHIN, 2).expect("full");
+        assert!(b.push(t0, tp(0), bytes(60), LIGHT, 1).is_none());
+        let sealed = b.push(t0, tp(0), bytes(40), LIGHT, 2).expect("full");
         assert_eq!(
             sealed.chunks,
             vec![(tp(0), vec![(bytes(60), 1), (bytes(40), 2)])]
@@ -447,13 +447,13 @@ mod tests {
     fn many_partitions_share_one_object() {
         let t0 = crate::clock::Clock::system().now();
         let mut b = Batcher::new(Duration::from_millis(10), 1 << 30);
-        assert!(b.push(t0, tp(0), bytes(1), WITHIN, 0).is_some());
+        assert!(b.push(t0, tp(0), bytes(1), LIGHT, 0).is_some());
         assert!(
-            b.push(t0, tp(0), bytes(1), WITHIN, 1).is_some(),
+            b.push(t0, tp(0), bytes(1), LIGHT, 1).is_some(),
             "the saved PUT"
         );
         for p in 0..500 {
-            assert!(b.push(t0, tp(p), bytes(100), WITHIN, p).is_none());
+            assert!(b.push(t0, tp(p), bytes(100), LIGHT, p).is_none());
         }
         let sealed = b.poll(t0 + Duration::from_millis(10)).expect("one object");
         assert_eq!(sealed.chunks.len(), 500);

@@ -5,6 +5,7 @@ pub mod batcher;
 pub mod metrics;
 pub mod pipeline;
 pub mod settings;
+pub mod shares;
 pub mod timestamps;
 pub mod validate;
 

@@ -12,6 +12,7 @@
 
 use super::batcher::{Batcher, Sealed, Standing};
 use super::metrics::PipelineMetrics;
+use super::shares::Shares;
 use crate::clock::{Clock, Instant};
 use crate::drain_signal::DrainSignal;
 use crate::ids::{ObjectKey, ProducerEpoch, ProducerId, TopicPartition};
@@ -56,6 +57,7 @@ pub struct ProducePipeline {
     buffer: Arc<Semaphore>,
     buffer_bytes_max: usize,
     metrics: Arc<PipelineMetrics>,
+    shares: Arc<std::sync::Mutex<Shares>>,
 }
 
 pub struct PipelineConfig {
@@ -100,11 +102,19 @@ impl ProducePipeline {
             buffer: Arc::new(Semaphore::new(buffer_bytes_max)),
             buffer_bytes_max,
             metrics,
+            shares: Arc::default(),
         }
     }
 
     pub fn metrics(&self) -> &PipelineMetrics {
         &self.metrics
+    }
+
+    /// Counts a produce request's bytes for its tenant (a user and a client id) and answers
+    /// whether the tenant is heavy beside the others (`shares`).
+    pub fn count_tenant(&self, user: &str, client_id: &str, bytes: f64, now_ms: i64) -> bool {
+        let mut shares = self.shares.lock().expect("tenant shares lock");
+        shares.count(user, client_id, bytes, now_ms)
     }
 
     /// Bytes of batches accepted and not yet answered (committed or failed).

@@ -81,11 +81,15 @@ impl Api for Produce {
     async fn handle(ctx: Ctx<'_>, request: ProduceRequest) -> Reply<ProduceResponse> {
         let bytes = ctx.request_bytes as f64;
         let who = ctx.client.who();
-        // A request its answer will throttle does not take the PUT kept for tenants within
-        // their quota (`produce::batcher`).
-        let standing = match throttling::would_exceed(ctx.broker, QuotaKind::Produce, who, bytes) {
-            true => Standing::OverQuota,
-            false => Standing::WithinQuota,
+        // A request its answer will throttle, or one of a tenant sending far more than the
+        // others here, does not take the PUT kept for light tenants (`produce::batcher`).
+        let now_ms = ctx.broker.clock.monotonic_ms();
+        let pipeline = &ctx.broker.pipeline;
+        let outsized = pipeline.count_tenant(who.user, who.client_id, bytes, now_ms);
+        let over_quota = throttling::would_exceed(ctx.broker, QuotaKind::Produce, who, bytes);
+        let standing = match outsized || over_quota {
+            true => Standing::Heavy,
+            false => Standing::Light,
         };
         let enqueued = enqueue(ctx.broker, request, ctx.version, standing).await;
         let broker = Arc::clone(ctx.broker);
