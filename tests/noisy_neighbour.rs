@@ -4,7 +4,9 @@
 //!
 //! What is asserted is what does not depend on timing: the quiet tenant is never throttled,
 //! every one of its produces succeeds, the noisy tenant goes unthrottled without a quota and is
-//! held to its quota (and its first burst) with one. The quiet tenant's latencies are printed
+//! held to its quota (and its first burst) with one, and the agent counts the noisy tenant's
+//! batches as heavy (they leave the PUT budget's second saved PUT to the quiet tenant) and the
+//! quiet tenant's alone as light. The quiet tenant's latencies are printed
 //! beside its latencies alone, not asserted: a latency ratio is a timed assertion, and a debug
 //! build on a shared machine says little about it. The benchmark (`cargo bench --bench
 //! noisy_neighbour`) measures them on a release build.
@@ -19,7 +21,7 @@ mod support;
 use std::time::Duration;
 use support::raw::{create_topic, set_quota};
 use support::tenants::{Phase, phase, report};
-use support::{Floe, temp_dir};
+use support::{Floe, metric, temp_dir};
 
 /// Each phase's measured span.
 const SPAN: Duration = Duration::from_secs(10);
@@ -48,8 +50,13 @@ fn a_noisy_tenant_neither_throttles_nor_fails_a_quiet_one() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let measure =
         |name, connections| runtime.block_on(phase(name, &bootstrap, SPAN, connections, WARM_UP));
+    let heavy = || metric(floe.admin, "floe_produce_batches_total{standing=\"heavy\"}");
     let alone = measure("quiet alone", 0);
+    assert_eq!(heavy(), Some(0.0), "the quiet tenant alone was heavy");
     let unbounded = measure("noisy, no quota", CONNECTIONS);
+    // Without a quota, the noisy tenant is heavy by its rate beside the quiet one.
+    let heavy_unbounded = heavy().expect("the heavy batches' metric");
+    assert!(heavy_unbounded > 0.0, "the noisy tenant was never heavy");
     let noisy_entity = [("client-id", Some("noisy"))];
     set_quota(&bootstrap, &noisy_entity, "producer_byte_rate", NOISY_QUOTA);
     let held = measure("noisy, quota", CONNECTIONS);

@@ -1,6 +1,6 @@
 //! `/metrics`: the broker's and the object store's metrics in Prometheus text format.
 
-use crate::produce::batcher::SealReason;
+use crate::produce::batcher::{SealReason, Standing};
 use crate::server::broker::Broker;
 use crate::telemetry::prometheus::Exposition;
 use std::collections::BTreeMap;
@@ -72,6 +72,18 @@ pub fn render(broker: &Broker) -> String {
             "floe_objects_sealed_total",
             &[("reason", reason.name())],
             produce.sealed(reason) as f64,
+        );
+    }
+    e.header(
+        "floe_produce_batches_total",
+        "counter",
+        "Batches queued for an object, by their tenant's standing: heavy (over its produce quota, or sending far more than the others here) waits for two PUTs of the budget's credit.",
+    );
+    for standing in Standing::ALL {
+        e.sample(
+            "floe_produce_batches_total",
+            &[("standing", standing.name())],
+            produce.accepted(standing) as f64,
         );
     }
     let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64;

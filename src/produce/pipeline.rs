@@ -132,6 +132,7 @@ impl ProducePipeline {
         standing: Standing,
     ) -> oneshot::Receiver<BatchResult> {
         let (reply, rx) = oneshot::channel();
+        self.metrics.batch_accepted(standing);
         let bytes = batch.size().clamp(1, self.buffer_bytes_max) as u32;
         let Ok(permit) = self.buffer.clone().acquire_many_owned(bytes).await else {
             let _ = reply.send(Err(ProduceError::ShuttingDown));
