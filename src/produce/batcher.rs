@@ -23,18 +23,13 @@
 //! **Heavy tenants.** The second saved PUT is kept for light tenants. An object holding only
 //! batches of heavy tenants (a tenant over its produce quota, whose answer will carry a
 //! throttle time, or one sending far more than the others here: `shares`) is sealed when the
-//! credit reaches two PUTs, not one; a light tenant's batch makes the object due at one, and
-//! that PUT takes the partitions holding a light batch (whole, so that each partition's
-//! batches keep their order) and those that have waited two intervals; the heavy tenants'
-//! younger batches wait for a PUT of their own. A neighbour sending as fast as it can, or held
-//! to its quota, then neither spends the PUT another tenant would have found alone nor makes
-//! its object larger: without this, its objects kept the credit spent, and a tenant beside it
-//! waited up to an interval for the next PUT (on the S3 Express model with a 20 ms interval,
-//! beside a neighbour held to its quota, 4.3 ms at the median and 20 ms at the p99), then for
-//! the neighbour's bytes to be uploaded with its own. Under load a heavy tenant's objects are
-//! still sealed an interval apart (the credit goes from one to two as it went from zero to
-//! one), and no batch waits more than about four intervals, however busy the light tenants
-//! are; the PUTs are the same.
+//! credit reaches two PUTs, not one; any batch of a light tenant makes the object due at one,
+//! and the waiting batches ride along. A neighbour sending as fast as it can, or held to its
+//! quota, then does not spend the PUT another tenant would have found alone: without this,
+//! its objects kept the credit spent, and a tenant beside it waited up to an interval for the
+//! next PUT (on the S3 Express model with a 20 ms interval, beside a neighbour held to its
+//! quota, 4.3 ms at the median and 20 ms at the p99). A heavy tenant waits at most an interval
+//! more; under load its objects are sealed an interval apart, as before; the PUTs are the same.
 //!
 //! **Gathering.** A producer answered for several partitions at once sends their next batches
 //! together, but they arrive one after another, up to a few milliseconds apart. Sealing at the
@@ -104,30 +99,18 @@ pub struct Sealed<T> {
     pub reason: SealReason,
 }
 
-/// One partition's batches in the open object.
-struct OpenPartition<T> {
-    batches: Vec<(Bytes, T)>,
-    bytes: usize,
-    /// Whether it holds a light tenant's batch.
-    light: bool,
-    /// When its first batch came.
-    since: Instant,
-}
-
 pub struct Batcher<T> {
     flush_interval: Duration,
     object_bytes_max: usize,
     /// How long the open object must be quiet before the budget seals it.
     gather: Duration,
-    open: BTreeMap<TopicPartition, OpenPartition<T>>,
+    open: BTreeMap<TopicPartition, Vec<(Bytes, T)>>,
     bytes: usize,
     /// When the open object got its first and its latest batch.
     first_at: Option<Instant>,
     last_at: Option<Instant>,
-    /// Whether the open object holds a batch of a light tenant, and the bytes of the
-    /// partitions that do.
+    /// Whether the open object holds a batch of a light tenant.
     holds_light: bool,
-    light_bytes: usize,
     /// PUTs the agent may make, as of `credit_at` (`None`: before the first batch, a full
     /// credit).
     credit: f64,
@@ -150,7 +133,6 @@ impl<T> Batcher<T> {
             first_at: None,
             last_at: None,
             holds_light: false,
-            light_bytes: 0,
             credit: SAVED_PUTS_MAX,
             credit_at: None,
         }
@@ -170,19 +152,7 @@ impl<T> Batcher<T> {
         self.holds_light |= standing == Standing::Light;
         self.credit += batch.len() as f64 / self.object_bytes_max as f64;
         self.bytes += batch.len();
-        let open = self.open.entry(partition).or_insert_with(|| OpenPartition {
-            batches: Vec::new(),
-            bytes: 0,
-            light: false,
-            since: now,
-        });
-        open.bytes += batch.len();
-        let was_light = open.light;
-        open.light |= standing == Standing::Light;
-        if open.light {
-            self.light_bytes += if was_light { batch.len() } else { open.bytes };
-        }
-        open.batches.push((batch, tag));
+        self.open.entry(partition).or_default().push((batch, tag));
         self.first_at.get_or_insert(now);
         self.last_at = Some(now);
         self.seal_if_due(now)
@@ -206,14 +176,11 @@ impl<T> Batcher<T> {
         Some(quiet.min(self.first_at? + self.gather * 4))
     }
 
-    /// The credit the open object's PUT waits for: two PUTs when it holds only batches of
-    /// heavy tenants (the second is kept for the others); else one, beside the share the
-    /// heavy tenants' bytes earned, since they may stay for a PUT of their own (spending it
-    /// on the light tenants' PUT would leave their object sealed, once full, with no credit).
+    /// The credit the open object's PUT waits for: one PUT, or two when it holds only batches
+    /// of heavy tenants (the second is kept for the others).
     fn credit_needed(&self) -> f64 {
         if self.holds_light {
-            let heavy = self.bytes - self.light_bytes;
-            1.0 + heavy as f64 / self.object_bytes_max as f64
+            1.0
         } else {
             SAVED_PUTS_MAX
         }
@@ -258,37 +225,13 @@ impl<T> Batcher<T> {
         if self.open.is_empty() || !(full || allowed) {
             return None;
         }
-        let whole = full || self.credit >= SAVED_PUTS_MAX - 1e-9;
-        let reason = if full {
+        let reason = if self.bytes >= self.object_bytes_max {
             SealReason::Bytes
         } else {
             SealReason::Time
         };
         self.credit = (self.credit - 1.0).max(0.0);
-        if whole {
-            return self.take(reason);
-        }
-        // The PUT kept for light tenants: their partitions go, and any that has waited two
-        // intervals; heavy tenants' younger batches wait for a PUT of their own.
-        let waited = now.checked_sub(self.flush_interval * 2);
-        let goes = |open: &OpenPartition<T>| open.light || waited.is_some_and(|w| open.since <= w);
-        let (going, staying) = std::mem::take(&mut self.open)
-            .into_iter()
-            .partition::<BTreeMap<_, _>, _>(|(_, open)| goes(open));
-        self.open = staying;
-        self.holds_light = false;
-        self.light_bytes = 0;
-        self.first_at = self.open.values().map(|open| open.since).min();
-        if self.open.is_empty() {
-            self.last_at = None;
-        }
-        let bytes = going.values().map(|open| open.bytes).sum::<usize>();
-        self.bytes -= bytes;
-        Some(Sealed {
-            chunks: chunks(going),
-            bytes,
-            reason,
-        })
+        self.take(reason)
     }
 
     fn take(&mut self, reason: SealReason) -> Option<Sealed<T>> {
@@ -299,21 +242,12 @@ impl<T> Batcher<T> {
         self.first_at = None;
         self.last_at = None;
         self.holds_light = false;
-        self.light_bytes = 0;
         Some(Sealed {
-            chunks: chunks(std::mem::take(&mut self.open)),
+            chunks: std::mem::take(&mut self.open).into_iter().collect(),
             bytes,
             reason,
         })
     }
-}
-
-fn chunks<T>(
-    open: BTreeMap<TopicPartition, OpenPartition<T>>,
-) -> Vec<(TopicPartition, Vec<(Bytes, T)>)> {
-    open.into_iter()
-        .map(|(tp, open)| (tp, open.batches))
-        .collect()
 }
 
 #[cfg(test)]
@@ -352,42 +286,24 @@ mod tests {
             deadline > t0 + ms(39) && deadline <= t0 + ms(40),
             "{deadline:?}"
         );
-        // A light tenant's batch finds the PUT kept for it and goes alone: the heavy batch,
-        // younger than two intervals, waits for a PUT of its own.
+        // A light tenant's batch finds the PUT kept for it, and the heavy one's rides along.
         let sealed = b
             .push(t0 + ms(5), tp(1), bytes(10), LIGHT, 2)
             .expect("sealed");
-        assert_eq!(sealed.chunks, vec![(tp(1), vec![(bytes(10), 2)])]);
-        assert_eq!(b.open_bytes(), 1000);
-        // The credit is spent: the heavy batch now waits until it is back at two.
+        assert_eq!(sealed.chunks.len(), 2);
+        // The credit is spent: a heavy tenant's batch now waits until it is back at two, a
+        // light one's until it is back at one.
+        assert!(b.push(t0 + ms(6), tp(0), bytes(1000), HEAVY, 3).is_none());
         let held_until = b.deadline().unwrap();
         assert!(
             held_until > t0 + ms(79) && held_until <= t0 + ms(80),
             "{held_until:?}"
         );
-        // A light batch on the heavy one's partition takes the partition whole, in order,
-        // once the credit is back at one.
-        assert!(b.push(t0 + ms(7), tp(0), bytes(10), LIGHT, 3).is_none());
+        assert!(b.push(t0 + ms(7), tp(1), bytes(10), LIGHT, 4).is_none());
         let due = b.deadline().unwrap();
         assert!(due > t0 + ms(39) && due <= t0 + ms(40), "{due:?}");
         assert!(b.poll(due - ms(1)).is_none());
-        let sealed = b.poll(t0 + ms(41)).expect("due");
-        assert_eq!(
-            sealed.chunks,
-            vec![(tp(0), vec![(bytes(1000), 1), (bytes(10), 3)])]
-        );
-        // Light tenants sending as often as the budget allows keep the credit below two; a
-        // heavy batch goes with the first of their objects once it has waited two intervals.
-        assert!(b.push(t0 + ms(42), tp(0), bytes(1000), HEAVY, 4).is_none());
-        let sealed = b
-            .push(t0 + ms(81), tp(1), bytes(10), LIGHT, 5)
-            .expect("light");
-        assert_eq!(sealed.chunks, vec![(tp(1), vec![(bytes(10), 5)])]);
-        let sealed = b
-            .push(t0 + ms(125), tp(1), bytes(10), LIGHT, 6)
-            .expect("both");
-        assert_eq!(sealed.chunks.len(), 2);
-        assert_eq!(b.deadline(), None);
+        assert_eq!(b.poll(due + ms(1)).expect("due").chunks.len(), 2);
         // A full object is sealed whoever's it is.
         let mut b = Batcher::new(ms(40), 1000);
         assert!(b.push(t0, tp(0), bytes(10), HEAVY, 0).is_some());
@@ -526,12 +442,12 @@ mod tests {
                 biggest < max + 3_000,
                 "round {round}: an object of {biggest} bytes"
             );
-            // No batch waits for others: sealed within four intervals (two for a heavy batch
-            // to go with a light one, two for the credit), plus the gap to the next arrival
-            // (the only time this polls) and the gathering.
+            // No batch waits long for the others: sealed within two intervals (a heavy
+            // batch's wait for the credit), plus the gap to the next arrival (the only time
+            // this polls) and the gathering.
             let gap = Duration::from_micros(4_000 * (round + 1));
             assert!(
-                longest <= interval * 4 + gap + ms(4),
+                longest <= interval * 2 + gap + ms(4),
                 "round {round}: a batch waited {longest:?}"
             );
         }
