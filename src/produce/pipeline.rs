@@ -122,9 +122,9 @@ impl ProducePipeline {
         self.buffer_bytes_max - self.buffer.available_permits()
     }
 
-    /// Queues a validated batch of a tenant `standing` within or over its produce quota; the
-    /// receiver answers once it is committed (or failed). Waits while the produce buffer is
-    /// full: that is the backpressure on producers.
+    /// Queues a validated batch, its tenant light or heavy (`Standing`); the receiver answers
+    /// once it is committed (or failed). Waits while the produce buffer is full: that is the
+    /// backpressure on producers.
     pub async fn append(
         &self,
         partition: TopicPartition,
