@@ -142,12 +142,6 @@ impl Meter {
         }
     }
 
-    /// Whether `who` is over their quota already, without recording anything.
-    #[cfg(test)]
-    fn exceeded(&self, quotas: &ClientQuotas, kind: QuotaKind, who: Who<'_>, now_ms: i64) -> bool {
-        self.would_exceed(quotas, kind, who, 0.0, now_ms)
-    }
-
     /// Whether recording `value` now would put `who` over their quota (earn a throttle time),
     /// without recording anything. Bound by no quota, never.
     pub fn would_exceed(
@@ -485,9 +479,9 @@ mod tests {
             meter.record(&quotas, QuotaKind::Fetch, ALICE, 20_000.0, 0),
             9_000
         );
-        assert!(meter.exceeded(&quotas, QuotaKind::Fetch, ALICE, 0));
+        assert!(meter.would_exceed(&quotas, QuotaKind::Fetch, ALICE, 0.0, 0));
         meter.unrecord(&quotas, QuotaKind::Fetch, ALICE, 20_000.0, 0);
-        assert!(!meter.exceeded(&quotas, QuotaKind::Fetch, ALICE, 0));
+        assert!(!meter.would_exceed(&quotas, QuotaKind::Fetch, ALICE, 0.0, 0));
         // The entity metrics count the throttle answered, and bytes only once served.
         let used = |meter: &Meter| {
             let series = meter.by_entity.series();
@@ -577,8 +571,8 @@ mod tests {
         assert!(here.take_unshared().is_empty(), "taken once");
         there.add_shared(&from_here, 0);
         here.add_shared(&there.take_unshared(), 0);
-        assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
-        assert!(there.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        assert!(here.would_exceed(&quotas, QuotaKind::Produce, ALICE, 0.0, 0));
+        assert!(there.would_exceed(&quotas, QuotaKind::Produce, ALICE, 0.0, 0));
         // What came from elsewhere is not passed on again.
         assert!(there.take_unshared().is_empty());
         // Nonsense from a peer is dropped.
@@ -589,7 +583,7 @@ mod tests {
             quota: 1_000.0,
         };
         here.add_shared(&[bad], 0);
-        assert!(here.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        assert!(here.would_exceed(&quotas, QuotaKind::Produce, ALICE, 0.0, 0));
         // Usage passed on without a quota to trust (not finite and positive) counts against
         // accounts met here only.
         let again = Meter::default();
@@ -611,6 +605,6 @@ mod tests {
         };
         again.add_shared(&[unknown, known], 0);
         assert_eq!(again.accounts(), 1);
-        assert!(again.exceeded(&quotas, QuotaKind::Produce, ALICE, 0));
+        assert!(again.would_exceed(&quotas, QuotaKind::Produce, ALICE, 0.0, 0));
     }
 }
