@@ -16,6 +16,11 @@
 //! bytes per second; `FLOE_NOISY_CONNECTIONS`, default 4, its connections;
 //! `FLOE_NOISY_SERVE_ARGS` adds flags to `floe serve`, say
 //! `--object-store-latency s3-standard --flush-interval 250ms` for a cloud store's latency).
+//!
+//! On local files (no `--object-store…` flag) it then measures the disk on its own
+//! (`noisy_neighbour/disk.rs`): a small durable write alone and beside a writer at the noisy
+//! tenant's rate, in the same data directory: what the disk alone does to the kind of write
+//! the quiet tenant's produce makes, to read the quiet tenant's ratio against.
 
 // A benchmark in real time against a real process.
 #![allow(clippy::disallowed_methods)]
@@ -23,9 +28,12 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+#[path = "noisy_neighbour/disk.rs"]
+mod disk;
+
 use std::time::Duration;
 use support::raw::{create_topic, set_quota};
-use support::tenants::{QUIET_EVERY, phase, report};
+use support::tenants::{Phase, QUIET_EVERY, phase, report};
 use support::{Floe, temp_dir};
 
 const WARM_UP: Duration = Duration::from_secs(12);
@@ -71,4 +79,25 @@ fn main() {
         serve_args.join(" ")
     );
     report(&phases);
+    if serve_args
+        .iter()
+        .any(|arg| arg.starts_with("--object-store"))
+    {
+        return;
+    }
+    let rate = phases[1].noisy_rate();
+    let disk = |name, beside| Phase {
+        name,
+        latencies: disk::small_writes(dir.path(), span, beside),
+        quiet_throttled: 0,
+        noisy_bytes: beside.unwrap_or(0.0) * span.as_secs_f64(),
+        seconds: span.as_secs_f64(),
+        noisy_throttled: 0,
+    };
+    let floor = [disk("disk alone", None), disk("disk, writer", Some(rate))];
+    println!(
+        "the disk on its own: a 4 KiB durable write every {} ms, alone and beside 1 MiB durable writes at the noisy tenant's rate",
+        QUIET_EVERY.as_millis()
+    );
+    report(&floor);
 }

@@ -1,0 +1,94 @@
+//! The disk on its own, without floe: a small durable write (4 KiB,
+//! direct I/O, `fdatasync`, one every 20 ms, as the quiet tenant's produce) alone, then beside
+//! a writer of 1 MiB durable writes at a given rate (the noisy tenant's), in another file.
+//! On local files the quiet tenant's produce makes two such writes, its object's and the Raft
+//! log's: the ratio here is what the disk alone does to each.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const SMALL: usize = 4096;
+const LARGE: usize = 1 << 20;
+/// Writes wrap around within this many bytes of their file, to bound the disk used.
+const FILE_BYTES: u64 = 1 << 30;
+
+/// The small writes' latencies over `span`, beside a writer of `beside` bytes per second if
+/// given.
+pub fn small_writes(dir: &Path, span: Duration, beside: Option<f64>) -> Vec<Duration> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = beside.map(|rate| {
+        let (file, stop) = (open(&dir.join("disk-large")), stop.clone());
+        std::thread::spawn(move || large_writes(&file, rate, &stop))
+    });
+    let file = open(&dir.join("disk-small"));
+    let buffer = Aligned::new(SMALL);
+    let (mut latencies, mut offset) = (Vec::new(), 0u64);
+    let started = Instant::now();
+    let mut next = started;
+    while started.elapsed() < span {
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        next += super::support::tenants::QUIET_EVERY;
+        let sent = Instant::now();
+        durable_write(&file, buffer.as_slice(), offset);
+        latencies.push(sent.elapsed());
+        offset = (offset + SMALL as u64) % FILE_BYTES;
+    }
+    stop.store(true, Ordering::Relaxed);
+    if let Some(writer) = writer {
+        writer.join().expect("large writer");
+    }
+    latencies
+}
+
+fn large_writes(file: &File, rate: f64, stop: &AtomicBool) {
+    let buffer = Aligned::new(LARGE);
+    let every = Duration::from_secs_f64(LARGE as f64 / rate);
+    let (mut next, mut offset) = (Instant::now(), 0u64);
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        next = (next + every).max(Instant::now());
+        durable_write(file, buffer.as_slice(), offset);
+        offset = (offset + LARGE as u64) % FILE_BYTES;
+    }
+}
+
+/// Opens `path` for direct I/O, as the packs are written; buffered where it is refused.
+fn open(path: &Path) -> File {
+    let direct = rustix::fs::OFlags::DIRECT.bits() as i32;
+    let mut options = OpenOptions::new();
+    options.write(true).create(true);
+    options
+        .clone()
+        .custom_flags(direct)
+        .open(path)
+        .or_else(|_| options.open(path))
+        .expect("open a file for the disk's floor")
+}
+
+fn durable_write(file: &File, buffer: &[u8], offset: u64) {
+    file.write_all_at(buffer, offset).expect("write");
+    file.sync_data().expect("fdatasync");
+}
+
+/// `len` bytes aligned for direct I/O, within a vector that holds them.
+struct Aligned {
+    bytes: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let bytes = vec![1u8; len + 4096];
+        let start = bytes.as_ptr().align_offset(4096);
+        Aligned { bytes, start, len }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[self.start..self.start + self.len]
+    }
+}
