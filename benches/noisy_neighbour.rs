@@ -3,16 +3,18 @@
 //!
 //! One `floe serve` (the embedded default) and the two tenants of `tests/support/tenants.rs`:
 //! a quiet one sending a 1 KiB produce every 20 ms, a noisy one sending 256 KiB produces as
-//! fast as they are answered, ignoring throttle times. Three phases, in one run: the quiet
-//! tenant alone; beside the noisy one without a quota; beside it held to a
-//! `producer_byte_rate` (held by muting, since it ignores throttle times). Both tenants run
-//! for a warm-up before each measured phase (the noisy tenant's first eleven seconds' quota
-//! pass at once, as in Kafka; the agent is measured warm in every phase, alone too). The
-//! test command runs the same phases, shorter and on a debug build, in
+//! fast as they are answered, ignoring throttle times. Two parts, in one run: the noisy
+//! tenant without a quota, then held to a `producer_byte_rate` (held by muting, since it
+//! ignores throttle times). In each, after both tenants warm the agent (the noisy tenant's
+//! first eleven seconds' quota pass at once, as in Kafka), the noisy tenant pauses and
+//! resumes in 5 s slices, and the quiet tenant's latencies alone and beside it are taken from
+//! alternate slices (`tenants::alternating`): this machine's speed drifts over minutes, and
+//! phases measured minutes apart compared two machines. The test command runs the same
+//! tenants, shorter, one phase after another, on a debug build, in
 //! `tests/noisy_neighbour.rs`; the latencies are measured here.
 //!
-//! Run: `cargo bench --bench noisy_neighbour` (`FLOE_NOISY_SECONDS`, default 30, is each
-//! phase's measured span; `FLOE_NOISY_QUOTA`, default 4194304, the noisy tenant's quota in
+//! Run: `cargo bench --bench noisy_neighbour` (`FLOE_NOISY_SECONDS`, default 30, is what is
+//! measured on each side; `FLOE_NOISY_QUOTA`, default 4194304, the noisy tenant's quota in
 //! bytes per second; `FLOE_NOISY_CONNECTIONS`, default 4, its connections;
 //! `FLOE_NOISY_SERVE_ARGS` adds flags to `floe serve`, say
 //! `--object-store-latency s3-standard --flush-interval 250ms` for a cloud store's latency).
@@ -33,10 +35,13 @@ mod disk;
 
 use std::time::Duration;
 use support::raw::{create_topic, set_quota};
-use support::tenants::{Phase, QUIET_EVERY, phase, report};
+use support::tenants::{QUIET_EVERY, alternating, report};
 use support::{Floe, temp_dir};
 
 const WARM_UP: Duration = Duration::from_secs(12);
+/// Alone and beside alternate in slices this long, the first `SETTLE` of each not measured.
+const SLICE: Duration = Duration::from_secs(5);
+const SETTLE: Duration = Duration::from_secs(1);
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -57,44 +62,46 @@ fn main() {
     create_topic(&bootstrap, "quiet", 1);
     create_topic(&bootstrap, "noisy", 1);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let mut phases = Vec::new();
-    let mut run = |name, connections| {
-        let measured = phase(name, &bootstrap, span, connections, WARM_UP);
-        phases.push(runtime.block_on(measured));
+    let rounds = span.as_secs_f64() / (SLICE - SETTLE).as_secs_f64();
+    let rounds = rounds.ceil() as usize;
+    let run = |names| {
+        let measured = alternating(
+            names,
+            &bootstrap,
+            rounds,
+            SLICE,
+            SETTLE,
+            connections,
+            WARM_UP,
+        );
+        runtime.block_on(measured)
     };
-    run("quiet alone", 0);
-    run("noisy, no quota", connections);
+    let unbounded = run(["quiet alone", "noisy, no quota"]);
     set_quota(
         &bootstrap,
         &[("client-id", Some("noisy"))],
         "producer_byte_rate",
         quota,
     );
-    run("noisy, quota", connections);
+    let held = run(["quiet alone", "noisy, quota"]);
     println!(
-        "quiet tenant: a 1 KiB produce every {} ms; noisy tenant: {connections} connections of 256 KiB produces; quota {:.1} MiB/s; {} s measured each; floe serve {}",
+        "quiet tenant: a 1 KiB produce every {} ms; noisy tenant: {connections} connections of 256 KiB produces; quota {:.1} MiB/s; alone and beside alternating in {} s slices, {} s measured each side; floe serve {}",
         QUIET_EVERY.as_millis(),
         quota / 1_048_576.0,
+        SLICE.as_secs(),
         span.as_secs(),
         serve_args.join(" ")
     );
-    report(&phases);
+    report(&unbounded);
+    report(&held);
     if serve_args
         .iter()
         .any(|arg| arg.starts_with("--object-store"))
     {
         return;
     }
-    let rate = phases[1].noisy_rate();
-    let disk = |name, beside| Phase {
-        name,
-        latencies: disk::small_writes(dir.path(), span, beside),
-        quiet_throttled: 0,
-        noisy_bytes: beside.unwrap_or(0.0) * span.as_secs_f64(),
-        seconds: span.as_secs_f64(),
-        noisy_throttled: 0,
-    };
-    let floor = [disk("disk alone", None), disk("disk, writer", Some(rate))];
+    let rate = unbounded[1].noisy_rate();
+    let floor = disk::small_writes(dir.path(), rounds, SLICE, SETTLE, rate);
     println!(
         "the disk on its own: a 4 KiB durable write every {} ms, alone and beside 1 MiB durable writes at the noisy tenant's rate",
         QUIET_EVERY.as_millis()

@@ -9,21 +9,25 @@
 //! which is the same rate of PUTs), and one sending at full speed beside others sending
 //! little is heavy while they are light. Rates are exponentially weighted over about a second.
 //!
-//! Bounded: tenants whose rate has decayed to nothing are forgotten once a second, and past
-//! `TENANTS_MAX` a new tenant is not tracked (it counts as light: it is new here).
+//! A tenant that has sent nothing for a second is no longer one of the tenants sending, and is
+//! forgotten: counted with its rate decaying, a neighbour that had stopped lowered the mean
+//! until the one tenant still sending was heavy beside it, for as long as fifteen seconds
+//! after a burst. Bounded: past `TENANTS_MAX` a new tenant is not tracked (it counts as light:
+//! it is new here).
 //!
 //! Pure: time comes in as an argument.
 
 use std::collections::HashMap;
 
-/// How long a rate remembers (the time constant of its exponential weighting), in ms.
+/// How long a rate remembers (the time constant of its exponential weighting), in ms; a
+/// tenant that has sent nothing for this long is no longer sending.
 const MEMORY_MS: f64 = 1_000.0;
-/// A rate below this many bytes per second is a tenant no longer sending.
-const SENDING_MIN: f64 = 1.0;
+/// How often tenants no longer sending are forgotten, in ms.
+const SWEEP_EVERY_MS: i64 = 100;
 /// The most tenants tracked at once.
 const TENANTS_MAX: usize = 4_096;
 
-/// Bytes per second, exponentially weighted, as of `at_ms`.
+/// Bytes per second, exponentially weighted, as of `at_ms` (when bytes were last added).
 #[derive(Debug, Clone, Copy, Default)]
 struct Rate {
     per_second: f64,
@@ -53,9 +57,9 @@ impl Shares {
     /// Counts `bytes` from the tenant (`user`, `client_id`) at `now_ms`, and answers whether
     /// the tenant, so counted, is heavy.
     pub fn count(&mut self, user: &str, client_id: &str, bytes: f64, now_ms: i64) -> bool {
-        if now_ms - self.swept_ms >= MEMORY_MS as i64 {
+        if now_ms - self.swept_ms >= SWEEP_EVERY_MS {
             self.tenants
-                .retain(|_, rate| rate.at(now_ms) >= SENDING_MIN);
+                .retain(|_, rate| now_ms - rate.at_ms < MEMORY_MS as i64);
             self.swept_ms = now_ms;
         }
         self.total.add(bytes, now_ms);
@@ -112,8 +116,24 @@ mod tests {
         assert_eq!(shares.tenants.len(), TENANTS_MAX);
         // Untracked, a new tenant is light.
         assert!(!shares.count("", "new", 1e9, 0));
-        // A minute later they have decayed to nothing and are swept.
-        assert!(!shares.count("", "late", 1.0, 60_000));
+        // A second later they are no longer sending and are swept.
+        assert!(!shares.count("", "late", 1.0, 1_000));
         assert_eq!(shares.tenants.len(), 1);
+    }
+
+    #[test]
+    fn a_tenant_that_stopped_does_not_make_the_one_still_sending_heavy() {
+        let mut shares = Shares::default();
+        let both = [("noisy", 4e4), ("quiet", 1e3)];
+        assert_eq!(run(&mut shares, &both, 0, 2), [true, false]);
+        // The noisy tenant stops; for the next twenty seconds the quiet one is the only one
+        // sending, and stays light while the noisy one's rate decays below its own.
+        for tick in 0..2_000 {
+            let at = 2_000 + tick * 10;
+            assert!(
+                !shares.count("", "quiet", 1e3, at),
+                "quiet heavy at {at} ms"
+            );
+        }
     }
 }
