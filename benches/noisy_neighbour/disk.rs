@@ -5,8 +5,9 @@
 //! writes, its object's and the Raft log's: the ratio here is what the disk alone does to each.
 
 use super::support::tenants::{Phase, QUIET_EVERY};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use floe::pack::{AlignedBuffer, open_for_append};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,7 +37,8 @@ pub fn small_writes(
         std::thread::spawn(move || large_writes(&file, rate, &writing, &stop))
     };
     let file = open(&dir.join("disk-small"));
-    let buffer = Aligned::new(SMALL);
+    let mut buffer = AlignedBuffer::default();
+    let buffer = &buffer.grow_to(SMALL)[..SMALL];
     let mut latencies: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
     let mut offset = 0u64;
     for _ in 0..rounds {
@@ -48,7 +50,7 @@ pub fn small_writes(
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 next += QUIET_EVERY;
                 let sent = Instant::now();
-                durable_write(&file, buffer.as_slice(), offset);
+                durable_write(&file, buffer, offset);
                 if sent >= started + settle {
                     latencies[side].push(sent.elapsed());
                 }
@@ -76,7 +78,8 @@ pub fn small_writes(
 
 /// 1 MiB durable writes at `rate` while `writing`, until `stop`.
 fn large_writes(file: &File, rate: f64, writing: &AtomicBool, stop: &AtomicBool) {
-    let buffer = Aligned::new(LARGE);
+    let mut buffer = AlignedBuffer::default();
+    let buffer = &buffer.grow_to(LARGE)[..LARGE];
     let every = Duration::from_secs_f64(LARGE as f64 / rate);
     let (mut next, mut offset) = (Instant::now(), 0u64);
     while !stop.load(Ordering::Relaxed) {
@@ -87,44 +90,19 @@ fn large_writes(file: &File, rate: f64, writing: &AtomicBool, stop: &AtomicBool)
         }
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         next = (next + every).max(Instant::now());
-        durable_write(file, buffer.as_slice(), offset);
+        durable_write(file, buffer, offset);
         offset = (offset + LARGE as u64) % FILE_BYTES;
     }
 }
 
-/// Opens `path` for direct I/O, as the packs are written; buffered where it is refused.
+/// Opens `path` as the packs are: for direct I/O, buffered where it is refused.
 fn open(path: &Path) -> File {
-    let direct = rustix::fs::OFlags::DIRECT.bits() as i32;
-    let mut options = OpenOptions::new();
-    options.write(true).create(true);
-    options
-        .clone()
-        .custom_flags(direct)
-        .open(path)
-        .or_else(|_| options.open(path))
-        .expect("open a file for the disk's floor")
+    open_for_append(path, false)
+        .or_else(|_| open_for_append(path, true))
+        .expect("open a file for the disk alone")
 }
 
 fn durable_write(file: &File, buffer: &[u8], offset: u64) {
     file.write_all_at(buffer, offset).expect("write");
     file.sync_data().expect("fdatasync");
-}
-
-/// `len` bytes aligned for direct I/O, within a vector that holds them.
-struct Aligned {
-    bytes: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(len: usize) -> Aligned {
-        let bytes = vec![1u8; len + 4096];
-        let start = bytes.as_ptr().align_offset(4096);
-        Aligned { bytes, start, len }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        &self.bytes[self.start..self.start + self.len]
-    }
 }

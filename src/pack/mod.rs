@@ -39,8 +39,8 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use tokio::sync::oneshot;
-pub use writer::pack_path;
-use writer::{AlignedBuffer, Command, Writer, open_for_append};
+pub use writer::{AlignedBuffer, open_for_append, pack_path};
+use writer::{Command, Writer};
 
 const STORE: &str = "PackStore";
 

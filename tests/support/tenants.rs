@@ -30,6 +30,24 @@ pub struct Phase {
 }
 
 impl Phase {
+    /// A phase of the quiet tenant's `samples`.
+    fn of<'a>(
+        name: &'static str,
+        samples: impl Iterator<Item = &'a Sample> + Clone,
+        noisy_bytes: f64,
+        seconds: f64,
+        noisy_throttled: u64,
+    ) -> Phase {
+        Phase {
+            name,
+            latencies: samples.clone().map(|s| s.latency).collect(),
+            quiet_throttled: samples.filter(|s| s.throttled).count() as u64,
+            noisy_bytes,
+            seconds,
+            noisy_throttled,
+        }
+    }
+
     /// The noisy tenant's accepted bytes per second while the quiet one was measured.
     pub fn noisy_rate(&self) -> f64 {
         self.noisy_bytes / self.seconds
@@ -61,19 +79,11 @@ pub async fn phase(
     let before = noise.sent.load(Ordering::Relaxed);
     let started = Instant::now();
     let samples = quiet_apart(bootstrap, Some(span), done).await;
-    let latencies = samples.iter().map(|s| s.latency).collect();
-    let quiet_throttled = samples.iter().filter(|s| s.throttled).count() as u64;
     let noisy_bytes = (noise.sent.load(Ordering::Relaxed) - before) as f64;
     let seconds = started.elapsed().as_secs_f64();
     noise.stop(tasks).await;
-    Phase {
-        name,
-        latencies,
-        quiet_throttled,
-        noisy_bytes,
-        seconds,
-        noisy_throttled: noise.throttled.load(Ordering::Relaxed),
-    }
+    let noisy_throttled = noise.throttled.load(Ordering::Relaxed);
+    Phase::of(name, samples.iter(), noisy_bytes, seconds, noisy_throttled)
 }
 
 /// Prints the phases, the first taken as the quiet tenant alone.
@@ -103,9 +113,10 @@ pub fn report(phases: &[Phase]) {
 /// times each, `slice` at a time, after both sent for `warm_up`. The first `settle` of each
 /// slice is not measured (the noisy tenant's requests in flight when it pauses, or its rate
 /// building up when it resumes), nor, when it pauses, the time until its last requests are
-/// answered (held by muting, a request is answered when its hold ends). Alternating in short slices, a machine whose speed drifts
-/// over minutes (a disk's p99 alone moved from 0.7 to 1.9 ms between runs) weighs on both
-/// sides alike, where phases minutes apart compared two machines.
+/// answered (held by muting, a request is answered when its hold ends). Alternating in short
+/// slices, a machine whose speed drifts over minutes (a disk's p99 alone moved from 0.7 to
+/// 1.9 ms between runs) weighs on both sides alike, where phases minutes apart compared two
+/// machines.
 pub async fn alternating(
     names: [&'static str; 2],
     bootstrap: &str,
@@ -143,24 +154,14 @@ pub async fn alternating(
     let samples = quiet.await.expect("quiet tenant");
     noise.stop(tasks).await;
     let noisy_throttled = noise.throttled.load(Ordering::Relaxed);
-    let [alone, beside] = windows.map(|windows| {
+    let phase = |side: usize, noisy_bytes| {
+        let windows = &windows[side];
         let within = |s: &&Sample| windows.iter().any(|(a, b)| s.sent >= *a && s.sent < *b);
-        let measured: Vec<&Sample> = samples.iter().filter(within).collect();
         let seconds = windows.iter().map(|(a, b)| (*b - *a).as_secs_f64()).sum();
-        (measured, seconds)
-    });
-    let phase = |name, (measured, seconds): (Vec<&Sample>, f64), noisy_bytes| Phase {
-        name,
-        latencies: measured.iter().map(|s| s.latency).collect(),
-        quiet_throttled: measured.iter().filter(|s| s.throttled).count() as u64,
-        noisy_bytes,
-        seconds,
-        noisy_throttled,
+        let measured = samples.iter().filter(within);
+        Phase::of(names[side], measured, noisy_bytes, seconds, noisy_throttled)
     };
-    [
-        phase(names[0], alone, 0.0),
-        phase(names[1], beside, noisy_bytes as f64),
-    ]
+    [phase(0, 0.0), phase(1, noisy_bytes as f64)]
 }
 
 /// One quiet produce: when it was sent, how long its answer took, whether it was throttled.
